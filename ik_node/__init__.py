@@ -1,0 +1,21 @@
+"""ik_node: inverse kinematics for URDF robots, as a library and as a ROS 2 node.
+
+The math core (:mod:`ik_node.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.solver`,
+:mod:`ik_node.lie`) does not import rclpy; :mod:`ik_node.node` is the ROS 2 layer.
+"""
+
+from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
+from .kinematics import KinematicTree
+from .model import Joint, Robot, load_robot
+
+__all__ = [
+    "IKNodeError",
+    "Joint",
+    "KinematicTree",
+    "Robot",
+    "TargetError",
+    "URDFError",
+    "UnknownJointError",
+    "UnknownLinkError",
+    "load_robot",
+]

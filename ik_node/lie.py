@@ -1,0 +1,109 @@
+"""Rigid-body helpers on SO(3) and SE(3).
+
+Conventions (used everywhere in ik_node):
+
+* A pose is a 4x4 homogeneous matrix ``T = [[R, t], [0, 1]]``; ``T_a_b`` maps coordinates in
+  frame ``b`` to frame ``a`` (``p_a = R_a_b p_b + t_a_b``). Units: metres and radians.
+* A twist is ordered ``[v; w]`` (linear velocity first, then angular velocity), shape (6,).
+* The adjoint of ``T = (R, t)`` is ``Ad(T) = [[R, hat(t) R], [0, R]]``: it maps a twist expressed
+  in frame ``b`` to the same motion expressed in frame ``a`` (Murray, Li & Sastry 1994, eq. 2.58,
+  rewritten for the ``[v; w]`` order).
+* Quaternions in this module follow transforms3d: ``(w, x, y, z)``. ROS messages are
+  ``(x, y, z, w)``; the conversion lives only at the message boundary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from transforms3d.euler import euler2mat
+
+__all__ = [
+    "hat",
+    "adjoint",
+    "ad",
+    "inverse",
+    "so3_log",
+    "pose_from_xyz_rpy",
+]
+
+
+def hat(vector: np.ndarray) -> np.ndarray:
+    """Skew-symmetric matrix with ``hat(a) @ b == cross(a, b)``; works on (..., 3) arrays."""
+    vector = np.asarray(vector, dtype=float)
+    out = np.zeros(vector.shape[:-1] + (3, 3))
+    x, y, z = vector[..., 0], vector[..., 1], vector[..., 2]
+    out[..., 0, 1], out[..., 0, 2] = -z, y
+    out[..., 1, 0], out[..., 1, 2] = z, -x
+    out[..., 2, 0], out[..., 2, 1] = -y, x
+    return out
+
+
+def adjoint(pose: np.ndarray) -> np.ndarray:
+    """6x6 adjoint ``Ad(T) = [[R, hat(t) R], [0, R]]`` of a pose (or a stack of poses (..., 4, 4))."""
+    rotation = pose[..., :3, :3]
+    translation = pose[..., :3, 3]
+    out = np.zeros(pose.shape[:-2] + (6, 6))
+    out[..., :3, :3] = rotation
+    out[..., 3:, 3:] = rotation
+    out[..., :3, 3:] = hat(translation) @ rotation
+    return out
+
+
+def ad(twist: np.ndarray) -> np.ndarray:
+    """Lie bracket matrix ``ad(V) = [[hat(w), hat(v)], [0, hat(w)]]`` of a twist ``V = [v; w]``.
+
+    ``ad(V)`` is the time derivative of the adjoint along ``V`` (``d/dt Ad = Ad ad(V_body)``), the
+    seed material's "adjoint derivative" ``Ad_dot Ad^-1 = [[w^, v^], [0, w^]]``.
+    """
+    out = np.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = hat(twist[3:])
+    out[:3, 3:] = hat(twist[:3])
+    return out
+
+
+def inverse(pose: np.ndarray) -> np.ndarray:
+    """Inverse of a rigid transform (or a stack): ``[[R^T, -R^T t], [0, 1]]``."""
+    rotation_t = np.swapaxes(pose[..., :3, :3], -1, -2)
+    out = np.zeros_like(pose)
+    out[..., :3, :3] = rotation_t
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rotation_t, pose[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def so3_log(rotation: np.ndarray) -> np.ndarray:
+    """Rotation vector ``theta * u`` (rad) of a rotation matrix; the inverse of Rodrigues' formula.
+
+    Accurate over the whole range ``[0, pi]``: near ``pi`` the axis is read from the symmetric part
+    ``(R + R^T)/2 = cos(theta) I + (1 - cos(theta)) u u^T`` instead of the vanishing skew part.
+    """
+    skew = np.array(
+        [
+            rotation[2, 1] - rotation[1, 2],
+            rotation[0, 2] - rotation[2, 0],
+            rotation[1, 0] - rotation[0, 1],
+        ]
+    )
+    sin_theta = 0.5 * np.linalg.norm(skew)
+    cos_theta = np.clip(0.5 * (np.trace(rotation) - 1.0), -1.0, 1.0)
+    theta = np.arctan2(sin_theta, cos_theta)
+    if cos_theta > -0.9:
+        # theta / (2 sin theta) -> 1/2 as theta -> 0 (series 1/2 + theta^2/12).
+        scale = 0.5 + theta * theta / 12.0 if sin_theta < 1e-8 else theta / (2.0 * sin_theta)
+        return scale * skew
+    # Near pi: u u^T = (R_sym - cos I) / (1 - cos); take the best-conditioned column.
+    outer = (0.5 * (rotation + rotation.T) - cos_theta * np.eye(3)) / (1.0 - cos_theta)
+    column = int(np.argmax(np.diag(outer)))
+    axis = outer[:, column] / np.sqrt(outer[column, column])
+    if np.dot(axis, skew) < 0.0:
+        axis = -axis
+    return theta * axis
+
+
+def pose_from_xyz_rpy(xyz, rpy) -> np.ndarray:
+    """4x4 pose from a URDF ``<origin xyz rpy>`` (metres; fixed-axis roll, pitch, yaw in radians,
+    i.e. ``R = Rz(yaw) Ry(pitch) Rx(roll)``)."""
+    pose = np.eye(4)
+    pose[:3, :3] = euler2mat(*rpy, axes="sxyz")
+    pose[:3, 3] = xyz
+    return pose

@@ -1,0 +1,58 @@
+"""ik_node: an ament_python package that also installs with plain pip.
+
+* ``colcon build`` on a ROS 2 install: dependencies come from package.xml (apt/rosdep).
+* ``pip install .[ros]``: the ROS 2 Python wheels from PyPI, for machines without a ROS install.
+"""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "ik_node"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(include=[package_name, package_name + ".*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["setuptools", "numpy", "urdfdom-py", "transforms3d"],
+    extras_require={
+        # The ROS 2 Python wheels, for pip users without a ROS install (never pulled by colcon).
+        "ros": [
+            "ros-rclpy[fastrtps]",
+            "ros-std-msgs",
+            "ros-geometry-msgs",
+            "ros-sensor-msgs",
+            "ros-visualization-msgs",
+            "ros-diagnostic-msgs",
+            "ros-trajectory-msgs",
+        ],
+        "test": [
+            "pytest",
+            "pytest-xdist",
+            "pytest-timeout",
+            "hypothesis",
+            "ruff",
+            "pin",
+            "example-robot-data",
+        ],
+        "plot": ["matplotlib"],
+    },
+    zip_safe=True,
+    maintainer="ik_node maintainers",
+    maintainer_email="maintainers@ik-node.invalid",
+    description="Inverse kinematics for URDF robots: a library and a ROS 2 node.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "ik_node_demo = ik_node.demo:main",
+        ],
+    },
+)

@@ -1,0 +1,16 @@
+"""Shared test setup: DDS on loopback with one ROS domain per pytest worker, and robot fixtures."""
+
+import os
+import tempfile
+from pathlib import Path
+
+# Set before anything imports rclpy: discovery stays on this machine, each xdist worker gets
+# its own domain so parallel node tests never see each other.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+_worker_index = int(_worker[2:]) if _worker.startswith("gw") and _worker[2:].isdigit() else 0
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("ROS_DOMAIN_ID", str(40 + (os.getpid() % 10) * 5 + _worker_index % 5))
+os.environ.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_ros_log_"))
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+URDF_DIR = PACKAGE_ROOT / "urdf"

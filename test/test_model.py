@@ -1,0 +1,162 @@
+"""URDF loading: joint conversion, limits, tree selection, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ik_node import URDFError, UnknownJointError, UnknownLinkError, load_robot
+from ik_node.errors import IKNodeError, TargetError
+
+
+def robot_xml(joints: str, links=("a", "b", "c")) -> str:
+    link_xml = "".join(f'<link name="{name}"/>' for name in links)
+    return f'<robot name="t">{link_xml}{joints}</robot>'
+
+
+def joint_xml(name="j", kind="revolute", parent="a", child="b", body="", limit=None) -> str:
+    if limit is None:
+        limit = '<limit lower="-1" upper="1" effort="1" velocity="2"/>' if kind in ("revolute", "prismatic") else ""
+    return f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>{body}{limit}</joint>'
+
+
+TWO_JOINTS = joint_xml("j1", child="b") + joint_xml("j2", "prismatic", "b", "c", '<axis xyz="0 0 1"/>')
+
+
+def test_defaults_follow_the_urdf_spec():
+    robot = load_robot(robot_xml(joint_xml("j1") + joint_xml("j2", "continuous", "b", "c")))
+    first, second = robot.joints["j1"], robot.joints["j2"]
+    np.testing.assert_allclose(first.origin, np.eye(4))
+    np.testing.assert_allclose(first.axis, [1, 0, 0])
+    assert (first.lower, first.upper, first.max_velocity) == (-1, 1, 2)
+    assert (second.lower, second.upper) == (-math.inf, math.inf)
+
+
+def test_axis_of_any_length_is_normalised():
+    robot = load_robot(robot_xml(joint_xml(body='<axis xyz="0 3 4"/>'), links=("a", "b")))
+    np.testing.assert_allclose(robot.joints["j"].axis, [0, 0.6, 0.8])
+
+
+def test_safety_controller_soft_limits_intersect_the_hard_limits():
+    body = '<safety_controller soft_lower_limit="-2" soft_upper_limit="0.5" k_position="1" k_velocity="1"/>'
+    joint = load_robot(robot_xml(joint_xml(body=body), links=("a", "b"))).joints["j"]
+    assert (joint.lower, joint.upper) == (-1, 0.5)
+    # A safety controller without soft limits leaves the hard limits alone.
+    only_gain = '<safety_controller k_velocity="1"/>'
+    joint = load_robot(robot_xml(joint_xml(body=only_gain), links=("a", "b"))).joints["j"]
+    assert (joint.lower, joint.upper) == (-1, 1)
+
+
+def test_tree_selection_excludes_joints_off_the_paths():
+    links = ("a", "b", "c", "d")
+    xml = robot_xml(TWO_JOINTS + joint_xml("side", parent="a", child="d"), links)
+    robot = load_robot(xml)
+    assert robot.joint_names == ("j1", "j2", "side")
+    assert robot.tree("a", "c").joint_names == ("j1", "j2")
+    assert robot.tree("b", "c").joint_names == ("j2",)
+    assert robot.tree("a", ["c", "d"]).joint_names == ("j1", "j2", "side")
+
+
+def test_load_from_path_and_from_bytes(tmp_path):
+    xml = robot_xml(TWO_JOINTS)
+    path = tmp_path / "robot.urdf"
+    path.write_text('<?xml version="1.0" encoding="utf-8"?>\n' + xml)
+    assert load_robot(path).joint_names == load_robot(str(path)).joint_names == ("j1", "j2")
+    assert load_robot(path.read_bytes()).joint_names == ("j1", "j2")
+
+
+def test_transmissions_and_unknown_tags_do_not_break_loading():
+    xml = robot_xml(TWO_JOINTS).replace(
+        "</robot>", "<transmission name='t'><joint name='j1'/></transmission><gazebo/></robot>"
+    )
+    assert load_robot(xml).joint_names == ("j1", "j2")
+
+
+@pytest.mark.parametrize(
+    "xml, fragments",
+    [
+        ("<robot name='t'><link name='a'>", ["malformed URDF XML"]),
+        ("<robt/>", ["<robot>"]),
+        (robot_xml(joint_xml(kind="floating", limit=""), ("a", "b")), ["'j'", "floating", "not support"]),
+        (robot_xml(joint_xml(kind="planar", limit=""), ("a", "b")), ["'j'", "planar"]),
+        (robot_xml(joint_xml(kind="screw"), ("a", "b")), ["'j'", "screw"]),
+        (robot_xml(joint_xml(body='<axis xyz="0 0 0"/>'), ("a", "b")), ["'j'", "zero axis"]),
+        (
+            robot_xml(joint_xml(limit='<limit lower="1" upper="-1" effort="1" velocity="1"/>'), ("a", "b")),
+            ["'j'", "lower limit 1.0 is above upper limit -1.0"],
+        ),
+        (robot_xml(joint_xml(limit=""), ("a", "b")), ["'j'", "no <limit>"]),
+        (
+            robot_xml(joint_xml(body='<origin xyz="nan 0 0"/>'), ("a", "b")),
+            ["'j'", "origin xyz", "finite"],
+        ),
+        (robot_xml(joint_xml(child="ghost"), ("a", "b")), ["'j'", "'ghost'", "does not exist"]),
+        (
+            robot_xml(TWO_JOINTS.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="nobody"/>')),
+            ["'j2'", "'nobody'", "does not exist"],
+        ),
+        (robot_xml(TWO_JOINTS + joint_xml("j3", parent="c", child="b")), ["'b'", "two joints"]),
+        (robot_xml(joint_xml("j1") + joint_xml("j2", parent="b", child="a"), ("a", "b")), ["cycle"]),
+        (robot_xml(joint_xml("j1"), ("a", "b", "c")), ["root links", "'c'"]),
+        (robot_xml(TWO_JOINTS, ("a", "b", "c", "b")), ["duplicate link name 'b'"]),
+        (robot_xml(TWO_JOINTS + joint_xml("j1", parent="a", child="c")), ["duplicate joint name 'j1'"]),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else None,
+)
+def test_bad_urdf_raises_a_clear_error(xml, fragments):
+    with pytest.raises(URDFError) as error:
+        load_robot(xml)
+    for fragment in fragments:
+        assert fragment in str(error.value)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(URDFError, match="file not found"):
+        load_robot(tmp_path / "nope.urdf")
+
+
+def test_bad_tree_selection_names_the_links():
+    robot = load_robot(robot_xml(TWO_JOINTS))
+    with pytest.raises(UnknownLinkError, match="unknown link 'nowhere'; known: \\[a, b, c\\]"):
+        robot.tree("a", "nowhere")
+    with pytest.raises(UnknownLinkError, match="'ghost'"):
+        robot.tree("ghost", "c")
+    with pytest.raises(URDFError, match="tip link 'b' is not below base link 'c'"):
+        robot.tree("c", "b")
+    tree = robot.tree("b", "c")
+    with pytest.raises(UnknownLinkError, match="link on the paths from 'b'"):
+        tree.forward([0.0], "a")
+
+
+def test_bad_joint_values_name_the_joint():
+    robot = load_robot(robot_xml(TWO_JOINTS))
+    with pytest.raises(UnknownJointError, match="'elbow'"):
+        robot.forward({"elbow": 1.0}, "c")
+    with pytest.raises(TargetError, match="expected 2"):
+        robot.forward([1.0], "c")
+    with pytest.raises(TargetError, match="j2"):
+        robot.forward([0.0, math.nan], "c")
+    assert issubclass(TargetError, IKNodeError) and issubclass(IKNodeError, ValueError)
+
+
+def test_core_imports_without_rclpy():
+    """The math core must not import rclpy: block it and import every core module."""
+    code = textwrap.dedent(
+        """
+        import sys
+        class BlockROS:
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in ('rclpy', 'rclpy_message_converter'):
+                    raise ImportError('rclpy is blocked in this test')
+        sys.meta_path.insert(0, BlockROS())
+        import ik_node, ik_node.model, ik_node.kinematics, ik_node.lie
+        from ik_node import load_robot
+        assert 'rclpy' not in sys.modules
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
