@@ -7,13 +7,17 @@ The math core (:mod:`ik_node.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.so
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from .kinematics import KinematicTree
 from .model import Joint, Robot, load_robot
+from .solver import IKResult, IKSolver, TipTask
 
 __all__ = [
     "IKNodeError",
+    "IKResult",
+    "IKSolver",
     "Joint",
     "KinematicTree",
     "Robot",
     "TargetError",
+    "TipTask",
     "URDFError",
     "UnknownJointError",
     "UnknownLinkError",

@@ -30,7 +30,9 @@ def main(argv=None) -> int:
         return 2
     np.set_printoptions(precision=4, suppress=True, linewidth=120)
     q = np.where(np.isfinite(tree.lower), 0.5 * (tree.lower + tree.upper), 0.0)
-    print(f"{Path(arguments.urdf).name}: {arguments.base} -> {arguments.tip}, joints {list(tree.joint_names)}")
+    print(
+        f"{Path(arguments.urdf).name}: {arguments.base} -> {arguments.tip}, joints {list(tree.joint_names)}"
+    )
     print(f"q (mid-range) = {q}")
     pose = tree.forward(q)
     print(f"tip position [m] = {pose[:3, 3]}, rotation vector [rad] = {so3_log(pose[:3, :3])}")

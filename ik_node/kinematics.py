@@ -26,7 +26,7 @@ added, times its multiplier, to its leader's column. Joints off the path give ze
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

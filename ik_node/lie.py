@@ -14,6 +14,8 @@ Conventions (used everywhere in ik_node):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from transforms3d.euler import euler2mat
 
@@ -71,31 +73,28 @@ def inverse(pose: np.ndarray) -> np.ndarray:
     return out
 
 
-def so3_log(rotation: np.ndarray) -> np.ndarray:
+def so3_log(rotation) -> np.ndarray:
     """Rotation vector ``theta * u`` (rad) of a rotation matrix; the inverse of Rodrigues' formula.
 
-    Accurate over the whole range ``[0, pi]``: near ``pi`` the axis is read from the symmetric part
-    ``(R + R^T)/2 = cos(theta) I + (1 - cos(theta)) u u^T`` instead of the vanishing skew part.
+    ``theta = atan2(|s|, (tr R - 1) / 2)`` with ``s = vee(R - R^T) / 2 = sin(theta) u``. Accurate
+    over the whole range ``[0, pi]``: near ``pi``, where ``s`` vanishes, the axis is read from the
+    symmetric part ``(R + R^T)/2 = cos(theta) I + (1 - cos(theta)) u u^T``. Plain float arithmetic:
+    for one 3x3 matrix this is several times faster than numpy calls.
     """
-    skew = np.array(
-        [
-            rotation[2, 1] - rotation[1, 2],
-            rotation[0, 2] - rotation[2, 0],
-            rotation[1, 0] - rotation[0, 1],
-        ]
-    )
-    sin_theta = 0.5 * np.linalg.norm(skew)
-    cos_theta = np.clip(0.5 * (np.trace(rotation) - 1.0), -1.0, 1.0)
-    theta = np.arctan2(sin_theta, cos_theta)
-    if cos_theta > -0.9:
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation.tolist()
+    x, y, z = r21 - r12, r02 - r20, r10 - r01  # 2 sin(theta) u
+    cosine = 0.5 * (r00 + r11 + r22 - 1.0)
+    double_sine = math.sqrt(x * x + y * y + z * z)
+    theta = math.atan2(0.5 * double_sine, cosine)
+    if cosine > -0.9:
         # theta / (2 sin theta) -> 1/2 as theta -> 0 (series 1/2 + theta^2/12).
-        scale = 0.5 + theta * theta / 12.0 if sin_theta < 1e-8 else theta / (2.0 * sin_theta)
-        return scale * skew
+        scale = 0.5 + theta * theta / 12.0 if double_sine < 1e-8 else theta / double_sine
+        return np.array((scale * x, scale * y, scale * z))
     # Near pi: u u^T = (R_sym - cos I) / (1 - cos); take the best-conditioned column.
-    outer = (0.5 * (rotation + rotation.T) - cos_theta * np.eye(3)) / (1.0 - cos_theta)
+    outer = (0.5 * (rotation + rotation.T) - cosine * np.eye(3)) / (1.0 - cosine)
     column = int(np.argmax(np.diag(outer)))
-    axis = outer[:, column] / np.sqrt(outer[column, column])
-    if np.dot(axis, skew) < 0.0:
+    axis = outer[:, column] / math.sqrt(outer[column, column])
+    if axis @ (x, y, z) < 0.0:
         axis = -axis
     return theta * axis
 

@@ -15,10 +15,10 @@ import math
 import os
 import warnings
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 

@@ -31,7 +31,8 @@ def body_twist_difference(pose_plus: np.ndarray, pose_minus: np.ndarray, step: f
     return np.concatenate((linear, angular))
 
 
-def finite_difference_body_jacobian(tree, q, link, offset=np.eye(4)):
+def finite_difference_body_jacobian(tree, q, link, offset=None):
+    offset = np.eye(4) if offset is None else offset
     columns = []
     for index in range(len(q)):
         step = np.zeros(len(q))
@@ -122,9 +123,7 @@ def test_forward_relative_to_another_base_and_array_input():
     q = np.array([0.4, -0.7, 0.1])
     assert robot.joint_names == ("shoulder", "elbow", "slide")
     in_upper = robot.forward(q, "tool", base="upper")
-    np.testing.assert_allclose(
-        robot.forward(q, "upper") @ in_upper, robot.forward(q, "tool"), atol=1e-12
-    )
+    np.testing.assert_allclose(robot.forward(q, "upper") @ in_upper, robot.forward(q, "tool"), atol=1e-12)
     tree = robot.tree("upper", "tool")
     assert tree.joint_names == ("elbow", "slide")
     np.testing.assert_allclose(tree.forward(q[1:]), in_upper, atol=1e-12)
@@ -221,9 +220,7 @@ def test_jacobian_derivative_matches_finite_difference_along_velocity(tree, case
         qdot = rng.normal(size=len(q))
         tip = case.tips[0]
         for frame, compute in (("body", tree.body_jacobian), ("mixed", tree.mixed_jacobian)):
-            expected = (compute(q + FD_STEP * qdot, tip) - compute(q - FD_STEP * qdot, tip)) / (
-                2 * FD_STEP
-            )
+            expected = (compute(q + FD_STEP * qdot, tip) - compute(q - FD_STEP * qdot, tip)) / (2 * FD_STEP)
             np.testing.assert_allclose(
                 tree.jacobian_derivative(q, qdot, tip, frame=frame), expected, atol=1e-6
             )

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from ik_node import URDFError, UnknownJointError, UnknownLinkError, load_robot
+from ik_node import UnknownJointError, UnknownLinkError, URDFError, load_robot
 from ik_node.errors import IKNodeError, TargetError
 
 
@@ -21,8 +21,13 @@ def robot_xml(joints: str, links=("a", "b", "c")) -> str:
 
 def joint_xml(name="j", kind="revolute", parent="a", child="b", body="", limit=None) -> str:
     if limit is None:
-        limit = '<limit lower="-1" upper="1" effort="1" velocity="2"/>' if kind in ("revolute", "prismatic") else ""
-    return f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>{body}{limit}</joint>'
+        limit = (
+            '<limit lower="-1" upper="1" effort="1" velocity="2"/>'
+            if kind in ("revolute", "prismatic")
+            else ""
+        )
+    links = f'<parent link="{parent}"/><child link="{child}"/>'
+    return f'<joint name="{name}" type="{kind}">{links}{body}{limit}</joint>'
 
 
 TWO_JOINTS = joint_xml("j1", child="b") + joint_xml("j2", "prismatic", "b", "c", '<axis xyz="0 0 1"/>')
@@ -97,7 +102,9 @@ def test_transmissions_and_unknown_tags_do_not_break_loading():
         ),
         (robot_xml(joint_xml(child="ghost"), ("a", "b")), ["'j'", "'ghost'", "does not exist"]),
         (
-            robot_xml(TWO_JOINTS.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="nobody"/>')),
+            robot_xml(
+                TWO_JOINTS.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="nobody"/>')
+            ),
             ["'j2'", "'nobody'", "does not exist"],
         ),
         (robot_xml(TWO_JOINTS + joint_xml("j3", parent="c", child="b")), ["'b'", "two joints"]),

@@ -1,0 +1,514 @@
+"""Inverse kinematics over a :class:`~ik_node.kinematics.KinematicTree`.
+
+Default method: singularity-robust damped least squares (Levenberg-Marquardt) on the body
+Jacobian with body-frame errors, with the joint limits fighting inside the solve, a null-space
+posture term, several tips at once and random restarts within a time budget.
+
+One iteration, for the stacked task error ``e`` (per tip ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``,
+trimmed to the rows the tip's task controls and scaled by the task weights) and the matching
+stacked body Jacobian ``J``:
+
+1. ``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` (the SR-inverse; a Cholesky solve, no explicit
+   inverse), with ``W`` the joint weights (0 locks a joint) and the damping
+   ``lambda^2 = mu * E + lambda_min^2``, ``E = e^T e / 2`` (Sugihara 2011): large far from the
+   goal or near a singularity, vanishing as the error does (quadratic convergence).
+2. Joints the step would push past a limit get a selection row (a one in the joint's column)
+   stacked onto ``J`` with the error "distance to that limit", and the step is solved again, so
+   the limits shape the step inside the solve instead of clamping it afterwards.
+3. A posture term ``(I - J^+ J) k (q_rest - q)`` moves the joints toward a rest posture in the
+   null space of the task (it does not change the task error to first order).
+4. Step control (trust region): the step is accepted only if the task error decreases; otherwise
+   ``mu`` grows and the step is recomputed. When ``mu`` saturates the attempt is stuck in a local
+   minimum and the solver restarts from a random configuration within the limits.
+
+Units: metres, radians, seconds. Joint vectors are in :attr:`IKSolver.joint_names` order.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
+from .kinematics import task_rows
+from .lie import so3_log
+
+__all__ = ["IKSolver", "IKResult", "TipTask", "METHODS", "SOLVE_TYPES"]
+
+#: Selectable methods. ``dls`` is the default; the others are for study and comparison.
+METHODS = ("dls", "pinv", "transpose", "ccd")
+#: ``speed``: first solution; ``distance``: closest to the seed found within the budget;
+#: ``manipulability``: most manipulable found within the budget.
+SOLVE_TYPES = ("speed", "distance", "manipulability")
+
+_ORTHONORMAL_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class TipTask:
+    """What to control at one tip.
+
+    ``kind`` is ``'pose'``, ``'position'``, ``'orientation'`` or a 6-element mask over the
+    tip-frame axes ``(vx, vy, vz, wx, wy, wz)``. ``weight`` scales the tip's rows against other
+    tips. Tolerances: position [m], orientation [rad].
+    """
+
+    kind: str | tuple = "pose"
+    weight: float = 1.0
+    position_tolerance: float = 1e-5
+    orientation_tolerance: float = 1e-5
+
+    def __post_init__(self):
+        if not isinstance(self.kind, str):
+            object.__setattr__(self, "kind", tuple(bool(flag) for flag in self.kind))
+        task_rows(self.kind)  # validates
+        for name in ("weight", "position_tolerance", "orientation_tolerance"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise IKNodeError(f"task {name} must be a positive number, got {value}")
+
+
+@dataclass
+class IKResult:
+    """The outcome of :meth:`IKSolver.solve`.
+
+    ``q``: joint values (rad, m) in ``joint_names`` order, always within the limits;
+    ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
+    rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
+    ``'success'``, ``'unreachable'`` (every attempt ended in a local minimum of the error),
+    ``'timeout'`` or ``'iterations'`` (the budget ran out while an attempt still progressed).
+    """
+
+    q: np.ndarray
+    success: bool
+    position_error: float
+    orientation_error: float
+    iterations: int
+    elapsed: float
+    reason: str
+    attempts: int = 1
+    tip_errors: dict = field(default_factory=dict)
+
+
+class IKSolver:
+    """Solve for joint values that bring the tips of a base-to-tips tree to target poses.
+
+    Options (all keyword):
+
+    * ``tasks``: ``{tip: TipTask | kind}`` (default: full pose for every tip);
+    * ``position_tolerance`` [m], ``orientation_tolerance`` [rad]: defaults for every task (1e-5);
+    * ``method``: one of :data:`METHODS` (``'dls'``); ``solve_type``: one of :data:`SOLVE_TYPES`;
+    * ``joint_weights``: ``{joint: weight}`` or an array, ``>= 0``; 0 locks the joint;
+    * ``lower``/``upper``: ``{joint: bound}`` tightening the URDF limits (rad, m);
+    * ``rest_posture``: ``{joint: value}`` or an array (default: mid-range, 0 for continuous);
+      ``posture_gain``: null-space pull toward it per iteration, in [0, 1] (default 0.1);
+    * ``min_damping``: ``lambda_min`` (default 1e-3); ``max_iterations``: per attempt (default
+      100); ``max_attempts``: restarts included (default: unlimited, bounded by the timeout);
+    * ``random_seed``: for the restarts (default 0): results are deterministic for a seed when
+      the time budget is not what ends the search.
+    """
+
+    def __init__(
+        self,
+        robot,
+        base_link: str,
+        tip_links: str | Sequence[str],
+        *,
+        tasks: Mapping | None = None,
+        position_tolerance: float = 1e-5,
+        orientation_tolerance: float = 1e-5,
+        method: str = "dls",
+        solve_type: str = "speed",
+        joint_weights=None,
+        lower: Mapping[str, float] | None = None,
+        upper: Mapping[str, float] | None = None,
+        rest_posture=None,
+        posture_gain: float = 0.1,
+        min_damping: float = 1e-3,
+        max_iterations: int = 100,
+        max_attempts: int | None = None,
+        random_seed: int = 0,
+    ):
+        if method not in METHODS:
+            raise IKNodeError(f"unknown method '{method}'; choose one of {list(METHODS)}")
+        if solve_type not in SOLVE_TYPES:
+            raise IKNodeError(f"unknown solve_type '{solve_type}'; choose one of {list(SOLVE_TYPES)}")
+        for name, value, low in (("posture_gain", posture_gain, 0.0), ("min_damping", min_damping, 0.0)):
+            if not (math.isfinite(value) and value >= low):
+                raise IKNodeError(f"{name} must be a finite number >= {low}, got {value}")
+        if posture_gain > 1.0:
+            raise IKNodeError(f"posture_gain must be in [0, 1], got {posture_gain}")
+        if int(max_iterations) < 1 or (max_attempts is not None and int(max_attempts) < 1):
+            raise IKNodeError("max_iterations and max_attempts must be at least 1")
+        self.tree = robot.tree(base_link, tip_links)
+        self.robot = robot
+        self.method = method
+        self.solve_type = solve_type
+        self.posture_gain = float(posture_gain)
+        self.min_damping = float(min_damping)
+        self.max_iterations = int(max_iterations)
+        self.max_attempts = None if max_attempts is None else int(max_attempts)
+        self.random_seed = random_seed
+        self.joint_names = self.tree.joint_names
+        self.tip_links = self.tree.tip_links
+        self.lower, self.upper = self._limits(lower or {}, upper or {})
+        self.continuous = self.tree.continuous & ~np.isfinite(self.lower) & ~np.isfinite(self.upper)
+        self.joint_weights = self._joint_vector(joint_weights, 1.0, "joint_weights")
+        if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
+            raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
+        middle = np.where(np.isfinite(self.lower + self.upper), 0.5 * (self.lower + self.upper), 0.0)
+        self.rest_posture = self._joint_vector(rest_posture, middle, "rest_posture")
+        self.tasks = self._tasks(tasks or {}, position_tolerance, orientation_tolerance)
+        self._tip_frames = [self.tree.frame_index(tip) for tip in self.tip_links]
+        self._rows = [task_rows(self.tasks[tip].kind) for tip in self.tip_links]
+        self._row_weights = np.concatenate(
+            [np.full(len(rows), self.tasks[tip].weight) for tip, rows in zip(self.tip_links, self._rows)]
+        )
+        self._stacked_rows = np.concatenate([rows + 6 * index for index, rows in enumerate(self._rows)])
+        # Sums the squared controlled rows into per-tip position and orientation norms.
+        tip_of_row = np.concatenate([np.full(len(rows), index) for index, rows in enumerate(self._rows)])
+        is_angular = np.concatenate([rows >= 3 for rows in self._rows])
+        self._norm_selector = np.zeros((len(tip_of_row), 2 * len(self.tip_links)))
+        self._norm_selector[np.arange(len(tip_of_row)), tip_of_row + is_angular * len(self.tip_links)] = 1.0
+        self._tolerances = np.array(
+            [
+                [self.tasks[tip].position_tolerance for tip in self.tip_links],
+                [self.tasks[tip].orientation_tolerance for tip in self.tip_links],
+            ]
+        )
+        self._sampling_lower = np.where(np.isfinite(self.lower), self.lower, -np.pi)
+        self._sampling_upper = np.where(np.isfinite(self.upper), self.upper, np.pi)
+
+    # ------------------------------------------------------------------ configuration
+
+    def _joint_vector(self, values, default, what: str) -> np.ndarray:
+        vector = np.broadcast_to(np.asarray(default, dtype=float), (len(self.joint_names),)).copy()
+        if values is None:
+            return vector
+        if isinstance(values, Mapping):
+            for name, value in values.items():
+                if name not in self.joint_names:
+                    raise UnknownJointError(name, self.joint_names, what=f"joint in {what}")
+                vector[self.joint_names.index(name)] = float(value)
+            return vector
+        array = np.asarray(values, dtype=float).reshape(-1)
+        if array.shape != vector.shape:
+            raise IKNodeError(
+                f"{what} needs {len(vector)} values ({list(self.joint_names)}), got {array.size}"
+            )
+        return array
+
+    def _limits(self, lower: Mapping, upper: Mapping) -> tuple[np.ndarray, np.ndarray]:
+        """URDF limits, tightened by the given ones (a looser bound than the URDF is ignored)."""
+        low, high = self.tree.lower.copy(), self.tree.upper.copy()
+        for bounds, pick in ((lower, np.maximum), (upper, np.minimum)):
+            for name, value in bounds.items():
+                if name not in self.joint_names:
+                    raise UnknownJointError(name, self.joint_names, what="joint in limits")
+                if not math.isfinite(value):
+                    raise IKNodeError(f"limit for joint '{name}' must be finite, got {value}")
+                index = self.joint_names.index(name)
+                target = low if bounds is lower else high
+                target[index] = pick(target[index], value)
+        for index in np.flatnonzero(low > high):
+            raise IKNodeError(
+                f"joint '{self.joint_names[index]}': lower limit {low[index]} "
+                f"is above upper limit {high[index]}"
+            )
+        return low, high
+
+    def _tasks(self, tasks: Mapping, position_tolerance: float, orientation_tolerance: float) -> dict:
+        for tip in tasks:
+            if tip not in self.tip_links:
+                raise UnknownLinkError(tip, self.tip_links, what="tip in tasks")
+        resolved = {}
+        for tip in self.tip_links:
+            task = tasks.get(tip, "pose")
+            if not isinstance(task, TipTask):
+                task = TipTask(task, 1.0, position_tolerance, orientation_tolerance)
+            resolved[tip] = task
+        return resolved
+
+    # ------------------------------------------------------------------ errors
+
+    def tip_errors(self, q, targets) -> dict:
+        """``{tip: (position_error [m], orientation_error [rad])}`` at ``q`` by a fresh FK, over
+        the rows each tip's task controls (0 for what it does not control)."""
+        poses = self.tree.link_poses(self.tree.joint_vector(q))
+        targets = self._targets(targets, poses)
+        _, errors = self._task_error(poses, targets)
+        return self._per_tip(errors)
+
+    def _per_tip(self, errors: np.ndarray) -> dict:
+        return {tip: (float(errors[0, i]), float(errors[1, i])) for i, tip in enumerate(self.tip_links)}
+
+    def _targets(self, targets, seed_poses: np.ndarray) -> np.ndarray:
+        """Validate ``{tip: 4x4}`` (or a bare 4x4 for one tip) into a (tips, 4, 4) array; tips
+        without a target are held at their pose at the seed."""
+        if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
+            if len(self.tip_links) != 1:
+                raise TargetError(
+                    f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(self.tip_links)}"
+                )
+            targets = {self.tip_links[0]: targets}
+        for tip in targets:
+            if tip not in self.tip_links:
+                raise UnknownLinkError(tip, self.tip_links, what="tip")
+        stacked = np.empty((len(self.tip_links), 4, 4))
+        for index, tip in enumerate(self.tip_links):
+            if tip not in targets:
+                stacked[index] = seed_poses[self._tip_frames[index]]
+                continue
+            pose = np.asarray(targets[tip], dtype=float)
+            if pose.shape != (4, 4):
+                raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
+            if not np.all(np.isfinite(pose)):
+                raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
+            rotation = pose[:3, :3]
+            if (
+                np.abs(rotation.T @ rotation - np.eye(3)).max() > _ORTHONORMAL_TOLERANCE
+                or np.linalg.det(rotation) < 0
+                or np.abs(pose[3] - (0, 0, 0, 1)).max() > 0
+            ):
+                raise TargetError(
+                    f"target for tip '{tip}' is not a rigid transform (its rotation must be "
+                    "orthonormal with determinant +1 and its last row 0 0 0 1)"
+                )
+            stacked[index] = pose
+        return stacked
+
+    def _task_error(self, poses: np.ndarray, targets: np.ndarray):
+        """Stacked weighted body-frame error over the controlled rows, and the per-tip error
+        norms as a (2, tips) array: position [m] in row 0, orientation [rad] in row 1.
+
+        Per tip: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]`` (tip-frame axes; the body Jacobian's).
+        """
+        tips = poses[self._tip_frames]
+        rotations_t = np.swapaxes(tips[:, :3, :3], 1, 2)
+        linear = ((targets[:, :3, 3] - tips[:, :3, 3])[:, None, :] @ tips[:, :3, :3])[:, 0]
+        angular = [so3_log(rotation) for rotation in rotations_t @ targets[:, :3, :3]]
+        controlled = np.concatenate((linear, angular), axis=1).reshape(-1)[self._stacked_rows]
+        norms = np.sqrt((controlled * controlled) @ self._norm_selector)
+        return controlled * self._row_weights, norms.reshape(2, -1)
+
+    def _converged(self, errors: np.ndarray) -> bool:
+        return bool(np.all(errors <= self._tolerances))
+
+    def _jacobian(self, poses: np.ndarray) -> np.ndarray:
+        """Stacked body Jacobian of the tips, trimmed to the controlled rows and weighted."""
+        full = np.vstack([self.tree.frame_body_jacobian(poses, frame) for frame in self._tip_frames])
+        return full[self._stacked_rows] * self._row_weights[:, None]
+
+    # ------------------------------------------------------------------ solving
+
+    def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
+        """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
+
+        ``targets``: ``{tip: 4x4}`` (a bare 4x4 when there is one tip; tips left out are held at
+        their pose at the seed). ``seed``: start configuration (array or ``{joint: value}``;
+        default: the rest posture); values outside the limits are clipped into them.
+        ``timeout``: time budget in seconds (None: only ``max_iterations``/``max_attempts``).
+        Raises :class:`~ik_node.errors.TargetError` for unusable input; an unreachable goal is
+        not an error: the best configuration found comes back with ``success=False``.
+        """
+        start = time.perf_counter()
+        deadline = math.inf if timeout is None else start + float(timeout)
+        seed = self.rest_posture.copy() if seed is None else self._seed(seed)
+        seed_poses = self.tree.link_poses(seed)
+        target_poses = self._targets(targets, seed_poses)
+        rng = np.random.default_rng(self.random_seed)
+        best = None  # (score, q, errors, converged)
+        iterations = attempts = 0
+        stuck_attempts = 0
+        q0 = seed
+        while True:
+            attempts += 1
+            q, errors, converged, stuck, used = self._attempt(q0, target_poses, deadline)
+            iterations += used
+            stuck_attempts += stuck
+            score = self._score(q, seed, errors, converged)
+            if best is None or score < best[0]:
+                best = (score, q, errors, converged)
+            if converged and self.solve_type == "speed":
+                break
+            out_of_time = time.perf_counter() >= deadline
+            if out_of_time or (self.max_attempts is not None and attempts >= self.max_attempts):
+                break
+            q0 = rng.uniform(self._sampling_lower, self._sampling_upper)
+            if self.continuous.any():
+                q0[self.continuous] += seed[self.continuous]
+            q0 = np.where(self.joint_weights > 0, q0, seed)  # locked joints stay at the seed
+        _, q, errors, converged = best
+        if converged:
+            reason = "success"
+        elif stuck_attempts == attempts:
+            reason = "unreachable"
+        else:
+            reason = "timeout" if time.perf_counter() >= deadline else "iterations"
+        return IKResult(
+            q=self._near_seed(q, seed),
+            success=converged,
+            position_error=float(errors[0].max()),
+            orientation_error=float(errors[1].max()),
+            iterations=iterations,
+            elapsed=time.perf_counter() - start,
+            reason=reason,
+            attempts=attempts,
+            tip_errors=self._per_tip(errors),
+        )
+
+    def _seed(self, seed) -> np.ndarray:
+        if isinstance(seed, Mapping):
+            unknown = [name for name in seed if name not in self.joint_names]
+            if unknown:
+                raise UnknownJointError(unknown[0], self.joint_names, what="joint in seed")
+            vector = self.rest_posture.copy()
+            for name, value in seed.items():
+                vector[self.joint_names.index(name)] = value
+        else:
+            vector = np.asarray(seed, dtype=float).reshape(-1)
+            if vector.shape != (len(self.joint_names),):
+                raise TargetError(
+                    f"seed has {vector.size} values; expected {len(self.joint_names)} for joints "
+                    f"{list(self.joint_names)}"
+                )
+        if not np.all(np.isfinite(vector)):
+            raise TargetError(f"seed contains NaN or infinity: {vector}")
+        return np.clip(vector, self.lower, self.upper)
+
+    def _score(self, q, seed, errors, converged: bool) -> tuple:
+        """Order attempts: converged first, then by solve type; unconverged by task error."""
+        if not converged:
+            return (1, float(errors.sum()))
+        if self.solve_type == "distance":
+            difference = self._near_seed(q, seed) - seed
+            return (0, float(np.sum(self.joint_weights * difference**2)))
+        if self.solve_type == "manipulability":
+            jacobian = self._jacobian(self.tree.link_poses(q))
+            return (0, -math.sqrt(max(np.linalg.det(jacobian @ jacobian.T), 0.0)))
+        return (0, 0.0)
+
+    def _near_seed(self, q: np.ndarray, seed: np.ndarray) -> np.ndarray:
+        """Continuous joints wrapped to within pi of the seed (same pose, nearest turn)."""
+        if not self.continuous.any():
+            return q
+        q = q.copy()
+        difference = q[self.continuous] - seed[self.continuous]
+        q[self.continuous] = seed[self.continuous] + (difference + np.pi) % (2 * np.pi) - np.pi
+        return q
+
+    def _attempt(self, q: np.ndarray, targets: np.ndarray, deadline: float):
+        """One local search from ``q``. Returns (q, errors, converged, stuck, iterations)."""
+        poses = self.tree.link_poses(q)
+        error, errors = self._task_error(poses, targets)
+        if self._converged(errors):
+            return q, errors, True, False, 0
+        if self.method == "ccd":
+            return self._attempt_ccd(q, targets, deadline, error, errors)
+        cost = 0.5 * float(error @ error)
+        jacobian = self._jacobian(poses)
+        mu = 1.0
+        for iteration in range(1, self.max_iterations + 1):
+            step = self._step(jacobian, error, cost, mu, q)
+            candidate = np.clip(q + step, self.lower, self.upper)
+            candidate_poses = self.tree.link_poses(candidate)
+            candidate_error, candidate_errors = self._task_error(candidate_poses, targets)
+            candidate_cost = 0.5 * float(candidate_error @ candidate_error)
+            if candidate_cost < cost:
+                q, error, errors, cost = candidate, candidate_error, candidate_errors, candidate_cost
+                if self._converged(errors):
+                    return q, errors, True, False, iteration
+                jacobian = self._jacobian(candidate_poses)
+                mu = max(mu * 0.25, 1e-4)
+            else:
+                mu *= 8.0
+                if mu > 1e6:  # no step decreases the error: a local minimum
+                    return q, errors, False, True, iteration
+            if time.perf_counter() >= deadline:
+                return q, errors, False, False, iteration
+        return q, errors, False, False, self.max_iterations
+
+    def _step(self, jacobian: np.ndarray, error: np.ndarray, cost: float, mu: float, q: np.ndarray):
+        """One joint step for the selected method, with limit rows stacked onto the task."""
+        weights = self.joint_weights
+        if self.method == "transpose":
+            # Buss 2004: dq = alpha W J^T e with the step length that best reduces |e - J dq|.
+            gradient = weights * (jacobian.T @ error)
+            predicted = jacobian @ gradient
+            alpha = float(error @ predicted) / max(float(predicted @ predicted), 1e-300)
+            return _limit_step(q, alpha * gradient / mu, self.lower, self.upper)
+        damping = self.min_damping**2 + (mu * cost if self.method == "dls" else 1e-12)
+        step = _damped_step(jacobian, error, weights, damping)
+        stacked = jacobian
+        active = np.zeros(len(q), dtype=bool)
+        bounds = np.zeros(len(q))
+        for _ in range(3):
+            candidate = q + step
+            violating = ((candidate < self.lower) | (candidate > self.upper)) & (weights > 0) & ~active
+            if not violating.any():
+                break
+            active |= violating
+            bounds[violating] = np.where(candidate < self.lower, self.lower, self.upper)[violating]
+            # Selection rows (a one in the joint's column) asking for "move to the limit".
+            selection = np.eye(len(q))[active]
+            stacked = np.vstack((jacobian, _LIMIT_ROW_WEIGHT * selection))
+            stacked_error = np.concatenate((error, _LIMIT_ROW_WEIGHT * (bounds - q)[active]))
+            step = _damped_step(stacked, stacked_error, weights, damping)
+        if self.posture_gain > 0.0:
+            pull = self.posture_gain * weights * (self.rest_posture - q)
+            step = step + self.null_space_motion(stacked, pull)
+        return step
+
+    def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray) -> np.ndarray:
+        """``(I - J^+ J) z`` with the weighted pseudo-inverse ``J^+ = W J^T (J W J^T)^-1``: the
+        part of ``z`` that leaves the task unchanged (``J (I - J^+ J) = 0``); a regularisation of
+        1e-10 keeps the solve finite at singularities."""
+        weighted = jacobian * self.joint_weights
+        gram = weighted @ jacobian.T
+        gram[np.diag_indices_from(gram)] += 1e-10
+        return motion - weighted.T @ np.linalg.solve(gram, jacobian @ motion)
+
+    def _attempt_ccd(self, q, targets, deadline, error, errors):
+        """Cyclic coordinate descent: one joint at a time, tip to base, each a 1-D least-squares
+        step along its own Jacobian column (the classic geometric CCD for a single revolute joint
+        and a position goal), clipped to the joint's limits."""
+        cost = 0.5 * float(error @ error)
+        movable = [index for index in range(len(q)) if self.joint_weights[index] > 0][::-1]
+        for sweep in range(1, self.max_iterations + 1):
+            for index in movable:
+                column = self._jacobian(self.tree.link_poses(q))[:, index]
+                step = float(column @ error) / (float(column @ column) + self.min_damping**2)
+                candidate = q.copy()
+                candidate[index] = np.clip(q[index] + step, self.lower[index], self.upper[index])
+                candidate_error, candidate_errors = self._task_error(self.tree.link_poses(candidate), targets)
+                if 0.5 * float(candidate_error @ candidate_error) < cost:
+                    q, error, errors = candidate, candidate_error, candidate_errors
+                    cost = 0.5 * float(error @ error)
+            if self._converged(errors):
+                return q, errors, True, False, sweep
+            if time.perf_counter() >= deadline:
+                return q, errors, False, False, sweep
+        return q, errors, False, False, self.max_iterations
+
+
+_LIMIT_ROW_WEIGHT = 10.0
+
+
+def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray, damping: float):
+    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` by a linear solve on the SPD matrix."""
+    weighted = jacobian * weights
+    gram = weighted @ jacobian.T
+    gram[np.diag_indices_from(gram)] += damping
+    return weighted.T @ np.linalg.solve(gram, error)
+
+
+def _limit_step(q, step, lower, upper):
+    """Scale a step uniformly so that ``q + step`` stays within the limits."""
+    room = np.where(step > 0, upper - q, lower - q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(step != 0, room / step, np.inf)
+    return step * min(1.0, float(np.min(ratios)))
