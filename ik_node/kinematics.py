@@ -137,6 +137,7 @@ class KinematicTree:
         self._rotation_cosine_term = self._rotation_sine_term @ self._axis_hat
         self._translation_term = np.einsum("nij,nj->ni", self._constant_rotation, self._twist[:, :3])
         self._has_prismatic = bool(np.any(self._twist[:, :3]))
+        self._has_offsets = bool(np.any(self._offset))
         self._pose_template = np.concatenate((np.eye(4)[None], constant))
         ancestor = np.concatenate(([0], self._parent))  # the base is its own parent
         self._jump_ancestors = []
@@ -214,12 +215,14 @@ class KinematicTree:
         motion, the local rotation is ``C_R + sin(theta) C_R hat(a) + (1 - cos(theta)) C_R hat(a)^2``
         and the local translation ``C_t + theta C_R a_lin`` (both products precomputed).
         """
-        theta = self._multiplier * q[self._dof] + self._offset
+        theta = q[self._dof] * self._multiplier
+        if self._has_offsets:
+            theta += self._offset
         poses = self._pose_template.copy()
         poses[1:, :3, :3] = (
             self._constant_rotation
-            + np.sin(theta)[:, None, None] * self._rotation_sine_term
-            + (1.0 - np.cos(theta))[:, None, None] * self._rotation_cosine_term
+            + np.sin(theta).reshape(-1, 1, 1) * self._rotation_sine_term
+            + (1.0 - np.cos(theta)).reshape(-1, 1, 1) * self._rotation_cosine_term
         )
         if self._has_prismatic:
             poses[1:, :3, 3] += theta[:, None] * self._translation_term

@@ -160,6 +160,7 @@ class IKSolver:
         self.joint_weights = self._joint_vector(joint_weights, 1.0, "joint_weights")
         if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
             raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
+        self._unit_joint_weights = bool(np.all(self.joint_weights == 1.0))
         middle = np.where(np.isfinite(self.lower + self.upper), 0.5 * (self.lower + self.upper), 0.0)
         self.rest_posture = self._joint_vector(rest_posture, middle, "rest_posture")
         self.tasks = self._tasks(tasks or {}, position_tolerance, orientation_tolerance)
@@ -169,6 +170,8 @@ class IKSolver:
             [np.full(len(rows), self.tasks[tip].weight) for tip, rows in zip(self.tip_links, self._rows)]
         )
         self._stacked_rows = np.concatenate([rows + 6 * index for index, rows in enumerate(self._rows)])
+        self._full_pose_tasks = len(self._stacked_rows) == 6 * len(self.tip_links)
+        self._unit_row_weights = bool(np.all(self._row_weights == 1.0))
         # Sums the squared controlled rows into per-tip position and orientation norms.
         tip_of_row = np.concatenate([np.full(len(rows), index) for index, rows in enumerate(self._rows)])
         is_angular = np.concatenate([rows >= 3 for rows in self._rows])
@@ -291,17 +294,24 @@ class IKSolver:
         rotations_t = np.swapaxes(tips[:, :3, :3], 1, 2)
         linear = ((targets[:, :3, 3] - tips[:, :3, 3])[:, None, :] @ tips[:, :3, :3])[:, 0]
         angular = [so3_log(rotation) for rotation in rotations_t @ targets[:, :3, :3]]
-        controlled = np.concatenate((linear, angular), axis=1).reshape(-1)[self._stacked_rows]
-        norms = np.sqrt((controlled * controlled) @ self._norm_selector)
-        return controlled * self._row_weights, norms.reshape(2, -1)
+        controlled = np.concatenate((linear, angular), axis=1).reshape(-1)
+        if not self._full_pose_tasks:
+            controlled = controlled[self._stacked_rows]
+        norms = np.sqrt((controlled * controlled) @ self._norm_selector).reshape(2, -1)
+        return (controlled if self._unit_row_weights else controlled * self._row_weights), norms
 
     def _converged(self, errors: np.ndarray) -> bool:
         return bool(np.all(errors <= self._tolerances))
 
     def _jacobian(self, poses: np.ndarray) -> np.ndarray:
         """Stacked body Jacobian of the tips, trimmed to the controlled rows and weighted."""
-        full = np.vstack([self.tree.frame_body_jacobian(poses, frame) for frame in self._tip_frames])
-        return full[self._stacked_rows] * self._row_weights[:, None]
+        if len(self._tip_frames) == 1:
+            full = self.tree.frame_body_jacobian(poses, self._tip_frames[0])
+        else:
+            full = np.vstack([self.tree.frame_body_jacobian(poses, frame) for frame in self._tip_frames])
+        if not self._full_pose_tasks:
+            full = full[self._stacked_rows]
+        return full if self._unit_row_weights else full * self._row_weights[:, None]
 
     # ------------------------------------------------------------------ solving
 
@@ -411,22 +421,34 @@ class IKSolver:
             return self._attempt_ccd(q, targets, deadline, error, errors)
         cost = 0.5 * float(error @ error)
         jacobian = self._jacobian(poses)
-        mu = 1.0
+        mu, growth = _MU_INITIAL, 2.0
+        checkpoint_cost, checkpoint_iteration = cost, 0
         for iteration in range(1, self.max_iterations + 1):
+            if iteration - checkpoint_iteration > _STALL_ITERATIONS:
+                return q, errors, False, True, iteration - 1  # too slow: better restart elsewhere
             step = self._step(jacobian, error, cost, mu, q)
             candidate = np.clip(q + step, self.lower, self.upper)
             candidate_poses = self.tree.link_poses(candidate)
             candidate_error, candidate_errors = self._task_error(candidate_poses, targets)
             candidate_cost = 0.5 * float(candidate_error @ candidate_error)
             if candidate_cost < cost:
+                # Gain ratio: actual decrease over the decrease the linear model predicted.
+                predicted_error = error - jacobian @ (candidate - q)
+                predicted_decrease = cost - 0.5 * float(predicted_error @ predicted_error)
+                ratio = (cost - candidate_cost) / predicted_decrease if predicted_decrease > 0 else 1.0
                 q, error, errors, cost = candidate, candidate_error, candidate_errors, candidate_cost
+                if cost < _STALL_DECREASE * checkpoint_cost:
+                    checkpoint_cost, checkpoint_iteration = cost, iteration
                 if self._converged(errors):
                     return q, errors, True, False, iteration
                 jacobian = self._jacobian(candidate_poses)
-                mu = max(mu * 0.25, 1e-4)
+                # Nielsen's update: shrink the damping when the model predicts well.
+                mu = max(mu * max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3), _MU_MIN)
+                growth = 2.0
             else:
-                mu *= 8.0
-                if mu > 1e6:  # no step decreases the error: a local minimum
+                mu *= growth
+                growth *= 2.0
+                if mu > _MU_MAX:  # no step decreases the error: a local minimum
                     return q, errors, False, True, iteration
             if time.perf_counter() >= deadline:
                 return q, errors, False, False, iteration
@@ -434,10 +456,10 @@ class IKSolver:
 
     def _step(self, jacobian: np.ndarray, error: np.ndarray, cost: float, mu: float, q: np.ndarray):
         """One joint step for the selected method, with limit rows stacked onto the task."""
-        weights = self.joint_weights
+        weights = None if self._unit_joint_weights else self.joint_weights
         if self.method == "transpose":
             # Buss 2004: dq = alpha W J^T e with the step length that best reduces |e - J dq|.
-            gradient = weights * (jacobian.T @ error)
+            gradient = self.joint_weights * (jacobian.T @ error)
             predicted = jacobian @ gradient
             alpha = float(error @ predicted) / max(float(predicted @ predicted), 1e-300)
             return _limit_step(q, alpha * gradient / mu, self.lower, self.upper)
@@ -448,18 +470,21 @@ class IKSolver:
         bounds = np.zeros(len(q))
         for _ in range(3):
             candidate = q + step
-            violating = ((candidate < self.lower) | (candidate > self.upper)) & (weights > 0) & ~active
+            below, above = candidate < self.lower, candidate > self.upper
+            if not (below.any() or above.any()):
+                break
+            violating = (below | above) & ~active
             if not violating.any():
                 break
             active |= violating
-            bounds[violating] = np.where(candidate < self.lower, self.lower, self.upper)[violating]
+            bounds[violating] = np.where(below, self.lower, self.upper)[violating]
             # Selection rows (a one in the joint's column) asking for "move to the limit".
             selection = np.eye(len(q))[active]
             stacked = np.vstack((jacobian, _LIMIT_ROW_WEIGHT * selection))
             stacked_error = np.concatenate((error, _LIMIT_ROW_WEIGHT * (bounds - q)[active]))
             step = _damped_step(stacked, stacked_error, weights, damping)
         if self.posture_gain > 0.0:
-            pull = self.posture_gain * weights * (self.rest_posture - q)
+            pull = self.posture_gain * self.joint_weights * (self.rest_posture - q)
             step = step + self.null_space_motion(stacked, pull)
         return step
 
@@ -469,7 +494,7 @@ class IKSolver:
         1e-10 keeps the solve finite at singularities."""
         weighted = jacobian * self.joint_weights
         gram = weighted @ jacobian.T
-        gram[np.diag_indices_from(gram)] += 1e-10
+        gram.flat[:: len(gram) + 1] += 1e-10
         return motion - weighted.T @ np.linalg.solve(gram, jacobian @ motion)
 
     def _attempt_ccd(self, q, targets, deadline, error, errors):
@@ -498,11 +523,12 @@ class IKSolver:
 _LIMIT_ROW_WEIGHT = 10.0
 
 
-def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray, damping: float):
-    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` by a linear solve on the SPD matrix."""
-    weighted = jacobian * weights
+def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray | None, damping: float):
+    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` by a linear solve on the SPD matrix
+    (``weights=None``: ``W = I``)."""
+    weighted = jacobian if weights is None else jacobian * weights
     gram = weighted @ jacobian.T
-    gram[np.diag_indices_from(gram)] += damping
+    gram.flat[:: len(gram) + 1] += damping
     return weighted.T @ np.linalg.solve(gram, error)
 
 
@@ -512,3 +538,7 @@ def _limit_step(q, step, lower, upper):
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(step != 0, room / step, np.inf)
     return step * min(1.0, float(np.min(ratios)))
+
+
+_MU_INITIAL, _MU_DOWN, _MU_MIN, _MU_UP, _MU_MAX = 1.0, 0.25, 1e-4, 8.0, 1e6
+_STALL_ITERATIONS, _STALL_DECREASE = 10, 0.5
