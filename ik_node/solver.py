@@ -105,7 +105,8 @@ class IKSolver:
     * ``joint_weights``: ``{joint: weight}`` or an array, ``>= 0``; 0 locks the joint;
     * ``lower``/``upper``: ``{joint: bound}`` tightening the URDF limits (rad, m);
     * ``rest_posture``: ``{joint: value}`` or an array (default: mid-range, 0 for continuous);
-      ``posture_gain``: null-space pull toward it per iteration, in [0, 1] (default 0.1);
+      ``posture_gain``: null-space pull toward it per iteration, in [0, 1] (default 0: off; its
+      second-order effect on the task fights the step control and slows convergence);
     * ``min_damping``: ``lambda_min`` (default 1e-3); ``max_iterations``: per attempt (default
       100); ``max_attempts``: restarts included (default: unlimited, bounded by the timeout);
     * ``random_seed``: for the restarts (default 0): results are deterministic for a seed when
@@ -127,7 +128,7 @@ class IKSolver:
         lower: Mapping[str, float] | None = None,
         upper: Mapping[str, float] | None = None,
         rest_posture=None,
-        posture_gain: float = 0.1,
+        posture_gain: float = 0.0,
         min_damping: float = 1e-3,
         max_iterations: int = 100,
         max_attempts: int | None = None,
