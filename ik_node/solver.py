@@ -327,6 +327,10 @@ class IKSolver:
         not an error: the best configuration found comes back with ``success=False``.
         """
         start = time.perf_counter()
+        if timeout is None and self.max_attempts is None:
+            raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
+        if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+            raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
         deadline = math.inf if timeout is None else start + float(timeout)
         seed = self.rest_posture.copy() if seed is None else self._seed(seed)
         seed_poses = self.tree.link_poses(seed)
@@ -334,32 +338,32 @@ class IKSolver:
         rng = np.random.default_rng(self.random_seed)
         best = None  # (score, q, errors, converged)
         iterations = attempts = 0
-        stuck_attempts = 0
+        outcomes = []
         q0 = seed
         while True:
             attempts += 1
-            q, errors, converged, stuck, used = self._attempt(q0, target_poses, deadline)
+            q, errors, outcome, used = self._attempt(q0, target_poses, deadline)
             iterations += used
-            stuck_attempts += stuck
+            outcomes.append(outcome)
+            converged = outcome == "converged"
             score = self._score(q, seed, errors, converged)
             if best is None or score < best[0]:
                 best = (score, q, errors, converged)
             if converged and self.solve_type == "speed":
                 break
-            out_of_time = time.perf_counter() >= deadline
-            if out_of_time or (self.max_attempts is not None and attempts >= self.max_attempts):
+            if outcome == "deadline" or time.perf_counter() >= deadline:
                 break
-            q0 = rng.uniform(self._sampling_lower, self._sampling_upper)
-            if self.continuous.any():
-                q0[self.continuous] += seed[self.continuous]
-            q0 = np.where(self.joint_weights > 0, q0, seed)  # locked joints stay at the seed
+            if self.max_attempts is not None and attempts >= self.max_attempts:
+                break
+            q0 = self._random_seed(seed, rng)
         _, q, errors, converged = best
+        finished = [outcome for outcome in outcomes if outcome != "deadline"]
         if converged:
             reason = "success"
-        elif stuck_attempts == attempts:
-            reason = "unreachable"
+        elif finished and all(outcome == "stuck" for outcome in finished):
+            reason = "unreachable"  # every attempt that ran its course ended in a local minimum
         else:
-            reason = "timeout" if time.perf_counter() >= deadline else "iterations"
+            reason = "timeout" if "deadline" in outcomes else "iterations"
         return IKResult(
             q=self._near_seed(q, seed),
             success=converged,
@@ -371,6 +375,14 @@ class IKSolver:
             attempts=attempts,
             tip_errors=self._per_tip(errors),
         )
+
+    def _random_seed(self, seed: np.ndarray, rng) -> np.ndarray:
+        """A restart configuration: uniform within the limits (continuous joints within pi of the
+        seed); locked joints stay at the seed."""
+        q0 = rng.uniform(self._sampling_lower, self._sampling_upper)
+        if self.continuous.any():
+            q0[self.continuous] += seed[self.continuous]
+        return np.where(self.joint_weights > 0, q0, seed)
 
     def _seed(self, seed) -> np.ndarray:
         if isinstance(seed, Mapping):
@@ -413,11 +425,13 @@ class IKSolver:
         return q
 
     def _attempt(self, q: np.ndarray, targets: np.ndarray, deadline: float):
-        """One local search from ``q``. Returns (q, errors, converged, stuck, iterations)."""
+        """One local search from ``q``. Returns (q, errors, outcome, iterations) with outcome
+        ``converged``, ``stuck`` (a local minimum: no step decreases the error), ``stalled`` (the
+        error stopped halving), ``deadline`` or ``iterations``."""
         poses = self.tree.link_poses(q)
         error, errors = self._task_error(poses, targets)
         if self._converged(errors):
-            return q, errors, True, False, 0
+            return q, errors, "converged", 0
         if self.method == "ccd":
             return self._attempt_ccd(q, targets, deadline, error, errors)
         cost = 0.5 * float(error @ error)
@@ -426,7 +440,7 @@ class IKSolver:
         checkpoint_cost, checkpoint_iteration = cost, 0
         for iteration in range(1, self.max_iterations + 1):
             if iteration - checkpoint_iteration > _STALL_ITERATIONS:
-                return q, errors, False, True, iteration - 1  # too slow: better restart elsewhere
+                return q, errors, "stalled", iteration - 1  # too slow: better restart elsewhere
             step = self._step(jacobian, error, cost, mu, q)
             candidate = np.clip(q + step, self.lower, self.upper)
             candidate_poses = self.tree.link_poses(candidate)
@@ -441,7 +455,7 @@ class IKSolver:
                 if cost < _STALL_DECREASE * checkpoint_cost:
                     checkpoint_cost, checkpoint_iteration = cost, iteration
                 if self._converged(errors):
-                    return q, errors, True, False, iteration
+                    return q, errors, "converged", iteration
                 jacobian = self._jacobian(candidate_poses)
                 # Nielsen's update: shrink the damping when the model predicts well.
                 mu = max(mu * max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3), _MU_MIN)
@@ -450,10 +464,10 @@ class IKSolver:
                 mu *= growth
                 growth *= 2.0
                 if mu > _MU_MAX:  # no step decreases the error: a local minimum
-                    return q, errors, False, True, iteration
+                    return q, errors, "stuck", iteration
             if time.perf_counter() >= deadline:
-                return q, errors, False, False, iteration
-        return q, errors, False, False, self.max_iterations
+                return q, errors, "deadline", iteration
+        return q, errors, "iterations", self.max_iterations
 
     def _step(self, jacobian: np.ndarray, error: np.ndarray, cost: float, mu: float, q: np.ndarray):
         """One joint step for the selected method, with limit rows stacked onto the task."""
@@ -501,10 +515,11 @@ class IKSolver:
     def _attempt_ccd(self, q, targets, deadline, error, errors):
         """Cyclic coordinate descent: one joint at a time, tip to base, each a 1-D least-squares
         step along its own Jacobian column (the classic geometric CCD for a single revolute joint
-        and a position goal), clipped to the joint's limits."""
+        and a position goal), clipped to the joint's limits. Stuck when a sweep gains nothing."""
         cost = 0.5 * float(error @ error)
         movable = [index for index in range(len(q)) if self.joint_weights[index] > 0][::-1]
         for sweep in range(1, self.max_iterations + 1):
+            sweep_start_cost = cost
             for index in movable:
                 column = self._jacobian(self.tree.link_poses(q))[:, index]
                 step = float(column @ error) / (float(column @ column) + self.min_damping**2)
@@ -515,10 +530,12 @@ class IKSolver:
                     q, error, errors = candidate, candidate_error, candidate_errors
                     cost = 0.5 * float(error @ error)
             if self._converged(errors):
-                return q, errors, True, False, sweep
+                return q, errors, "converged", sweep
+            if cost >= sweep_start_cost * (1.0 - 1e-12):
+                return q, errors, "stuck", sweep
             if time.perf_counter() >= deadline:
-                return q, errors, False, False, sweep
-        return q, errors, False, False, self.max_iterations
+                return q, errors, "deadline", sweep
+        return q, errors, "iterations", self.max_iterations
 
 
 _LIMIT_ROW_WEIGHT = 10.0
