@@ -210,26 +210,29 @@ class KinematicTree:
     def link_poses(self, q: np.ndarray) -> np.ndarray:
         """Poses ``T_base_frame`` (4x4) of every frame of the tree in one pass, base first.
 
-        ``q`` is an array in :attr:`joint_names` order (m, rad). Read one link's pose with
-        :meth:`pose_of`. With ``C = (C_R, C_t)`` the constant part and Rodrigues' formula for the
-        motion, the local rotation is ``C_R + sin(theta) C_R hat(a) + (1 - cos(theta)) C_R hat(a)^2``
-        and the local translation ``C_t + theta C_R a_lin`` (both products precomputed).
+        ``q`` is an array in :attr:`joint_names` order (m, rad), or a batch ``(B, dof)`` giving
+        ``(B, frames, 4, 4)``. Read one link's pose with :meth:`pose_of`. With ``C = (C_R, C_t)``
+        the constant part and Rodrigues' formula for the motion, the local rotation is
+        ``C_R + sin(theta) C_R hat(a) + (1 - cos(theta)) C_R hat(a)^2`` and the local translation
+        ``C_t + theta C_R a_lin`` (both products precomputed).
         """
-        theta = q[self._dof] * self._multiplier
+        theta = q[..., self._dof] * self._multiplier
         if self._has_offsets:
             theta += self._offset
-        poses = self._pose_template.copy()
-        poses[1:, :3, :3] = (
+        batch = q.shape[:-1]
+        poses = np.empty(batch + self._pose_template.shape)
+        poses[...] = self._pose_template
+        poses[..., 1:, :3, :3] = (
             self._constant_rotation
-            + np.sin(theta).reshape(-1, 1, 1) * self._rotation_sine_term
-            + (1.0 - np.cos(theta)).reshape(-1, 1, 1) * self._rotation_cosine_term
+            + np.sin(theta)[..., None, None] * self._rotation_sine_term
+            + (1.0 - np.cos(theta))[..., None, None] * self._rotation_cosine_term
         )
         if self._has_prismatic:
-            poses[1:, :3, 3] += theta[:, None] * self._translation_term
+            poses[..., 1:, :3, 3] += theta[..., None] * self._translation_term
         # Pointer jumping: after level k every pose is the product of up to 2^(k+1) local
         # transforms ending at it; log2(depth) batched products instead of one per frame.
         for ancestor in self._jump_ancestors:
-            poses = poses[ancestor] @ poses
+            poses = poses[..., ancestor, :, :] @ poses
         return poses
 
     def frame_index(self, link: str) -> int:
@@ -259,17 +262,21 @@ class KinematicTree:
         with ``R^T = R_base_e^T R_base_j`` and ``d = R_base_j^T (t_base_e - t_base_j)``.
         """
         path = self._path_index[frame]
-        rotations = poses[path, :3, :3]
-        offsets = poses[frame, :3, 3] - poses[path, :3, 3]
-        tip_in_joint = offsets[:, None, :] @ rotations  # d^T = (R_base_j^T offset)^T, (m, 1, 3)
-        twist_columns = self._pose_twist_columns[path].copy()  # (m, 3, 2): [a_lin, a_rot]
-        twist_columns[:, :, 0] += (tip_in_joint @ self._pose_axis_hat_t[path])[:, 0]  # + hat(a) d
-        columns = poses[frame, :3, :3].T @ (rotations @ twist_columns)  # (m, 3, 2), tip axes
-        return columns.transpose(2, 1, 0).reshape(6, -1)
+        path_poses = poses[..., path, :, :]
+        rotations = path_poses[..., :3, :3]
+        offsets = poses[..., frame, None, :3, 3] - path_poses[..., :3, 3]
+        tip_in_joint = offsets[..., None, :] @ rotations  # d^T = (R_base_j^T offset)^T, (m, 1, 3)
+        twist_columns = np.empty(rotations.shape[:-2] + (3, 2))  # (m, 3, 2): [a_lin, a_rot]
+        twist_columns[...] = self._pose_twist_columns[path]
+        twist_columns[..., 0] += (tip_in_joint @ self._pose_axis_hat_t[path])[..., 0, :]  # + hat(a) d
+        tip_rotation_t = np.swapaxes(poses[..., frame, None, :3, :3], -1, -2)
+        columns = tip_rotation_t @ (rotations @ twist_columns)  # (m, 3, 2), tip axes
+        return np.swapaxes(columns, -1, -3).reshape(columns.shape[:-3] + (6, -1))
 
     def frame_body_jacobian(self, poses: np.ndarray, frame: int) -> np.ndarray:
-        """Body Jacobian (6 x dof) of frame index ``frame`` from precomputed :meth:`link_poses`:
-        the path columns folded into degree-of-freedom columns (the solver's hot path)."""
+        """Body Jacobian (6 x dof, or (B, 6, dof) for batched poses) of frame index ``frame`` from
+        precomputed :meth:`link_poses`: the path columns folded into degree-of-freedom columns
+        (the solver's hot path)."""
         return self._path_columns(poses, frame) @ self._fold[frame]
 
     def body_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:

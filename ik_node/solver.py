@@ -105,10 +105,12 @@ class IKSolver:
     * ``joint_weights``: ``{joint: weight}`` or an array, ``>= 0``; 0 locks the joint;
     * ``lower``/``upper``: ``{joint: bound}`` tightening the URDF limits (rad, m);
     * ``rest_posture``: ``{joint: value}`` or an array (default: mid-range, 0 for continuous);
-      ``posture_gain``: null-space pull toward it per iteration, in [0, 1] (default 0: off; its
-      second-order effect on the task fights the step control and slows convergence);
+      ``posture_gain``: null-space pull toward it per iteration, in [0, 1] (default 0: off; the
+      pull's second-order effect on the task slows convergence, measured in the README);
     * ``min_damping``: ``lambda_min`` (default 1e-3); ``max_iterations``: per attempt (default
       100); ``max_attempts``: restarts included (default: unlimited, bounded by the timeout);
+    * ``batch_size``: attempts advanced together as one numpy batch after the seed's first
+      iterations (default 8);
     * ``random_seed``: for the restarts (default 0): results are deterministic for a seed when
       the time budget is not what ends the search.
     """
@@ -132,6 +134,7 @@ class IKSolver:
         min_damping: float = 1e-3,
         max_iterations: int = 100,
         max_attempts: int | None = None,
+        batch_size: int = 8,
         random_seed: int = 0,
     ):
         if method not in METHODS:
@@ -145,6 +148,9 @@ class IKSolver:
             raise IKNodeError(f"posture_gain must be in [0, 1], got {posture_gain}")
         if int(max_iterations) < 1 or (max_attempts is not None and int(max_attempts) < 1):
             raise IKNodeError("max_iterations and max_attempts must be at least 1")
+        if int(batch_size) < 1:
+            raise IKNodeError(f"batch_size must be at least 1, got {batch_size}")
+        self.batch_size = int(batch_size)
         self.tree = robot.tree(base_link, tip_links)
         self.robot = robot
         self.method = method
@@ -166,6 +172,12 @@ class IKSolver:
         self.rest_posture = self._joint_vector(rest_posture, middle, "rest_posture")
         self.tasks = self._tasks(tasks or {}, position_tolerance, orientation_tolerance)
         self._tip_frames = [self.tree.frame_index(tip) for tip in self.tip_links]
+        # A slice where the tips' frames are consecutive (always for one tip): numpy views.
+        self._tip_selector = (
+            slice(self._tip_frames[0], self._tip_frames[-1] + 1)
+            if self._tip_frames == list(range(self._tip_frames[0], self._tip_frames[-1] + 1))
+            else np.array(self._tip_frames)
+        )
         self._rows = [task_rows(self.tasks[tip].kind) for tip in self.tip_links]
         self._row_weights = np.concatenate(
             [np.full(len(rows), self.tasks[tip].weight) for tip, rows in zip(self.tip_links, self._rows)]
@@ -287,31 +299,35 @@ class IKSolver:
 
     def _task_error(self, poses: np.ndarray, targets: np.ndarray):
         """Stacked weighted body-frame error over the controlled rows, and the per-tip error
-        norms as a (2, tips) array: position [m] in row 0, orientation [rad] in row 1.
+        norms as a (2, tips) array: position [m] in row 0, orientation [rad] in row 1 (with a
+        leading batch axis for batched poses).
 
         Per tip: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]`` (tip-frame axes; the body Jacobian's).
         """
-        tips = poses[self._tip_frames]
-        rotations_t = np.swapaxes(tips[:, :3, :3], 1, 2)
-        linear = ((targets[:, :3, 3] - tips[:, :3, 3])[:, None, :] @ tips[:, :3, :3])[:, 0]
-        angular = [so3_log(rotation) for rotation in rotations_t @ targets[:, :3, :3]]
-        controlled = np.concatenate((linear, angular), axis=1).reshape(-1)
+        tips = poses[..., self._tip_selector, :, :]
+        rotations = tips[..., :3, :3]
+        linear = ((targets[:, :3, 3] - tips[..., :3, 3])[..., None, :] @ rotations)[..., 0, :]
+        angular = so3_log(np.swapaxes(rotations, -1, -2) @ targets[:, :3, :3])
+        controlled = np.concatenate((linear, angular), axis=-1).reshape(poses.shape[:-3] + (-1,))
         if not self._full_pose_tasks:
-            controlled = controlled[self._stacked_rows]
-        norms = np.sqrt((controlled * controlled) @ self._norm_selector).reshape(2, -1)
+            controlled = controlled[..., self._stacked_rows]
+        norms = np.sqrt((controlled * controlled) @ self._norm_selector).reshape(poses.shape[:-3] + (2, -1))
         return (controlled if self._unit_row_weights else controlled * self._row_weights), norms
 
     def _converged(self, errors: np.ndarray) -> bool:
         return bool(np.all(errors <= self._tolerances))
 
     def _jacobian(self, poses: np.ndarray) -> np.ndarray:
-        """Stacked body Jacobian of the tips, trimmed to the controlled rows and weighted."""
+        """Stacked body Jacobian of the tips, trimmed to the controlled rows and weighted
+        ((m, dof), or (B, m, dof) for batched poses)."""
         if len(self._tip_frames) == 1:
             full = self.tree.frame_body_jacobian(poses, self._tip_frames[0])
         else:
-            full = np.vstack([self.tree.frame_body_jacobian(poses, frame) for frame in self._tip_frames])
+            full = np.concatenate(
+                [self.tree.frame_body_jacobian(poses, frame) for frame in self._tip_frames], axis=-2
+            )
         if not self._full_pose_tasks:
-            full = full[self._stacked_rows]
+            full = full[..., self._stacked_rows, :]
         return full if self._unit_row_weights else full * self._row_weights[:, None]
 
     # ------------------------------------------------------------------ solving
@@ -336,26 +352,11 @@ class IKSolver:
         seed_poses = self.tree.link_poses(seed)
         target_poses = self._targets(targets, seed_poses)
         rng = np.random.default_rng(self.random_seed)
-        best = None  # (score, q, errors, converged)
-        iterations = attempts = 0
-        outcomes = []
-        q0 = seed
-        while True:
-            attempts += 1
-            q, errors, outcome, used = self._attempt(q0, target_poses, deadline)
-            iterations += used
-            outcomes.append(outcome)
-            converged = outcome == "converged"
-            score = self._score(q, seed, errors, converged)
-            if best is None or score < best[0]:
-                best = (score, q, errors, converged)
-            if converged and self.solve_type == "speed":
-                break
-            if outcome == "deadline" or time.perf_counter() >= deadline:
-                break
-            if self.max_attempts is not None and attempts >= self.max_attempts:
-                break
-            q0 = self._random_seed(seed, rng)
+        if self.method == "ccd":
+            outcome = self._search_sequential(target_poses, seed, deadline, rng)
+        else:
+            outcome = self._search_batched(target_poses, seed, deadline, rng)
+        best, iterations, outcomes, attempts = outcome
         _, q, errors, converged = best
         finished = [outcome for outcome in outcomes if outcome != "deadline"]
         if converged:
@@ -375,14 +376,6 @@ class IKSolver:
             attempts=attempts,
             tip_errors=self._per_tip(errors),
         )
-
-    def _random_seed(self, seed: np.ndarray, rng) -> np.ndarray:
-        """A restart configuration: uniform within the limits (continuous joints within pi of the
-        seed); locked joints stay at the seed."""
-        q0 = rng.uniform(self._sampling_lower, self._sampling_upper)
-        if self.continuous.any():
-            q0[self.continuous] += seed[self.continuous]
-        return np.where(self.joint_weights > 0, q0, seed)
 
     def _seed(self, seed) -> np.ndarray:
         if isinstance(seed, Mapping):
@@ -424,79 +417,151 @@ class IKSolver:
         q[self.continuous] = seed[self.continuous] + (difference + np.pi) % (2 * np.pi) - np.pi
         return q
 
-    def _attempt(self, q: np.ndarray, targets: np.ndarray, deadline: float):
-        """One local search from ``q``. Returns (q, errors, outcome, iterations) with outcome
-        ``converged``, ``stuck`` (a local minimum: no step decreases the error), ``stalled`` (the
-        error stopped halving), ``deadline`` or ``iterations``."""
+    def _random_seeds(self, count: int, seed: np.ndarray, rng) -> np.ndarray:
+        """Restart configurations: uniform within the limits (continuous joints within pi of the
+        seed); locked joints stay at the seed."""
+        seeds = rng.uniform(self._sampling_lower, self._sampling_upper, size=(count, len(seed)))
+        if self.continuous.any():
+            seeds[:, self.continuous] += seed[self.continuous]
+        return np.where(self.joint_weights > 0, seeds, seed)
+
+    def _evaluate(self, q: np.ndarray, targets: np.ndarray):
+        """Poses, stacked task errors, per-tip error norms and costs ``e^T e / 2`` of a batch."""
         poses = self.tree.link_poses(q)
-        error, errors = self._task_error(poses, targets)
-        if self._converged(errors):
-            return q, errors, "converged", 0
-        if self.method == "ccd":
-            return self._attempt_ccd(q, targets, deadline, error, errors)
-        cost = 0.5 * float(error @ error)
+        error, norms = self._task_error(poses, targets)
+        return poses, error, norms, 0.5 * (error * error).sum(axis=-1)
+
+    def _search_batched(self, targets: np.ndarray, seed: np.ndarray, deadline: float, rng):
+        """Levenberg-Marquardt attempts advanced together as one numpy batch.
+
+        The seed runs alone for a few iterations (most goals near the seed converge there);
+        then ``batch_size`` rows run side by side, each restarting from a random configuration
+        when it converges (other solve types), stalls (the error did not halve within
+        ``_STALL_ITERATIONS`` iterations), reaches a local minimum (the damping saturates) or
+        uses ``max_iterations``. Returns (best, iterations, outcomes): best = (score, q, norms,
+        converged); one outcome per attempt: ``converged``, ``stuck`` (a local minimum: no step
+        decreases the error), ``stalled``, ``iterations`` or ``deadline`` (cut by the budget).
+        """
+        q = seed[None].copy()
+        poses, error, norms, cost = self._evaluate(q, targets)
         jacobian = self._jacobian(poses)
-        mu, growth = _MU_INITIAL, 2.0
-        checkpoint_cost, checkpoint_iteration = cost, 0
-        for iteration in range(1, self.max_iterations + 1):
-            if iteration - checkpoint_iteration > _STALL_ITERATIONS:
-                return q, errors, "stalled", iteration - 1  # too slow: better restart elsewhere
+        mu = np.full(1, _MU_INITIAL)
+        growth = np.full(1, 2.0)
+        checkpoint_cost, age, since_checkpoint = cost.copy(), np.zeros(1, int), np.zeros(1, int)
+        best, iterations, outcomes, attempts = None, 0, [], 1
+        while True:
+            converged = np.all(norms <= self._tolerances, axis=(1, 2))
+            stuck = mu > _MU_MAX
+            stalled = since_checkpoint > _STALL_ITERATIONS
+            ended = converged | stuck | stalled | (age >= self.max_iterations)
+            out_of_time = time.perf_counter() >= deadline
+            for row in range(len(q)) if out_of_time else np.flatnonzero(ended):
+                score = self._score(q[row], seed, norms[row], bool(converged[row]))
+                if best is None or score < best[0]:
+                    best = (score, q[row].copy(), norms[row].copy(), bool(converged[row]))
+                outcomes.append(
+                    "converged"
+                    if converged[row]
+                    else "deadline"
+                    if not ended[row]
+                    else "stuck"
+                    if stuck[row]
+                    else "stalled"
+                    if stalled[row]
+                    else "iterations"
+                )
+            if out_of_time or (best is not None and best[3] and self.solve_type == "speed"):
+                break
+            # Restart ended rows (and open the batch after the seed's solo iterations).
+            restart = np.flatnonzero(ended)
+            grow = self.batch_size - len(q) if iterations >= _SOLO_ITERATIONS else 0
+            budget = math.inf if self.max_attempts is None else self.max_attempts - attempts
+            new_count = int(min(len(restart) + max(grow, 0), budget))
+            keep = np.flatnonzero(~ended)  # ended rows are replaced while the budget lasts
+            if len(restart) or grow > 0:
+                fresh = self._random_seeds(new_count, seed, rng)
+                fresh_poses, fresh_error, fresh_norms, fresh_cost = self._evaluate(fresh, targets)
+                attempts += new_count
+                q = np.concatenate((q[keep], fresh))
+                error = np.concatenate((error[keep], fresh_error))
+                norms = np.concatenate((norms[keep], fresh_norms))
+                cost = np.concatenate((cost[keep], fresh_cost))
+                jacobian = np.concatenate((jacobian[keep], self._jacobian(fresh_poses)))
+                mu = np.concatenate((mu[keep], np.full(new_count, _MU_INITIAL)))
+                growth = np.concatenate((growth[keep], np.full(new_count, 2.0)))
+                checkpoint_cost = np.concatenate((checkpoint_cost[keep], fresh_cost))
+                age = np.concatenate((age[keep], np.zeros(new_count, int)))
+                since_checkpoint = np.concatenate((since_checkpoint[keep], np.zeros(new_count, int)))
+                if len(q) == 0:
+                    break
+                if new_count:
+                    continue  # fresh rows may already be converged
+            iterations += 1
             step = self._step(jacobian, error, cost, mu, q)
             candidate = np.clip(q + step, self.lower, self.upper)
-            candidate_poses = self.tree.link_poses(candidate)
-            candidate_error, candidate_errors = self._task_error(candidate_poses, targets)
-            candidate_cost = 0.5 * float(candidate_error @ candidate_error)
-            if candidate_cost < cost:
-                # Gain ratio: actual decrease over the decrease the linear model predicted.
-                predicted_error = error - jacobian @ (candidate - q)
-                predicted_decrease = cost - 0.5 * float(predicted_error @ predicted_error)
-                ratio = (cost - candidate_cost) / predicted_decrease if predicted_decrease > 0 else 1.0
-                q, error, errors, cost = candidate, candidate_error, candidate_errors, candidate_cost
-                if cost < _STALL_DECREASE * checkpoint_cost:
-                    checkpoint_cost, checkpoint_iteration = cost, iteration
-                if self._converged(errors):
-                    return q, errors, "converged", iteration
-                jacobian = self._jacobian(candidate_poses)
-                # Nielsen's update: shrink the damping when the model predicts well.
-                mu = max(mu * max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3), _MU_MIN)
-                growth = 2.0
-            else:
-                mu *= growth
-                growth *= 2.0
-                if mu > _MU_MAX:  # no step decreases the error: a local minimum
-                    return q, errors, "stuck", iteration
-            if time.perf_counter() >= deadline:
-                return q, errors, "deadline", iteration
-        return q, errors, "iterations", self.max_iterations
+            candidate_poses, candidate_error, candidate_norms, candidate_cost = self._evaluate(
+                candidate, targets
+            )
+            age += 1
+            since_checkpoint += 1
+            accepted = candidate_cost < cost
+            rejected = ~accepted
+            mu[rejected] *= growth[rejected]
+            growth[rejected] *= 2.0
+            if accepted.any():
+                # Gain ratio: actual decrease over the decrease the linear model predicted;
+                # Nielsen's update shrinks the damping when the model predicts well.
+                predicted_error = error - (jacobian @ (candidate - q)[:, :, None])[:, :, 0]
+                predicted_decrease = cost - 0.5 * (predicted_error * predicted_error).sum(axis=-1)
+                ratio = np.where(
+                    predicted_decrease > 0,
+                    (cost - candidate_cost) / np.maximum(predicted_decrease, 1e-300),
+                    1.0,
+                )
+                shrink = np.maximum(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3)
+                mu[accepted] = np.maximum(mu[accepted] * shrink[accepted], _MU_MIN)
+                growth[accepted] = 2.0
+                q[accepted] = candidate[accepted]
+                error[accepted] = candidate_error[accepted]
+                norms[accepted] = candidate_norms[accepted]
+                cost[accepted] = candidate_cost[accepted]
+                jacobian[accepted] = self._jacobian(candidate_poses[accepted])
+                halved = accepted & (cost < _STALL_DECREASE * checkpoint_cost)
+                checkpoint_cost[halved] = cost[halved]
+                since_checkpoint[halved] = 0
+        return best, iterations, outcomes, attempts
 
-    def _step(self, jacobian: np.ndarray, error: np.ndarray, cost: float, mu: float, q: np.ndarray):
-        """One joint step for the selected method, with limit rows stacked onto the task."""
-        weights = None if self._unit_joint_weights else self.joint_weights
+    def _step(self, jacobian, error, cost, mu, q):
+        """One joint step per batch row for the selected method (shapes (R, m, n), (R, m), (R,),
+        (R,), (R, n)), with limit rows stacked onto the task."""
         if self.method == "transpose":
-            # Buss 2004: dq = alpha W J^T e with the step length that best reduces |e - J dq|.
-            gradient = self.joint_weights * (jacobian.T @ error)
-            predicted = jacobian @ gradient
-            alpha = float(error @ predicted) / max(float(predicted @ predicted), 1e-300)
-            return _limit_step(q, alpha * gradient / mu, self.lower, self.upper)
+            # Buss 2004: dq = alpha W J^T e with the step length that best reduces |e - J dq|,
+            # shortened by the trust-region factor and uniformly to stay within the limits.
+            gradient = self.joint_weights * _apply(np.swapaxes(jacobian, -1, -2), error)
+            predicted = _apply(jacobian, gradient)
+            alpha = (error * predicted).sum(axis=-1) / np.maximum(
+                (predicted * predicted).sum(axis=-1), 1e-300
+            )
+            return _limit_step(q, (alpha / mu)[:, None] * gradient, self.lower, self.upper)
+        weights = None if self._unit_joint_weights else self.joint_weights
         damping = self.min_damping**2 + (mu * cost if self.method == "dls" else 1e-12)
         step = _damped_step(jacobian, error, weights, damping)
         stacked = jacobian
-        active = np.zeros(len(q), dtype=bool)
-        bounds = np.zeros(len(q))
+        active = np.zeros(q.shape, dtype=bool)
+        bounds = np.zeros(q.shape)
         for _ in range(3):
             candidate = q + step
             below, above = candidate < self.lower, candidate > self.upper
-            if not (below.any() or above.any()):
-                break
             violating = (below | above) & ~active
             if not violating.any():
                 break
             active |= violating
             bounds[violating] = np.where(below, self.lower, self.upper)[violating]
-            # Selection rows (a one in the joint's column) asking for "move to the limit".
-            selection = np.eye(len(q))[active]
-            stacked = np.vstack((jacobian, _LIMIT_ROW_WEIGHT * selection))
-            stacked_error = np.concatenate((error, _LIMIT_ROW_WEIGHT * (bounds - q)[active]))
+            # Selection rows (a one in the column of each joint at its limit) asking the joint
+            # to move exactly to that limit, stacked under the task rows.
+            selection = _LIMIT_ROW_WEIGHT * active[:, :, None] * np.eye(q.shape[1])
+            stacked = np.concatenate((jacobian, selection), axis=1)
+            stacked_error = np.concatenate((error, _LIMIT_ROW_WEIGHT * active * (bounds - q)), axis=1)
             step = _damped_step(stacked, stacked_error, weights, damping)
         if self.posture_gain > 0.0:
             pull = self.posture_gain * self.joint_weights * (self.rest_posture - q)
@@ -506,57 +571,89 @@ class IKSolver:
     def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray) -> np.ndarray:
         """``(I - J^+ J) z`` with the weighted pseudo-inverse ``J^+ = W J^T (J W J^T)^-1``: the
         part of ``z`` that leaves the task unchanged (``J (I - J^+ J) = 0``); a regularisation of
-        1e-10 keeps the solve finite at singularities."""
-        weighted = jacobian * self.joint_weights
-        gram = weighted @ jacobian.T
-        gram.flat[:: len(gram) + 1] += 1e-10
-        return motion - weighted.T @ np.linalg.solve(gram, jacobian @ motion)
+        1e-10 keeps the solve finite at singularities. Shapes (m, n), (n,) or batched
+        (R, m, n), (R, n)."""
+        correction = _damped_step(jacobian, _apply(jacobian, motion), self.joint_weights, 1e-10)
+        return motion - correction
 
-    def _attempt_ccd(self, q, targets, deadline, error, errors):
+    def _search_sequential(self, targets: np.ndarray, seed: np.ndarray, deadline: float, rng):
+        """Cyclic coordinate descent attempts one after another (seed first, then random
+        restarts). Same return value as :meth:`_search_batched`."""
+        best, iterations, outcomes = None, 0, []
+        start = seed
+        while True:
+            q, norms, outcome, used = self._attempt_ccd(start, targets, deadline)
+            iterations += used
+            outcomes.append(outcome)
+            converged = outcome == "converged"
+            score = self._score(q, seed, norms, converged)
+            if best is None or score < best[0]:
+                best = (score, q, norms, converged)
+            if converged and self.solve_type == "speed":
+                break
+            if outcome == "deadline" or time.perf_counter() >= deadline:
+                break
+            if self.max_attempts is not None and len(outcomes) >= self.max_attempts:
+                break
+            start = self._random_seeds(1, seed, rng)[0]
+        return best, iterations, outcomes, len(outcomes)
+
+    def _attempt_ccd(self, q: np.ndarray, targets: np.ndarray, deadline: float):
         """Cyclic coordinate descent: one joint at a time, tip to base, each a 1-D least-squares
         step along its own Jacobian column (the classic geometric CCD for a single revolute joint
-        and a position goal), clipped to the joint's limits. Stuck when a sweep gains nothing."""
+        and a position goal), clipped to the joint's limits. Returns (q, norms, outcome, sweeps);
+        ``stuck`` when a whole sweep no longer decreases the error."""
+        error, norms = self._task_error(self.tree.link_poses(q), targets)
         cost = 0.5 * float(error @ error)
         movable = [index for index in range(len(q)) if self.joint_weights[index] > 0][::-1]
         for sweep in range(1, self.max_iterations + 1):
+            if self._converged(norms):
+                return q, norms, "converged", sweep - 1
             sweep_start_cost = cost
             for index in movable:
                 column = self._jacobian(self.tree.link_poses(q))[:, index]
                 step = float(column @ error) / (float(column @ column) + self.min_damping**2)
                 candidate = q.copy()
                 candidate[index] = np.clip(q[index] + step, self.lower[index], self.upper[index])
-                candidate_error, candidate_errors = self._task_error(self.tree.link_poses(candidate), targets)
-                if 0.5 * float(candidate_error @ candidate_error) < cost:
-                    q, error, errors = candidate, candidate_error, candidate_errors
-                    cost = 0.5 * float(error @ error)
-            if self._converged(errors):
-                return q, errors, "converged", sweep
+                candidate_error, candidate_norms = self._task_error(self.tree.link_poses(candidate), targets)
+                candidate_cost = 0.5 * float(candidate_error @ candidate_error)
+                if candidate_cost < cost:
+                    q, error, norms, cost = candidate, candidate_error, candidate_norms, candidate_cost
+            if self._converged(norms):
+                return q, norms, "converged", sweep
             if cost >= sweep_start_cost * (1.0 - 1e-12):
-                return q, errors, "stuck", sweep
+                return q, norms, "stuck", sweep
             if time.perf_counter() >= deadline:
-                return q, errors, "deadline", sweep
-        return q, errors, "iterations", self.max_iterations
+                return q, norms, "deadline", sweep
+        return q, norms, "iterations", self.max_iterations
 
 
 _LIMIT_ROW_WEIGHT = 10.0
 
 
-def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray | None, damping: float):
+def _apply(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``matrix @ vector`` for one (m, n) matrix or a batch (R, m, n) with vectors (R, n)."""
+    return (matrix @ vector[..., None])[..., 0]
+
+
+def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray | None, damping):
     """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` by a linear solve on the SPD matrix
-    (``weights=None``: ``W = I``)."""
-    weighted = jacobian if weights is None else jacobian * weights
-    gram = weighted @ jacobian.T
-    gram.flat[:: len(gram) + 1] += damping
-    return weighted.T @ np.linalg.solve(gram, error)
+    (``weights=None``: ``W = I``); batched over leading axes, ``damping`` per row."""
+    weighted = jacobian if weights is None else jacobian * weights[..., None, :]
+    gram = weighted @ np.swapaxes(jacobian, -1, -2)
+    diagonal = np.arange(gram.shape[-1])
+    gram[..., diagonal, diagonal] += np.asarray(damping)[..., None]
+    return _apply(np.swapaxes(weighted, -1, -2), np.linalg.solve(gram, error[..., None])[..., 0])
 
 
 def _limit_step(q, step, lower, upper):
-    """Scale a step uniformly so that ``q + step`` stays within the limits."""
+    """Scale each row's step uniformly so that ``q + step`` stays within the limits."""
     room = np.where(step > 0, upper - q, lower - q)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(step != 0, room / step, np.inf)
-    return step * min(1.0, float(np.min(ratios)))
+    return step * np.minimum(1.0, ratios.min(axis=-1, keepdims=True))
 
 
 _MU_INITIAL, _MU_DOWN, _MU_MIN, _MU_UP, _MU_MAX = 1.0, 0.25, 1e-4, 8.0, 1e6
 _STALL_ITERATIONS, _STALL_DECREASE = 10, 0.5
+_SOLO_ITERATIONS = 8
