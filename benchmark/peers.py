@@ -11,6 +11,7 @@ norm of the 6-vector error; so a solution's |dp| and |rotation angle| are within
 
 Conventions shared by all adapters:
 - limits are the URDF ``<limit lower upper>``; ``<safety_controller>`` soft limits are ignored;
+  ``set_limits(lower, upper)`` replaces them (e.g. by the limits another solver uses);
 - continuous joints are unbounded for the solvers, reported as [-pi, pi] in ``lower``/``upper``
   (the range random restarts sample), and wrapped into [-pi, pi) in returned solutions;
 - chains with mimic, planar or floating joints are rejected (ValueError).
@@ -115,13 +116,6 @@ class _Chain:
         self.upper = np.array(upper)
         self.continuous = np.array(continuous, dtype=bool)
 
-    def solver_limits(self) -> tuple[np.ndarray, np.ndarray]:
-        """Limits to hand a solver: continuous joints get -+FLT_MAX (unbounded)."""
-        return (
-            np.where(self.continuous, -FLT_MAX, self.lower),
-            np.where(self.continuous, FLT_MAX, self.upper),
-        )
-
 
 class _PeerBase:
     """Shared state and helpers of the adapters."""
@@ -155,6 +149,36 @@ class _PeerBase:
 
     def _random_q(self) -> np.ndarray:
         return self._rng.uniform(self.lower, self.upper)
+
+    def set_limits(self, lower, upper) -> None:
+        """Bound the joints by ``lower``/``upper`` (``joint_names`` order; rad or m) instead of the
+        URDF limits, for the solve, the random restarts and the result check alike.
+
+        Values given for continuous joints are ignored: they stay unbounded ([-pi, pi] reported).
+        """
+        lower = np.asarray(lower, dtype=float).reshape(-1)
+        upper = np.asarray(upper, dtype=float).reshape(-1)
+        n = len(self.joint_names)
+        if lower.shape != (n,) or upper.shape != (n,):
+            raise ValueError(f"limits need {n} values each ({self.joint_names})")
+        bounded = ~self.continuous
+        if not (np.all(np.isfinite(lower[bounded])) and np.all(np.isfinite(upper[bounded]))):
+            raise ValueError("limits of non-continuous joints must be finite")
+        if np.any(lower[bounded] > upper[bounded]):
+            raise ValueError("a lower limit is above its upper limit")
+        self.lower = np.where(self.continuous, -np.pi, lower)
+        self.upper = np.where(self.continuous, np.pi, upper)
+        self._apply_limits()
+
+    def _apply_limits(self) -> None:
+        """Hand ``self.lower``/``self.upper`` to the underlying solver (adapters override)."""
+
+    def _solver_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Limits to hand a solver: continuous joints get -+FLT_MAX (unbounded)."""
+        return (
+            np.where(self.continuous, -FLT_MAX, self.lower),
+            np.where(self.continuous, FLT_MAX, self.upper),
+        )
 
 
 def _quaternion_xyzw(R: np.ndarray) -> tuple[float, float, float, float]:
@@ -222,8 +246,11 @@ class TracIKPeer(_PeerBase):
         dof = pytracik.get_num_joints(self._solver)
         if dof != len(self.joint_names):
             raise ValueError(f"TRAC-IK sees {dof} joints, the URDF chain has {len(self.joint_names)}")
-        lower, upper = self._chain.solver_limits()
-        pytracik.set_joint_limits(self._solver, lower.tolist(), upper.tolist())
+        self._apply_limits()
+
+    def _apply_limits(self) -> None:
+        lower, upper = self._solver_limits()
+        self._pytracik.set_joint_limits(self._solver, lower.tolist(), upper.tolist())
 
     def fk(self, q) -> np.ndarray:
         return np.array(self._pytracik.fk(self._solver, np.asarray(q, dtype=float)))
@@ -315,23 +342,29 @@ class KDLPeer(_PeerBase):
         n = self._kdl_chain.getNrOfJoints()
         if n != len(self.joint_names):
             raise ValueError(f"KDL chain has {n} joints, expected {len(self.joint_names)}")
-        lower, upper = self._chain.solver_limits()
+        self._max_iterations = int(max_iterations)
+        self._fk_solver = kdl.ChainFkSolverPos_recursive(self._kdl_chain)
+        self._vel_solver = kdl.ChainIkSolverVel_pinv(self._kdl_chain)
+        self._apply_limits()
+        self._q_in, self._q_out = kdl.JntArray(n), kdl.JntArray(n)
+        self._frame = kdl.Frame()
+
+    def _apply_limits(self) -> None:
+        # NR_JL copies the limits when built and has no setter in PyKDL: build it again.
+        kdl, n = self._kdl, len(self.joint_names)
+        lower, upper = self._solver_limits()
         self._q_min, self._q_max = kdl.JntArray(n), kdl.JntArray(n)
         for i in range(n):
             self._q_min[i], self._q_max[i] = float(lower[i]), float(upper[i])
-        self._fk_solver = kdl.ChainFkSolverPos_recursive(self._kdl_chain)
-        self._vel_solver = kdl.ChainIkSolverVel_pinv(self._kdl_chain)
         self._ik_solver = kdl.ChainIkSolverPos_NR_JL(
             self._kdl_chain,
             self._q_min,
             self._q_max,
             self._fk_solver,
             self._vel_solver,
-            int(max_iterations),
+            self._max_iterations,
             self.tolerance,
         )
-        self._q_in, self._q_out = kdl.JntArray(n), kdl.JntArray(n)
-        self._frame = kdl.Frame()
 
     def _to_jnt(self, q, array) -> None:
         for i, value in enumerate(q):
@@ -377,7 +410,8 @@ class RTBPeer(_PeerBase):
     until ``timeout`` (checked between searches). RTB's own limit check is off (it would reject
     continuous joints outside [-pi, pi]); a result counts if its pose error is within
     ``tol = tolerance**2 / 2`` (RTB's residual E = e.e/2, e = 6-vector of m and rad, so
-    |e| <= tolerance) and, continuous joints wrapped, it is within the limits.
+    |e| <= tolerance) and, continuous joints wrapped, it is within ``lower``/``upper`` (so
+    ``set_limits`` needs nothing more here).
     The URDF is parsed with RTB's own parser (private ``_parse_urdf``: public readers want a
     file), minus visual/collision elements, whose meshes it would try to resolve.
     """

@@ -235,6 +235,30 @@ class KinematicTree:
             poses = poses[..., ancestor, :, :] @ poses
         return poses
 
+    def reach(self, link: str) -> tuple[np.ndarray, float]:
+        """A sphere (centre in the base frame [m], radius [m]) containing every position of
+        ``link`` over all joint values: centred on the first moving joint's origin (fixed in the
+        base frame), its radius the sum of the frame offsets after it plus the prismatic travel."""
+        frame, offset = self._link_location(link)
+        chain = [frame]  # frames from the link up to the first movable one (pose indices)
+        while chain[-1] != 0 and not (
+            len(self._ancestors[chain[-1]]) == 1 and self._twist[chain[-1] - 1].any()
+        ):
+            chain.append(int(self._parent[chain[-1] - 1]))
+        poses_at_zero = self.link_poses(np.zeros(len(self.joint_names)))
+        first = chain[-1]
+        if first == 0:  # nothing moves the link
+            return self.pose_of(poses_at_zero, link)[:3, 3], 0.0
+        anchor = (poses_at_zero[int(self._parent[first - 1])] @ self._pose_template[first])[:3, 3]
+        radius = float(np.linalg.norm(offset[:3, 3]))
+        radius += sum(float(np.linalg.norm(self._pose_template[index, :3, 3])) for index in chain[:-1])
+        for index in chain:
+            if self._twist[index - 1, :3].any():  # a prismatic joint adds its travel
+                dof = self._dof[index - 1]
+                travel = max(abs(self.lower[dof]), abs(self.upper[dof]))
+                radius += abs(self._multiplier[index - 1]) * travel + abs(self._offset[index - 1])
+        return anchor, radius
+
     def frame_index(self, link: str) -> int:
         """Index into :meth:`link_poses` of a tip or of the child link of a movable joint."""
         frame, offset = self._link_location(link)

@@ -79,7 +79,8 @@ class IKResult:
     ``q``: joint values (rad, m) in ``joint_names`` order, always within the limits;
     ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
     rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
-    ``'success'``, ``'unreachable'`` (every attempt ended in a local minimum of the error),
+    ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
+    configuration found is a local minimum of the error),
     ``'timeout'`` or ``'iterations'`` (the budget ran out while an attempt still progressed).
     """
 
@@ -168,10 +169,14 @@ class IKSolver:
         if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
             raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
         self._unit_joint_weights = bool(np.all(self.joint_weights == 1.0))
-        middle = np.where(np.isfinite(self.lower + self.upper), 0.5 * (self.lower + self.upper), 0.0)
+        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        middle = np.where(
+            bounded, 0.5 * (np.where(bounded, self.lower, 0.0) + np.where(bounded, self.upper, 0.0)), 0.0
+        )
         self.rest_posture = self._joint_vector(rest_posture, middle, "rest_posture")
         self.tasks = self._tasks(tasks or {}, position_tolerance, orientation_tolerance)
         self._tip_frames = [self.tree.frame_index(tip) for tip in self.tip_links]
+        self._reach = [self.tree.reach(tip) for tip in self.tip_links]  # (centre, radius) [m]
         # A slice where the tips' frames are consecutive (always for one tip): numpy views.
         self._tip_selector = (
             slice(self._tip_frames[0], self._tip_frames[-1] + 1)
@@ -357,12 +362,12 @@ class IKSolver:
         else:
             outcome = self._search_batched(target_poses, seed, deadline, rng)
         best, iterations, outcomes, attempts = outcome
-        _, q, errors, converged = best
-        finished = [outcome for outcome in outcomes if outcome != "deadline"]
+        _, q, errors, best_outcome = best
+        converged = best_outcome == "converged"
         if converged:
             reason = "success"
-        elif finished and all(outcome == "stuck" for outcome in finished):
-            reason = "unreachable"  # every attempt that ran its course ended in a local minimum
+        elif best_outcome == "stuck" or self._out_of_reach(target_poses):
+            reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
             reason = "timeout" if "deadline" in outcomes else "iterations"
         return IKResult(
@@ -417,6 +422,14 @@ class IKSolver:
         q[self.continuous] = seed[self.continuous] + (difference + np.pi) % (2 * np.pi) - np.pi
         return q
 
+    def _out_of_reach(self, targets: np.ndarray) -> bool:
+        """Whether a tip's target position lies outside the sphere that contains all the tip's
+        positions (only for tips whose task controls position)."""
+        return any(
+            np.any(rows < 3) and np.linalg.norm(target[:3, 3] - centre) > radius
+            for target, (centre, radius), rows in zip(targets, self._reach, self._rows)
+        )
+
     def _random_seeds(self, count: int, seed: np.ndarray, rng) -> np.ndarray:
         """Restart configurations: uniform within the limits (continuous joints within pi of the
         seed); locked joints stay at the seed."""
@@ -438,63 +451,78 @@ class IKSolver:
         then ``batch_size`` rows run side by side, each restarting from a random configuration
         when it converges (other solve types), stalls (the error did not halve within
         ``_STALL_ITERATIONS`` iterations), reaches a local minimum (the damping saturates) or
-        uses ``max_iterations``. Returns (best, iterations, outcomes): best = (score, q, norms,
-        converged); one outcome per attempt: ``converged``, ``stuck`` (a local minimum: no step
-        decreases the error), ``stalled``, ``iterations`` or ``deadline`` (cut by the budget).
+        uses ``max_iterations``. Returns (best, iterations, outcomes, attempts): best = (score,
+        q, norms, outcome); one outcome per finished attempt: ``converged``, ``stuck`` (a local
+        minimum: no step decreases the error), ``stalled``, ``iterations`` or ``deadline`` (cut
+        by the time budget).
         """
         q = seed[None].copy()
         poses, error, norms, cost = self._evaluate(q, targets)
         jacobian = self._jacobian(poses)
-        mu = np.full(1, _MU_INITIAL)
-        growth = np.full(1, 2.0)
+        mu, growth = np.full(1, _MU_INITIAL), np.full(1, 2.0)
         checkpoint_cost, age, since_checkpoint = cost.copy(), np.zeros(1, int), np.zeros(1, int)
         best, iterations, outcomes, attempts = None, 0, [], 1
         while True:
-            converged = np.all(norms <= self._tolerances, axis=(1, 2))
-            stuck = mu > _MU_MAX
-            stalled = since_checkpoint > _STALL_ITERATIONS
-            ended = converged | stuck | stalled | (age >= self.max_iterations)
+            converged = (norms <= self._tolerances).all(axis=(1, 2))
+            ended = (
+                converged
+                | (mu > _MU_MAX)
+                | (since_checkpoint > _STALL_ITERATIONS)
+                | (age >= self.max_iterations)
+            )
             out_of_time = time.perf_counter() >= deadline
-            for row in range(len(q)) if out_of_time else np.flatnonzero(ended):
-                score = self._score(q[row], seed, norms[row], bool(converged[row]))
-                if best is None or score < best[0]:
-                    best = (score, q[row].copy(), norms[row].copy(), bool(converged[row]))
-                outcomes.append(
-                    "converged"
-                    if converged[row]
-                    else "deadline"
-                    if not ended[row]
-                    else "stuck"
-                    if stuck[row]
-                    else "stalled"
-                    if stalled[row]
-                    else "iterations"
+            if out_of_time or ended.any():
+                for row in range(len(q)) if out_of_time else np.flatnonzero(ended):
+                    if converged[row]:
+                        outcome = "converged"
+                    elif mu[row] > _MU_MAX or self._stationary(jacobian[row], error[row], q[row]):
+                        outcome = "stuck"
+                    elif not ended[row]:
+                        outcome = "deadline"
+                    elif since_checkpoint[row] > _STALL_ITERATIONS:
+                        outcome = "stalled"
+                    else:
+                        outcome = "iterations"
+                    outcomes.append(outcome)
+                    score = self._score(q[row], seed, norms[row], outcome == "converged")
+                    if best is None or score < best[0]:
+                        best = (score, q[row].copy(), norms[row].copy(), outcome)
+                if out_of_time or (best[3] == "converged" and self.solve_type == "speed"):
+                    break
+            # Replace ended rows with restarts (and open the batch after the seed's solo
+            # iterations) while the attempts budget lasts.
+            opening = iterations >= _SOLO_ITERATIONS and len(q) < self.batch_size
+            if ended.any() or opening:
+                keep = np.flatnonzero(~ended)
+                wanted = (self.batch_size if iterations >= _SOLO_ITERATIONS else 1) - len(keep)
+                budget = wanted if self.max_attempts is None else self.max_attempts - attempts
+                count = max(0, min(wanted, budget))
+                q, error, norms, cost, jacobian = (
+                    q[keep],
+                    error[keep],
+                    norms[keep],
+                    cost[keep],
+                    jacobian[keep],
                 )
-            if out_of_time or (best is not None and best[3] and self.solve_type == "speed"):
-                break
-            # Restart ended rows (and open the batch after the seed's solo iterations).
-            restart = np.flatnonzero(ended)
-            grow = self.batch_size - len(q) if iterations >= _SOLO_ITERATIONS else 0
-            budget = math.inf if self.max_attempts is None else self.max_attempts - attempts
-            new_count = int(min(len(restart) + max(grow, 0), budget))
-            keep = np.flatnonzero(~ended)  # ended rows are replaced while the budget lasts
-            if len(restart) or grow > 0:
-                fresh = self._random_seeds(new_count, seed, rng)
-                fresh_poses, fresh_error, fresh_norms, fresh_cost = self._evaluate(fresh, targets)
-                attempts += new_count
-                q = np.concatenate((q[keep], fresh))
-                error = np.concatenate((error[keep], fresh_error))
-                norms = np.concatenate((norms[keep], fresh_norms))
-                cost = np.concatenate((cost[keep], fresh_cost))
-                jacobian = np.concatenate((jacobian[keep], self._jacobian(fresh_poses)))
-                mu = np.concatenate((mu[keep], np.full(new_count, _MU_INITIAL)))
-                growth = np.concatenate((growth[keep], np.full(new_count, 2.0)))
-                checkpoint_cost = np.concatenate((checkpoint_cost[keep], fresh_cost))
-                age = np.concatenate((age[keep], np.zeros(new_count, int)))
-                since_checkpoint = np.concatenate((since_checkpoint[keep], np.zeros(new_count, int)))
+                mu, growth, age = mu[keep], growth[keep], age[keep]
+                checkpoint_cost, since_checkpoint = checkpoint_cost[keep], since_checkpoint[keep]
+                if count:
+                    fresh = self._random_seeds(count, seed, rng)
+                    fresh_poses, fresh_error, fresh_norms, fresh_cost = self._evaluate(fresh, targets)
+                    attempts += count
+                    q = np.concatenate((q, fresh))
+                    error = np.concatenate((error, fresh_error))
+                    norms = np.concatenate((norms, fresh_norms))
+                    cost = np.concatenate((cost, fresh_cost))
+                    jacobian = np.concatenate((jacobian, self._jacobian(fresh_poses)))
+                    mu = np.concatenate((mu, np.full(count, _MU_INITIAL)))
+                    growth = np.concatenate((growth, np.full(count, 2.0)))
+                    checkpoint_cost = np.concatenate((checkpoint_cost, fresh_cost))
+                    age = np.concatenate((age, np.zeros(count, int)))
+                    since_checkpoint = np.concatenate((since_checkpoint, np.zeros(count, int)))
                 if len(q) == 0:
                     break
-                if new_count:
+                if count:
                     continue  # fresh rows may already be converged
             iterations += 1
             step = self._step(jacobian, error, cost, mu, q)
@@ -505,35 +533,41 @@ class IKSolver:
             age += 1
             since_checkpoint += 1
             accepted = candidate_cost < cost
-            rejected = ~accepted
-            mu[rejected] *= growth[rejected]
-            growth[rejected] *= 2.0
-            if accepted.any():
-                # Gain ratio: actual decrease over the decrease the linear model predicted;
-                # Nielsen's update shrinks the damping when the model predicts well.
-                predicted_error = error - (jacobian @ (candidate - q)[:, :, None])[:, :, 0]
-                predicted_decrease = cost - 0.5 * (predicted_error * predicted_error).sum(axis=-1)
-                ratio = np.where(
-                    predicted_decrease > 0,
-                    (cost - candidate_cost) / np.maximum(predicted_decrease, 1e-300),
-                    1.0,
-                )
-                shrink = np.maximum(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3)
-                mu[accepted] = np.maximum(mu[accepted] * shrink[accepted], _MU_MIN)
-                growth[accepted] = 2.0
-                q[accepted] = candidate[accepted]
-                error[accepted] = candidate_error[accepted]
-                norms[accepted] = candidate_norms[accepted]
-                cost[accepted] = candidate_cost[accepted]
-                jacobian[accepted] = self._jacobian(candidate_poses[accepted])
-                halved = accepted & (cost < _STALL_DECREASE * checkpoint_cost)
-                checkpoint_cost[halved] = cost[halved]
-                since_checkpoint[halved] = 0
+            # Gain ratio: actual decrease over the decrease the linear model predicted;
+            # Nielsen's update shrinks the damping when the model predicts well and grows it
+            # (faster and faster) while steps are rejected.
+            predicted_error = error - _apply(jacobian, candidate - q)
+            predicted_decrease = cost - 0.5 * (predicted_error * predicted_error).sum(axis=-1)
+            ratio = np.clip((cost - candidate_cost) / np.maximum(predicted_decrease, 1e-300), 0.0, 1.0)
+            shrunk = np.maximum(mu * np.maximum(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3), _MU_MIN)
+            mu = np.where(accepted, shrunk, mu * growth)
+            growth = np.where(accepted, 2.0, 2.0 * growth)
+            if accepted.all():
+                q, error, norms, cost = candidate, candidate_error, candidate_norms, candidate_cost
+                jacobian = self._jacobian(candidate_poses)
+            elif accepted.any():
+                q = np.where(accepted[:, None], candidate, q)
+                error = np.where(accepted[:, None], candidate_error, error)
+                norms = np.where(accepted[:, None, None], candidate_norms, norms)
+                cost = np.where(accepted, candidate_cost, cost)
+                jacobian = np.where(accepted[:, None, None], self._jacobian(candidate_poses), jacobian)
+            halved = cost < _STALL_DECREASE * checkpoint_cost
+            checkpoint_cost = np.where(halved, cost, checkpoint_cost)
+            since_checkpoint[halved] = 0
         return best, iterations, outcomes, attempts
+
+    def _stationary(self, jacobian: np.ndarray, error: np.ndarray, q: np.ndarray) -> bool:
+        """A local minimum of the error within the limits: the descent direction ``W J^T e``
+        vanishes (relative to its scale) once the joints held at a limit it pushes against are
+        left out (the KKT condition of the bound-constrained least squares)."""
+        descent = self.joint_weights * (jacobian.T @ error)
+        blocked = ((q <= self.lower) & (descent < 0.0)) | ((q >= self.upper) & (descent > 0.0))
+        free = np.linalg.norm(np.where(blocked, 0.0, descent))
+        return bool(free <= _STATIONARY * np.linalg.norm(jacobian) * np.linalg.norm(error))
 
     def _step(self, jacobian, error, cost, mu, q):
         """One joint step per batch row for the selected method (shapes (R, m, n), (R, m), (R,),
-        (R,), (R, n)), with limit rows stacked onto the task."""
+        (R,), (R, n)), with the joint limits inside the solve."""
         if self.method == "transpose":
             # Buss 2004: dq = alpha W J^T e with the step length that best reduces |e - J dq|,
             # shortened by the trust-region factor and uniformly to stay within the limits.
@@ -543,38 +577,39 @@ class IKSolver:
                 (predicted * predicted).sum(axis=-1), 1e-300
             )
             return _limit_step(q, (alpha / mu)[:, None] * gradient, self.lower, self.upper)
-        weights = None if self._unit_joint_weights else self.joint_weights
         damping = self.min_damping**2 + (mu * cost if self.method == "dls" else 1e-12)
+        weights = None if self._unit_joint_weights else self.joint_weights
         step = _damped_step(jacobian, error, weights, damping)
-        stacked = jacobian
-        active = np.zeros(q.shape, dtype=bool)
-        bounds = np.zeros(q.shape)
-        for _ in range(3):
+        # Joints the step pushes past a limit get a selection row (a one in the joint's column,
+        # the distance to its limit as error) stacked under the task. Solved exactly (an
+        # infinite row weight) the row pins the joint at its limit: its motion is fixed and the
+        # task error it leaves is handed to the other joints, whose weights stay.
+        pinned = np.zeros(q.shape, dtype=bool)
+        pinned_motion = np.zeros(q.shape)
+        for _ in range(2):
             candidate = q + step
             below, above = candidate < self.lower, candidate > self.upper
-            violating = (below | above) & ~active
+            violating = (below | above) & ~pinned
             if not violating.any():
                 break
-            active |= violating
-            bounds[violating] = np.where(below, self.lower, self.upper)[violating]
-            # Selection rows (a one in the column of each joint at its limit) asking the joint
-            # to move exactly to that limit, stacked under the task rows.
-            selection = _LIMIT_ROW_WEIGHT * active[:, :, None] * np.eye(q.shape[1])
-            stacked = np.concatenate((jacobian, selection), axis=1)
-            stacked_error = np.concatenate((error, _LIMIT_ROW_WEIGHT * active * (bounds - q)), axis=1)
-            step = _damped_step(stacked, stacked_error, weights, damping)
+            pinned |= violating
+            pinned_motion = np.where(violating, np.where(below, self.lower, self.upper) - q, pinned_motion)
+            free_weights = self.joint_weights * ~pinned
+            remaining_error = error - _apply(jacobian, pinned_motion)
+            step = pinned_motion + _damped_step(jacobian, remaining_error, free_weights, damping)
+            weights = free_weights
         if self.posture_gain > 0.0:
-            pull = self.posture_gain * self.joint_weights * (self.rest_posture - q)
-            step = step + self.null_space_motion(stacked, pull)
+            pull = self.posture_gain * self.joint_weights * (self.rest_posture - q) * ~pinned
+            step = step + self.null_space_motion(jacobian, pull, weights)
         return step
 
-    def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray) -> np.ndarray:
+    def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray, weights=None) -> np.ndarray:
         """``(I - J^+ J) z`` with the weighted pseudo-inverse ``J^+ = W J^T (J W J^T)^-1``: the
         part of ``z`` that leaves the task unchanged (``J (I - J^+ J) = 0``); a regularisation of
-        1e-10 keeps the solve finite at singularities. Shapes (m, n), (n,) or batched
-        (R, m, n), (R, n)."""
-        correction = _damped_step(jacobian, _apply(jacobian, motion), self.joint_weights, 1e-10)
-        return motion - correction
+        1e-10 keeps the solve finite at singularities. ``W`` defaults to the joint weights.
+        Shapes (m, n), (n,) or batched (R, m, n), (R, n)."""
+        weights = self.joint_weights if weights is None else weights
+        return motion - _damped_step(jacobian, _apply(jacobian, motion), weights, 1e-10)
 
     def _search_sequential(self, targets: np.ndarray, seed: np.ndarray, deadline: float, rng):
         """Cyclic coordinate descent attempts one after another (seed first, then random
@@ -588,7 +623,7 @@ class IKSolver:
             converged = outcome == "converged"
             score = self._score(q, seed, norms, converged)
             if best is None or score < best[0]:
-                best = (score, q, norms, converged)
+                best = (score, q, norms, outcome)
             if converged and self.solve_type == "speed":
                 break
             if outcome == "deadline" or time.perf_counter() >= deadline:
@@ -628,9 +663,6 @@ class IKSolver:
         return q, norms, "iterations", self.max_iterations
 
 
-_LIMIT_ROW_WEIGHT = 10.0
-
-
 def _apply(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``matrix @ vector`` for one (m, n) matrix or a batch (R, m, n) with vectors (R, n)."""
     return (matrix @ vector[..., None])[..., 0]
@@ -657,3 +689,4 @@ def _limit_step(q, step, lower, upper):
 _MU_INITIAL, _MU_DOWN, _MU_MIN, _MU_UP, _MU_MAX = 1.0, 0.25, 1e-4, 8.0, 1e6
 _STALL_ITERATIONS, _STALL_DECREASE = 10, 0.5
 _SOLO_ITERATIONS = 8
+_STATIONARY = 1e-3
