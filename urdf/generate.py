@@ -1102,7 +1102,18 @@ def build_humanoid() -> Robot:
         effort=60,
         velocity=7.0,
     )
-    r.joint("left_foot_joint", "fixed", "left_ankle_roll_link", "left_foot", (0.03, 0, -0.065))
+    r.joint(  # a sole pitch joint: 31 DOF on the paths to the four tips
+        "left_foot_joint",
+        "revolute",
+        "left_ankle_roll_link",
+        "left_foot",
+        (0.03, 0, -0.065),
+        axis=y,
+        lower=-0.3,
+        upper=0.3,
+        effort=40,
+        velocity=5.0,
+    )
 
     # ---- waist, chest, neck, head -----------------------------------------------------------
     r.link("torso_yaw_link", seg(z, 0.06, [(0, 0, 0), (0, 0, 0.08)], 0.06), "dark_grey")
