@@ -533,14 +533,9 @@ class IKSolver:
             age += 1
             since_checkpoint += 1
             accepted = candidate_cost < cost
-            # Gain ratio: actual decrease over the decrease the linear model predicted;
-            # Nielsen's update shrinks the damping when the model predicts well and grows it
-            # (faster and faster) while steps are rejected.
-            predicted_error = error - _apply(jacobian, candidate - q)
-            predicted_decrease = cost - 0.5 * (predicted_error * predicted_error).sum(axis=-1)
-            ratio = np.clip((cost - candidate_cost) / np.maximum(predicted_decrease, 1e-300), 0.0, 1.0)
-            shrunk = np.maximum(mu * np.maximum(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3), _MU_MIN)
-            mu = np.where(accepted, shrunk, mu * growth)
+            # Trust region: a kept step relaxes the damping, a refused one raises it (faster and
+            # faster while refusals repeat).
+            mu = np.where(accepted, np.maximum(mu * _MU_DOWN, _MU_MIN), mu * growth)
             growth = np.where(accepted, 2.0, 2.0 * growth)
             if accepted.all():
                 q, error, norms, cost = candidate, candidate_error, candidate_norms, candidate_cost
@@ -686,7 +681,7 @@ def _limit_step(q, step, lower, upper):
     return step * np.minimum(1.0, ratios.min(axis=-1, keepdims=True))
 
 
-_MU_INITIAL, _MU_DOWN, _MU_MIN, _MU_UP, _MU_MAX = 1.0, 0.25, 1e-4, 8.0, 1e6
+_MU_INITIAL, _MU_DOWN, _MU_MIN, _MU_MAX = 1.0, 1.0 / 3.0, 1e-4, 1e6
 _STALL_ITERATIONS, _STALL_DECREASE = 10, 0.5
 _SOLO_ITERATIONS = 8
 _STATIONARY = 1e-3
