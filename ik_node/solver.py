@@ -442,7 +442,8 @@ class IKSolver:
         """Poses, stacked task errors, per-tip error norms and costs ``e^T e / 2`` of a batch."""
         poses = self.tree.link_poses(q)
         error, norms = self._task_error(poses, targets)
-        return poses, error, norms, 0.5 * (error * error).sum(axis=-1)
+        cost = 0.5 * (error * error).sum(axis=-1)
+        return poses, error, norms, (float(cost) if cost.ndim == 0 else cost)
 
     def _search_batched(self, targets: np.ndarray, seed: np.ndarray, deadline: float, rng):
         """Levenberg-Marquardt attempts advanced together as one numpy batch.
@@ -456,12 +457,24 @@ class IKSolver:
         minimum: no step decreases the error), ``stalled``, ``iterations`` or ``deadline`` (cut
         by the time budget).
         """
-        q = seed[None].copy()
+        # The seed alone first, with scalar bookkeeping: the cheapest iterations, and where goals
+        # near the seed (tracking) converge.
+        solo_q, solo_norms, solo_outcome, iterations = self._attempt(seed, targets, deadline)
+        attempts = 1
+        solo_converged = solo_outcome == "converged"
+        best = (self._score(solo_q, seed, solo_norms, solo_converged), solo_q, solo_norms, solo_outcome)
+        outcomes = [] if solo_outcome == "iterations" else [solo_outcome]  # "iterations": continues
+        if solo_outcome == "deadline" or (solo_converged and self.solve_type == "speed"):
+            return best, iterations, [solo_outcome], attempts
+        if solo_outcome == "iterations":
+            q = solo_q[None]
+        else:
+            q = self._random_seeds(1, seed, rng)
+            attempts += 1
         poses, error, norms, cost = self._evaluate(q, targets)
         jacobian = self._jacobian(poses)
         mu, growth = np.full(1, _MU_INITIAL), np.full(1, 2.0)
         checkpoint_cost, age, since_checkpoint = cost.copy(), np.zeros(1, int), np.zeros(1, int)
-        best, iterations, outcomes, attempts = None, 0, [], 1
         while True:
             converged = (norms <= self._tolerances).all(axis=(1, 2))
             ended = (
@@ -489,12 +502,12 @@ class IKSolver:
                         best = (score, q[row].copy(), norms[row].copy(), outcome)
                 if out_of_time or (best[3] == "converged" and self.solve_type == "speed"):
                     break
-            # Replace ended rows with restarts (and open the batch after the seed's solo
-            # iterations) while the attempts budget lasts.
-            opening = iterations >= _SOLO_ITERATIONS and len(q) < self.batch_size
-            if ended.any() or opening:
+            elif out_of_time:
+                break
+            # Fill the batch with restarts (replacing ended rows) while the attempts budget lasts.
+            if ended.any() or len(q) < self.batch_size:
                 keep = np.flatnonzero(~ended)
-                wanted = (self.batch_size if iterations >= _SOLO_ITERATIONS else 1) - len(keep)
+                wanted = self.batch_size - len(keep)
                 budget = wanted if self.max_attempts is None else self.max_attempts - attempts
                 count = max(0, min(wanted, budget))
                 q, error, norms, cost, jacobian = (
@@ -551,6 +564,38 @@ class IKSolver:
             since_checkpoint[halved] = 0
         return best, iterations, outcomes, attempts
 
+    def _attempt(self, q: np.ndarray, targets: np.ndarray, deadline: float):
+        """The seed's solo Levenberg-Marquardt iterations (the batch's update rules on one row,
+        with float bookkeeping). Returns (q, norms, outcome, iterations); outcome
+        ``iterations`` means the solo budget ran out while the error still fell."""
+        poses, error, norms, cost = self._evaluate(q, targets)
+        jacobian = self._jacobian(poses)
+        mu, growth = _MU_INITIAL, 2.0
+        checkpoint_cost, checkpoint_iteration = cost, 0
+        for iteration in range(1, _SOLO_ITERATIONS + 1):
+            if self._converged(norms):
+                return q, norms, "converged", iteration - 1
+            if mu > _MU_MAX or self._stationary(jacobian, error, q):
+                return q, norms, "stuck", iteration - 1
+            if iteration - checkpoint_iteration > _STALL_ITERATIONS:
+                return q, norms, "stalled", iteration - 1
+            if time.perf_counter() >= deadline:
+                return q, norms, "deadline", iteration - 1
+            candidate = np.clip(q + self._step(jacobian, error, cost, mu, q), self.lower, self.upper)
+            candidate_poses, candidate_error, candidate_norms, candidate_cost = self._evaluate(
+                candidate, targets
+            )
+            if candidate_cost < cost:
+                q, error, norms, cost = candidate, candidate_error, candidate_norms, candidate_cost
+                jacobian = self._jacobian(candidate_poses)
+                mu, growth = max(mu * _MU_DOWN, _MU_MIN), 2.0
+                if cost < _STALL_DECREASE * checkpoint_cost:
+                    checkpoint_cost, checkpoint_iteration = cost, iteration
+            else:
+                mu, growth = mu * growth, 2.0 * growth
+        outcome = "converged" if self._converged(norms) else "iterations"
+        return q, norms, outcome, _SOLO_ITERATIONS
+
     def _stationary(self, jacobian: np.ndarray, error: np.ndarray, q: np.ndarray) -> bool:
         """A local minimum of the error within the limits: the descent direction ``W J^T e``
         vanishes (relative to its scale) once the joints held at a limit it pushes against are
@@ -571,7 +616,7 @@ class IKSolver:
             alpha = (error * predicted).sum(axis=-1) / np.maximum(
                 (predicted * predicted).sum(axis=-1), 1e-300
             )
-            return _limit_step(q, (alpha / mu)[:, None] * gradient, self.lower, self.upper)
+            return _limit_step(q, (alpha / mu)[..., None] * gradient, self.lower, self.upper)
         damping = self.min_damping**2 + (mu * cost if self.method == "dls" else 1e-12)
         weights = None if self._unit_joint_weights else self.joint_weights
         step = _damped_step(jacobian, error, weights, damping)
