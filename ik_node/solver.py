@@ -575,8 +575,8 @@ class IKSolver:
         for iteration in range(1, _SOLO_ITERATIONS + 1):
             if self._converged(norms):
                 return q, norms, "converged", iteration - 1
-            if mu > _MU_MAX or self._stationary(jacobian, error, q):
-                return q, norms, "stuck", iteration - 1
+            if mu > _MU_MAX or (mu > _MU_INITIAL and self._stationary(jacobian, error, q)):
+                return q, norms, "stuck", iteration - 1  # (checked once steps are being refused)
             if iteration - checkpoint_iteration > _STALL_ITERATIONS:
                 return q, norms, "stalled", iteration - 1
             if time.perf_counter() >= deadline:
