@@ -46,6 +46,19 @@ METHODS = ("dls", "pinv", "transpose", "ccd")
 SOLVE_TYPES = ("speed", "distance", "manipulability")
 
 _ORTHONORMAL_TOLERANCE = 1e-6
+_IDENTITY3 = np.eye(3)
+
+
+class _LazyGenerator:
+    """``numpy.random.default_rng(seed)``, created on first use: most solves never restart."""
+
+    def __init__(self, seed):
+        self._seed, self._generator = seed, None
+
+    def uniform(self, *arguments, **options):
+        if self._generator is None:
+            self._generator = np.random.default_rng(self._seed)
+        return self._generator.uniform(*arguments, **options)
 
 
 @dataclass(frozen=True)
@@ -259,15 +272,16 @@ class IKSolver:
     def tip_errors(self, q, targets) -> dict:
         """``{tip: (position_error [m], orientation_error [rad])}`` at ``q`` by a fresh FK, over
         the rows each tip's task controls (0 for what it does not control)."""
-        poses = self.tree.link_poses(self.tree.joint_vector(q))
-        targets = self._targets(targets, poses)
+        q = self.tree.joint_vector(q)
+        poses = self.tree.link_poses(q)
+        targets = self._targets(targets, q)
         _, errors = self._task_error(poses, targets)
         return self._per_tip(errors)
 
     def _per_tip(self, errors: np.ndarray) -> dict:
         return {tip: (float(errors[0, i]), float(errors[1, i])) for i, tip in enumerate(self.tip_links)}
 
-    def _targets(self, targets, seed_poses: np.ndarray) -> np.ndarray:
+    def _targets(self, targets, seed: np.ndarray) -> np.ndarray:
         """Validate ``{tip: 4x4}`` (or a bare 4x4 for one tip) into a (tips, 4, 4) array; tips
         without a target are held at their pose at the seed."""
         if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
@@ -280,20 +294,24 @@ class IKSolver:
             if tip not in self.tip_links:
                 raise UnknownLinkError(tip, self.tip_links, what="tip")
         stacked = np.empty((len(self.tip_links), 4, 4))
+        seed_poses = None
         for index, tip in enumerate(self.tip_links):
             if tip not in targets:
+                if seed_poses is None:
+                    seed_poses = self.tree.link_poses(seed)
                 stacked[index] = seed_poses[self._tip_frames[index]]
                 continue
             pose = np.asarray(targets[tip], dtype=float)
             if pose.shape != (4, 4):
                 raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
-            if not np.all(np.isfinite(pose)):
+            if not np.isfinite(pose).all():
                 raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
-            rotation = pose[:3, :3]
+            (x0, y0, z0), (x1, y1, z1), (x2, y2, z2) = pose[:3, :3].tolist()
+            determinant = x0 * (y1 * z2 - z1 * y2) - y0 * (x1 * z2 - z1 * x2) + z0 * (x1 * y2 - y1 * x2)
             if (
-                np.abs(rotation.T @ rotation - np.eye(3)).max() > _ORTHONORMAL_TOLERANCE
-                or np.linalg.det(rotation) < 0
-                or np.abs(pose[3] - (0, 0, 0, 1)).max() > 0
+                np.abs(pose[:3, :3].T @ pose[:3, :3] - _IDENTITY3).max() > _ORTHONORMAL_TOLERANCE
+                or determinant < 0
+                or pose[3].tolist() != [0.0, 0.0, 0.0, 1.0]
             ):
                 raise TargetError(
                     f"target for tip '{tip}' is not a rigid transform (its rotation must be "
@@ -354,9 +372,8 @@ class IKSolver:
             raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
         deadline = math.inf if timeout is None else start + float(timeout)
         seed = self.rest_posture.copy() if seed is None else self._seed(seed)
-        seed_poses = self.tree.link_poses(seed)
-        target_poses = self._targets(targets, seed_poses)
-        rng = np.random.default_rng(self.random_seed)
+        target_poses = self._targets(targets, seed)
+        rng = _LazyGenerator(self.random_seed)
         if self.method == "ccd":
             outcome = self._search_sequential(target_poses, seed, deadline, rng)
         else:
@@ -569,6 +586,8 @@ class IKSolver:
         with float bookkeeping). Returns (q, norms, outcome, iterations); outcome
         ``iterations`` means the solo budget ran out while the error still fell."""
         poses, error, norms, cost = self._evaluate(q, targets)
+        if self._converged(norms):
+            return q, norms, "converged", 0
         jacobian = self._jacobian(poses)
         mu, growth = _MU_INITIAL, 2.0
         checkpoint_cost, checkpoint_iteration = cost, 0
