@@ -18,7 +18,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
-        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.xml")),
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
     python_requires=">=3.10",
@@ -52,6 +52,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
+            "ik_node = ik_node.cli:main",
             "ik_node_demo = ik_node.demo:main",
         ],
     },

@@ -353,6 +353,11 @@ class IKSolver:
             full = full[..., self._stacked_rows, :]
         return full if self._unit_row_weights else full * self._row_weights[:, None]
 
+    def task_jacobian(self, q) -> np.ndarray:
+        """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in
+        :attr:`joint_names` order): one row per controlled tip-frame axis ``[v; w]``."""
+        return self._jacobian(self.tree.link_poses(self.tree.joint_vector(q)))
+
     # ------------------------------------------------------------------ solving
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:

@@ -9,7 +9,9 @@ from pathlib import Path
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _worker_index = int(_worker[2:]) if _worker.startswith("gw") and _worker[2:].isdigit() else 0
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(40 + (os.getpid() % 10) * 5 + _worker_index % 5))
+# Assigned, not defaulted: xdist workers inherit the controller's environment, so a default
+# would put every worker in the controller's domain. Workers differ by one, pids by fives.
+os.environ["ROS_DOMAIN_ID"] = str(40 + (os.getpid() % 10) * 5 + _worker_index % 5)
 os.environ.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_ros_log_"))
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,52 @@
+"""Poses between ROS message fields and 4x4 matrices, validated. No rclpy import.
+
+Messages carry quaternions in ROS order ``(x, y, z, w)``; transforms3d uses ``(w, x, y, z)``.
+Only here do the two meet.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from transforms3d.quaternions import mat2quat, quat2mat
+
+from .errors import TargetError
+
+__all__ = ["pose_from_message", "pose_to_fields"]
+
+#: A quaternion shorter than this is refused rather than normalised (it has no direction).
+MIN_QUATERNION_NORM = 1e-6
+
+
+def pose_from_message(pose) -> np.ndarray:
+    """``geometry_msgs/Pose`` (any object with ``position.{x,y,z}`` [m] and
+    ``orientation.{x,y,z,w}``) as a 4x4 homogeneous transform.
+
+    Raises :class:`~ik_node.errors.TargetError` for NaN/inf fields and for a zero or NaN
+    quaternion; a non-unit quaternion is normalised (``q / |q|``).
+    """
+    position = [pose.position.x, pose.position.y, pose.position.z]
+    quaternion = [pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w]
+    if not all(math.isfinite(value) for value in position):
+        raise TargetError(f"goal position must be finite, got {position}")
+    if not all(math.isfinite(value) for value in quaternion):
+        raise TargetError(f"goal orientation must be finite, got quaternion (x y z w) {quaternion}")
+    norm = math.sqrt(sum(value * value for value in quaternion))
+    if norm < MIN_QUATERNION_NORM:
+        raise TargetError(
+            f"goal orientation is a zero quaternion (x y z w) {quaternion}; identity is (0 0 0 1)"
+        )
+    x, y, z, w = (value / norm for value in quaternion)
+    matrix = np.eye(4)
+    matrix[:3, :3] = quat2mat([w, x, y, z])
+    matrix[:3, 3] = position
+    return matrix
+
+
+def pose_to_fields(matrix: np.ndarray) -> tuple[list[float], list[float]]:
+    """A 4x4 transform as ``([x, y, z], [qx, qy, qz, qw])`` (m; ROS quaternion order, w >= 0)."""
+    w, x, y, z = mat2quat(np.asarray(matrix)[:3, :3])
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    return [float(value) for value in matrix[:3, 3]], [float(x), float(y), float(z), float(w)]

@@ -1,0 +1,706 @@
+"""The ik_node ROS 2 node: ``geometry_msgs/PoseStamped`` goals in, ``sensor_msgs/JointState``
+commands out, with joint limits from parameters.
+
+A thin layer over the rclpy-free core: it converts messages (:mod:`ik_node.conversions`),
+merges parameters with the URDF (:mod:`ik_node.control`) and calls :class:`~ik_node.IKSolver`.
+
+Topics (``~`` is the node's name; all remappable):
+
+* in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), depth 1 so the latest
+  goal wins; ``/joint_states`` (the seed, matched by name); ``/robot_description`` (transient
+  local) when neither ``robot_description`` nor ``robot_description_file`` is set;
+* out: ``~/joint_commands`` (``JointState``), ``~/joint_trajectory`` (``JointTrajectory``, when
+  ``publish_trajectory``), ``~/markers`` (``MarkerArray``: goals and reached poses),
+  ``/diagnostics`` (``DiagnosticArray``: one status per goal).
+
+Modes: ``solve`` publishes one command per goal, solved from the current state; ``track`` solves
+each goal once and then steps toward it at ``publish_rate`` with every joint within its velocity
+limit, slowing near singularities like MoveIt Servo. Every command passes one guard
+(:meth:`IKNode._publish_command`) that refuses anything outside the active limits.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+from .control import command_violation, effective_joint_limits, singularity_scale, velocity_limited_step
+from .conversions import pose_from_message, pose_to_fields
+from .errors import IKNodeError
+from .model import load_robot
+from .resources import resolve_path
+from .solver import METHODS, SOLVE_TYPES, IKSolver, TipTask
+
+MODES = ("solve", "track")
+TASK_KINDS = ("pose", "position", "orientation")
+#: Joint motion [rad, m] below which a tracked goal counts as reached.
+REACHED = 1e-9
+#: Seconds between repeats of the same warning.
+WARNING_PERIOD = 2.0
+
+
+def _range(low, high, integer=False):
+    if integer:
+        return {"integer_range": [IntegerRange(from_value=low, to_value=high, step=1)]}
+    return {"floating_point_range": [FloatingPointRange(from_value=low, to_value=high, step=0.0)]}
+
+
+#: Parameters declared at start-up: name -> (default, description, read_only, extra descriptor
+#: fields). Per-joint and per-tip parameters are in :data:`JOINT_PARAMETERS` / :data:`TIP_PARAMETERS`.
+PARAMETERS = {
+    "robot_description": (
+        "",
+        "URDF XML. Empty: robot_description_file, else the /robot_description topic",
+        True,
+        {},
+    ),
+    "robot_description_file": (
+        "",
+        "URDF file (a path or package://ik_node/urdf/arm7.urdf), used when robot_description is empty",
+        True,
+        {},
+    ),
+    "base_link": ("", "link the goals and the solver's chain start from (empty: the URDF root)", True, {}),
+    "tip_links": (
+        Parameter.Type.STRING_ARRAY,
+        "links that reach the goals, one goal topic each (required)",
+        True,
+        {},
+    ),
+    "mode": (
+        "solve",
+        "'solve': one command per goal; 'track': step toward the latest goal at publish_rate",
+        False,
+        {},
+    ),
+    "publish_rate": (100.0, "track mode command rate [Hz]", False, _range(1.0, 1000.0)),
+    "method": ("dls", f"IK method, one of {list(METHODS)}", False, {}),
+    "solve_type": (
+        "speed",
+        f"one of {list(SOLVE_TYPES)}; 'speed': the first solution, from the current state; "
+        "'distance': the closest to it found within the timeout (uses the whole budget)",
+        False,
+        {},
+    ),
+    "timeout": (
+        0.05,
+        "time budget per solve [s] (goals near the seed take well under 1 ms)",
+        False,
+        _range(1e-4, 10.0),
+    ),
+    "position_tolerance": (
+        1e-5,
+        "success threshold on each tip's position error [m]",
+        False,
+        _range(1e-9, 1.0),
+    ),
+    "orientation_tolerance": (
+        1e-5,
+        "success threshold on each tip's orientation error [rad]",
+        False,
+        _range(1e-9, 3.2),
+    ),
+    "min_damping": (1e-3, "damped least squares: smallest damping lambda_min [-]", False, _range(0.0, 1.0)),
+    "max_iterations": (
+        100,
+        "iterations per attempt before a restart",
+        False,
+        _range(1, 100000, integer=True),
+    ),
+    "posture_gain": (
+        0.0,
+        "null-space pull toward rest_posture per iteration [-] (0: off)",
+        False,
+        _range(0.0, 1.0),
+    ),
+    "random_seed": (0, "seed of the solver's random restarts", False, _range(0, 2**31 - 1, integer=True)),
+    "publish_best_effort": (
+        False,
+        "on a failed solve, publish the closest configuration found (within limits)",
+        False,
+        {},
+    ),
+    "publish_trajectory": (
+        False,
+        "also publish trajectory_msgs/JointTrajectory on ~/joint_trajectory",
+        False,
+        {},
+    ),
+    "min_trajectory_duration": (
+        0.1,
+        "smallest time_from_start of a solve-mode trajectory point [s]",
+        False,
+        _range(0.0, 60.0),
+    ),
+    "joint_state_timeout": (
+        1.0,
+        "/joint_states older than this are stale; the last command seeds [s]",
+        False,
+        _range(0.0, 3600.0),
+    ),
+    "lower_singularity_threshold": (
+        17.0,
+        "track mode: condition number where slowing starts [-]",
+        False,
+        _range(1.0, 1e9),
+    ),
+    "hard_stop_singularity_threshold": (
+        30.0,
+        "track mode: condition number where motion toward a singularity stops [-]",
+        False,
+        _range(1.0, 1e9),
+    ),
+}
+#: Per joint of the solver's chain, declared when the robot description is loaded.
+JOINT_PARAMETERS = {
+    "joint_limits.{}.has_position_limits": "whether min/max_position apply (tighter than the URDF wins)",
+    "joint_limits.{}.min_position": "lower position limit [rad or m]",
+    "joint_limits.{}.max_position": "upper position limit [rad or m]",
+    "joint_limits.{}.has_velocity_limits": "whether max_velocity applies",
+    "joint_limits.{}.max_velocity": "velocity limit [rad/s or m/s], track mode and trajectories",
+    "joint_weights.{}": "joint's share of the motion, >= 0 (0 locks it) [-]",
+    "rest_posture.{}": "null-space rest value [rad or m] (default: mid-range)",
+}
+#: Per tip, declared at start-up.
+TIP_PARAMETERS = {"tip_tasks.{}": f"what the tip's goal controls: one of {list(TASK_KINDS)}"}
+GOAL_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@dataclass
+class _Model:
+    """Everything built from one robot description and one set of parameter values; replaced
+    whole, never updated in place."""
+
+    robot: object
+    solver: IKSolver
+    joint_names: tuple
+    lower: np.ndarray
+    upper: np.ndarray
+    max_velocity: np.ndarray
+
+
+class IKNode(Node):
+    """The ik_node node. See the module docstring for topics and modes, the README for the
+    parameters."""
+
+    def __init__(self, **options):
+        super().__init__("ik_node", **options)
+        self._declaring = True
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        for name, (default, description, read_only, extra) in PARAMETERS.items():
+            self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, read_only=read_only, **extra)
+            )
+        try:
+            tips = list(self.get_parameter("tip_links").value)
+        except rclpy.exceptions.ParameterUninitializedException:
+            tips = []
+        if not tips or not all(tips):
+            raise IKNodeError(
+                "parameter tip_links is required: the links that reach the goals, e.g. ['tool0']"
+            )
+        self._tips = tips
+        for tip in tips:
+            self.declare_parameter(
+                f"tip_tasks.{tip}", "pose", ParameterDescriptor(description=TIP_PARAMETERS["tip_tasks.{}"])
+            )
+        self._values = {name: value.value for name, value in self._parameters.items()}
+        self._declaring = False
+        self._check_values(self._values)
+
+        self._model: _Model | None = None
+        self._goals: dict[str, np.ndarray] = {}  # tip -> 4x4 goal in the base frame
+        self._goal_stamps: dict[str, object] = {}
+        self._joint_state: dict[str, float] = {}
+        self._joint_state_time = -math.inf
+        self._stale_warned = False
+        self._last_command: np.ndarray | None = None
+        self._last_velocity: np.ndarray | None = None
+        self._joint_goal: np.ndarray | None = None  # track mode: where the steps lead
+
+        self._command_publisher = self.create_publisher(JointState, "~/joint_commands", 10)
+        self._trajectory_publisher = self.create_publisher(JointTrajectory, "~/joint_trajectory", 10)
+        self._marker_publisher = self.create_publisher(MarkerArray, "~/markers", 10)
+        self._diagnostics_publisher = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
+        for tip in tips:
+            topic = "~/target_pose" if len(tips) == 1 else f"~/{tip}/target_pose"
+            self.create_subscription(
+                PoseStamped, topic, lambda message, tip=tip: self._on_goal(tip, message), GOAL_QOS
+            )
+        self._timer = None
+        self._reset_timer()
+
+        description = self._values["robot_description"]
+        path = self._values["robot_description_file"]
+        if description:
+            self._load_description(description, "the robot_description parameter")
+        elif path:
+            try:
+                text = resolve_path(path).read_bytes()
+            except OSError as error:
+                raise IKNodeError(f"robot_description_file '{path}' cannot be read: {error}") from None
+            self._load_description(text, f"robot_description_file '{path}'")
+        else:
+            self.get_logger().info("waiting for the robot description on /robot_description")
+            self.create_subscription(String, "/robot_description", self._on_description, DESCRIPTION_QOS)
+
+    # ------------------------------------------------------------------ robot description
+
+    def _on_description(self, message: String) -> None:
+        self._load_description(message.data, "/robot_description")
+
+    def _load_description(self, urdf, source: str) -> None:
+        """Build a new model from a URDF; on any error keep the current one and say why."""
+        try:
+            robot = load_robot(urdf.encode() if isinstance(urdf, str) else urdf)
+            base = self._values["base_link"] or robot.root
+            tree = robot.tree(base, self._tips)
+        except IKNodeError as error:
+            self.get_logger().error(f"robot description from {source} refused: {error}")
+            return
+        self._declare_joint_parameters(tree)
+        try:
+            model = self._build_model(robot, self._values, startup=True)
+        except IKNodeError as error:
+            self.get_logger().error(f"robot description from {source} refused: {error}")
+            return
+        self._model = model
+        self._last_command = self._last_velocity = self._joint_goal = None
+        self.get_logger().info(
+            f"robot '{robot.name}' loaded from {source}: {base} -> {self._tips}, "
+            f"joints {list(model.joint_names)}"
+        )
+        self._warn_unknown_overrides(model)
+
+    def _declare_joint_parameters(self, tree) -> None:
+        self._declaring = True
+        try:
+            for index, joint in enumerate(tree.joint_names):
+                lower, upper, velocity = tree.lower[index], tree.upper[index], tree.max_velocity[index]
+                bounded = bool(np.isfinite(lower))
+                middle = 0.5 * (lower + upper) if bounded else 0.0
+                defaults = {
+                    "joint_limits.{}.has_position_limits": bounded,
+                    "joint_limits.{}.min_position": float(lower) if bounded else 0.0,
+                    "joint_limits.{}.max_position": float(upper) if bounded else 0.0,
+                    "joint_limits.{}.has_velocity_limits": bool(np.isfinite(velocity)),
+                    "joint_limits.{}.max_velocity": float(velocity) if np.isfinite(velocity) else 0.0,
+                    "joint_weights.{}": 1.0,
+                    "rest_posture.{}": float(middle),
+                }
+                for pattern, default in defaults.items():
+                    name = pattern.format(joint)
+                    if not self.has_parameter(name):
+                        extra = _range(0.0, 1e6) if pattern in ("joint_weights.{}",) else {}
+                        descriptor = ParameterDescriptor(description=JOINT_PARAMETERS[pattern], **extra)
+                        self.declare_parameter(name, default, descriptor)
+                    self._values[name] = self.get_parameter(name).value
+        finally:
+            self._declaring = False
+
+    def _warn_unknown_overrides(self, model: _Model) -> None:
+        """Parameter-file entries for joints or tips the node does not have: named, not silent."""
+        prefixes = ("joint_limits.", "joint_weights.", "rest_posture.", "tip_tasks.")
+        for name in sorted(self._parameter_overrides):  # rclpy keeps the start-up overrides here
+            if name.startswith(prefixes) and not self.has_parameter(name):
+                self.get_logger().warning(
+                    f"parameter '{name}' names no joint of the chain {list(model.joint_names)} or tip "
+                    f"of {self._tips}; ignored"
+                )
+
+    def _build_model(self, robot, values: dict, startup: bool = False) -> _Model:
+        """The solver and the active limits for ``values``. At start-up a refused joint limit
+        falls back to the URDF with a warning; at run time it raises (and the change is rejected)."""
+        tree = robot.tree(values["base_link"] or robot.root, self._tips)
+        lower, upper, velocity = tree.lower.copy(), tree.upper.copy(), tree.max_velocity.copy()
+        for index, joint in enumerate(tree.joint_names):
+            try:
+                limits = effective_joint_limits(
+                    joint,
+                    float(tree.lower[index]),
+                    float(tree.upper[index]),
+                    float(tree.max_velocity[index]),
+                    **{
+                        key: values[f"joint_limits.{joint}.{key}"]
+                        for key in (
+                            "has_position_limits",
+                            "min_position",
+                            "max_position",
+                            "has_velocity_limits",
+                            "max_velocity",
+                        )
+                    },
+                )
+            except IKNodeError as error:
+                if not startup:
+                    raise
+                self.get_logger().warning(f"{error}; the URDF limits of '{joint}' apply")
+                continue
+            if startup:
+                for warning in limits.warnings:
+                    self.get_logger().warning(warning)
+            lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
+        finite = np.isfinite(lower)
+        rest = np.array([values[f"rest_posture.{joint}"] for joint in tree.joint_names])
+        rest = np.where(finite, np.clip(rest, np.where(finite, lower, 0), np.where(finite, upper, 0)), rest)
+        solver = IKSolver(
+            robot,
+            tree.base_link,
+            self._tips,
+            tasks={
+                tip: TipTask(
+                    values[f"tip_tasks.{tip}"],
+                    position_tolerance=values["position_tolerance"],
+                    orientation_tolerance=values["orientation_tolerance"],
+                )
+                for tip in self._tips
+            },
+            method=values["method"],
+            solve_type=values["solve_type"],
+            joint_weights={joint: values[f"joint_weights.{joint}"] for joint in tree.joint_names},
+            lower=dict(zip(tree.joint_names, lower)),
+            upper=dict(zip(tree.joint_names, upper)),
+            rest_posture=rest,
+            posture_gain=values["posture_gain"],
+            min_damping=values["min_damping"],
+            max_iterations=values["max_iterations"],
+            random_seed=values["random_seed"],
+        )
+        return _Model(robot, solver, tree.joint_names, solver.lower, solver.upper, velocity)
+
+    # ------------------------------------------------------------------ parameters
+
+    @staticmethod
+    def _check_values(values: dict) -> None:
+        """Checks the descriptors cannot express; raises :class:`IKNodeError` naming the parameter."""
+        choices = {"mode": MODES, "method": METHODS, "solve_type": SOLVE_TYPES}
+        for name, allowed in choices.items():
+            if values[name] not in allowed:
+                raise IKNodeError(f"parameter {name} must be one of {list(allowed)}, got '{values[name]}'")
+        for name, value in values.items():
+            if name.startswith("tip_tasks.") and value not in TASK_KINDS:
+                raise IKNodeError(f"parameter {name} must be one of {list(TASK_KINDS)}, got '{value}'")
+        if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
+            raise IKNodeError(
+                "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "
+                f"{values['lower_singularity_threshold']} and {values['hard_stop_singularity_threshold']}"
+            )
+
+    def _on_set_parameters(self, parameters) -> SetParametersResult:
+        """Validate a change as a whole (a candidate model is built from it); accepted changes
+        take effect at the next solve."""
+        if self._declaring:
+            return SetParametersResult(successful=True)
+        candidate = dict(self._values)
+        candidate.update({parameter.name: parameter.value for parameter in parameters})
+        try:
+            self._check_values(candidate)
+            model = None if self._model is None else self._build_model(self._model.robot, candidate)
+        except IKNodeError as error:
+            self.get_logger().warning(f"parameter change refused: {error}")
+            return SetParametersResult(successful=False, reason=str(error))
+        rate_changed = candidate["publish_rate"] != self._values["publish_rate"]
+        mode_changed = candidate["mode"] != self._values["mode"]
+        self._values = candidate
+        if model is not None:
+            self._model = model
+            self._joint_goal = None if mode_changed else self._joint_goal
+        if rate_changed or mode_changed:
+            self._reset_timer()
+        return SetParametersResult(successful=True)
+
+    def _reset_timer(self) -> None:
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = None
+        if self._values["mode"] == "track":
+            self._timer = self.create_timer(1.0 / self._values["publish_rate"], self._on_track_timer)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_joint_state(self, message: JointState) -> None:
+        """Keep the latest position of every named joint (mismatched or NaN entries skipped)."""
+        if len(message.position) != len(message.name):
+            self.get_logger().warning(
+                f"/joint_states message has {len(message.name)} names but {len(message.position)} "
+                "positions; ignored",
+                throttle_duration_sec=WARNING_PERIOD,
+            )
+            return
+        for name, value in zip(message.name, message.position):
+            if math.isfinite(value):
+                self._joint_state[name] = float(value)
+        self._joint_state_time = time.monotonic()
+        self._stale_warned = False
+
+    def _current(self, model: _Model) -> np.ndarray:
+        """The seed: fresh /joint_states (by name), else the last command, else the rest posture."""
+        fresh = time.monotonic() - self._joint_state_time <= self._values["joint_state_timeout"]
+        if not fresh and self._joint_state_time > -math.inf and not self._stale_warned:
+            self.get_logger().warning(
+                f"/joint_states older than joint_state_timeout ({self._values['joint_state_timeout']} s); "
+                "seeding from the last command"
+            )
+            self._stale_warned = True
+        fallback = model.solver.rest_posture if self._last_command is None else self._last_command
+        if not fresh:
+            return fallback.copy()
+        return np.array(
+            [self._joint_state.get(name, fallback[index]) for index, name in enumerate(model.joint_names)]
+        )
+
+    def _goal_in_base(self, model: _Model, message: PoseStamped, seed: np.ndarray) -> np.ndarray:
+        """The goal as ``T_base_goal``; a ``frame_id`` naming a link goes through the model's FK
+        at the current state (the seed for the chain's joints, /joint_states for the others)."""
+        pose = pose_from_message(message.pose)
+        frame = message.header.frame_id.lstrip("/")
+        base = model.solver.tree.base_link
+        if frame in ("", base):
+            return pose
+        robot = model.robot
+        if frame not in robot.links:
+            known = ", ".join(sorted(robot.links))
+            raise IKNodeError(
+                f"goal frame '{frame}' is not a link of robot '{robot.name}'; known frames: {known}"
+            )
+        state = {name: value for name, value in self._joint_state.items() if name in robot.joint_names}
+        state.update(zip(model.joint_names, seed))
+        return robot.forward(state, frame, base) @ pose
+
+    def _on_goal(self, tip: str, message: PoseStamped) -> None:
+        model = self._model
+        if model is None:
+            self.get_logger().warning(
+                "goal ignored: no robot description yet (parameter robot_description, "
+                "robot_description_file or topic /robot_description)",
+                throttle_duration_sec=WARNING_PERIOD,
+            )
+            self._publish_status(False, "no_robot_description", "no robot description yet", {}, message)
+            return
+        seed = self._seed(model)
+        try:
+            goal = self._goal_in_base(model, message, seed)
+        except IKNodeError as error:
+            self.get_logger().warning(
+                f"goal for '{tip}' refused: {error}", throttle_duration_sec=WARNING_PERIOD
+            )
+            self._publish_status(False, "invalid_goal", f"goal for '{tip}' refused: {error}", {}, message)
+            return
+        self._goals[tip] = goal
+        self._solve(model, seed, message)
+
+    def _seed(self, model: _Model) -> np.ndarray:
+        """Track mode steps from its own last command (so consecutive commands respect the velocity
+        limits); solve mode seeds from the current state."""
+        if self._values["mode"] == "track" and self._last_command is not None:
+            return self._last_command.copy()
+        return self._current(model)
+
+    # ------------------------------------------------------------------ solving and commands
+
+    def _solve(self, model: _Model, seed: np.ndarray, message: PoseStamped) -> None:
+        try:
+            result = model.solver.solve(dict(self._goals), seed=seed, timeout=self._values["timeout"])
+        except IKNodeError as error:  # e.g. a joint state outside the limits of a locked joint
+            self.get_logger().warning(f"solve refused: {error}", throttle_duration_sec=WARNING_PERIOD)
+            self._publish_status(False, "invalid_goal", str(error), {}, message)
+            return
+        details = {
+            "position_error": f"{result.position_error:.3g}",
+            "orientation_error": f"{result.orientation_error:.3g}",
+            "iterations": str(result.iterations),
+            "time_ms": f"{result.elapsed * 1e3:.3f}",
+            "attempts": str(result.attempts),
+        }
+        publish = result.success or self._values["publish_best_effort"]
+        if not result.success:
+            self.get_logger().warning(
+                f"no solution for the goal ({result.reason}): position error {result.position_error:.3g} m, "
+                f"orientation error {result.orientation_error:.3g} rad"
+                + ("; publishing the closest configuration found" if publish else "; no command published"),
+                throttle_duration_sec=WARNING_PERIOD,
+            )
+        if publish:
+            if self._values["mode"] == "track":
+                self._joint_goal = result.q
+            else:
+                self._publish_command(model, result.q, None, seed)
+        self._publish_status(result.success, result.reason, "", details, message)
+        self._publish_markers(model, result.q, result.success)
+
+    def _on_track_timer(self) -> None:
+        model = self._model
+        if model is None or self._joint_goal is None:
+            return
+        period = 1.0 / self._values["publish_rate"]
+        q = self._seed(model)
+        difference = self._joint_goal - q
+        if np.max(np.abs(difference), initial=0.0) <= REACHED:
+            if self._last_velocity is not None and np.any(self._last_velocity):
+                self._publish_command(model, q, np.zeros_like(q), q)  # one stop command
+            self._joint_goal = None
+            return
+        scale = self._singularity_scale(model, q, difference)
+        q_next, velocity = velocity_limited_step(q, self._joint_goal, model.max_velocity, period, scale)
+        self._publish_command(model, q_next, velocity, q)
+
+    def _singularity_scale(self, model: _Model, q: np.ndarray, difference: np.ndarray) -> float:
+        condition = np.linalg.cond(model.solver.task_jacobian(q))
+        ahead = q + 1e-3 * difference / np.linalg.norm(difference)
+        condition_ahead = np.linalg.cond(model.solver.task_jacobian(ahead))
+        lower = self._values["lower_singularity_threshold"]
+        hard = self._values["hard_stop_singularity_threshold"]
+        scale = singularity_scale(condition, condition_ahead, lower, hard)
+        if scale < 1.0:
+            self.get_logger().warning(
+                f"near a singularity (condition number {condition:.1f}; slowing from {lower}, stop at "
+                f"{hard}): speed scaled to {scale:.2f}",
+                throttle_duration_sec=WARNING_PERIOD,
+            )
+        return scale
+
+    def _publish_command(self, model: _Model, q: np.ndarray, velocity, previous: np.ndarray) -> bool:
+        """The one place commands leave the node: each is checked against the active limits
+        (positions, and velocities when given) and refused, with an error, if it violates them."""
+        violation = command_violation(
+            model.joint_names,
+            q,
+            model.lower,
+            model.upper,
+            velocity,
+            None if velocity is None else model.max_velocity,
+        )
+        if violation is not None:
+            self.get_logger().error(f"command refused by the limit guard: {violation}")
+            self._publish_status(False, "limit_guard", violation, {}, None)
+            return False
+        stamp = self.get_clock().now().to_msg()
+        command = JointState()
+        command.header.stamp = stamp
+        command.name = list(model.joint_names)
+        command.position = [float(value) for value in q]
+        if velocity is not None:
+            command.velocity = [float(value) for value in velocity]
+        self._command_publisher.publish(command)
+        if self._values["publish_trajectory"]:
+            self._publish_trajectory(model, q, velocity, previous)
+        self._last_command = np.array(q, dtype=float)
+        self._last_velocity = None if velocity is None else np.array(velocity, dtype=float)
+        return True
+
+    def _publish_trajectory(self, model: _Model, q, velocity, previous) -> None:
+        """One point for ros2_control's joint trajectory controller: reached after the period
+        (track mode) or after the slowest joint's time at its velocity limit (solve mode)."""
+        if velocity is not None:
+            duration = 1.0 / self._values["publish_rate"]
+        else:
+            times = np.abs(np.asarray(q) - previous) / model.max_velocity
+            duration = max(self._values["min_trajectory_duration"], float(np.max(times, initial=0.0)))
+        point = JointTrajectoryPoint()
+        point.positions = [float(value) for value in q]
+        if velocity is not None:
+            point.velocities = [float(value) for value in velocity]
+        seconds = math.floor(duration)
+        point.time_from_start = Duration(sec=int(seconds), nanosec=int((duration - seconds) * 1e9))
+        trajectory = JointTrajectory()
+        trajectory.joint_names = list(model.joint_names)
+        trajectory.points = [point]
+        self._trajectory_publisher.publish(trajectory)
+
+    def _publish_status(self, success: bool, reason: str, message: str, details: dict, goal) -> None:
+        """One ``DiagnosticStatus`` per goal on /diagnostics: success, errors, iterations, time,
+        reason, and the goal's stamp and frame (to match goals to outcomes)."""
+        status = DiagnosticStatus()
+        status.level = DiagnosticStatus.OK if success else DiagnosticStatus.WARN
+        status.name = f"{self.get_name()}: ik"
+        status.hardware_id = "" if self._model is None else self._model.robot.name
+        status.message = message or reason
+        values = {"success": str(success).lower(), "reason": reason, **details}
+        if goal is not None:
+            values["goal_frame"] = goal.header.frame_id
+            values["goal_stamp"] = f"{goal.header.stamp.sec}.{goal.header.stamp.nanosec:09d}"
+        status.values = [KeyValue(key=key, value=value) for key, value in values.items()]
+        array = DiagnosticArray()
+        array.header.stamp = self.get_clock().now().to_msg()
+        array.status = [status]
+        self._diagnostics_publisher.publish(array)
+
+    def _publish_markers(self, model: _Model, q: np.ndarray, success: bool) -> None:
+        """Arrows along each tip's x axis: the goal (green) and the pose reached (blue, or red when
+        the solve failed), in the base frame."""
+        poses = model.solver.tree.link_poses(q)
+        markers = MarkerArray()
+        base = model.solver.tree.base_link
+        for index, tip in enumerate(self._tips):
+            reached = model.solver.tree.pose_of(poses, tip)
+            for namespace, pose, color in (
+                ("goal", self._goals.get(tip), (0.1, 0.8, 0.1)),
+                ("reached", reached, (0.1, 0.3, 0.9) if success else (0.9, 0.1, 0.1)),
+            ):
+                if pose is None:
+                    continue
+                marker = Marker()
+                marker.header.frame_id = base
+                marker.ns, marker.id = namespace, index
+                marker.type, marker.action = Marker.ARROW, Marker.ADD
+                position, quaternion = pose_to_fields(pose)
+                marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = position
+                (
+                    marker.pose.orientation.x,
+                    marker.pose.orientation.y,
+                    marker.pose.orientation.z,
+                    marker.pose.orientation.w,
+                ) = quaternion
+                marker.scale.x, marker.scale.y, marker.scale.z = 0.1, 0.012, 0.012
+                marker.color.r, marker.color.g, marker.color.b = color
+                marker.color.a = 0.9
+                markers.markers.append(marker)
+        self._marker_publisher.publish(markers)
+
+
+def main(argv=None) -> int:
+    """Run the node: ``ik_node --ros-args --params-file FILE`` (or ``ros2 run ik_node ik_node``).
+    Returns 0 on SIGINT/SIGTERM, 2 when the configuration is unusable."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    rclpy.init(args=["ik_node", *arguments])
+    node = None
+    try:
+        node = IKNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (
+        IKNodeError,
+        rclpy.exceptions.InvalidParameterTypeException,
+        rclpy.exceptions.InvalidParameterValueException,
+    ) as error:
+        print(f"ik_node: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Real ROS 2 plumbing for the node tests: the node as a separate process, and a client node in
+the test process that publishes goals and joint states and records what the node publishes.
+
+DDS stays on loopback (test/conftest.py sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a
+``ROS_DOMAIN_ID`` per worker); ``config/fastdds_profile.xml`` makes discovery take < 0.3 s.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.srv import SetParametersAtomically
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from transforms3d.quaternions import mat2quat
+from visualization_msgs.msg import MarkerArray
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DIR = PACKAGE_ROOT / "config"
+FASTDDS_PROFILE = CONFIG_DIR / "fastdds_profile.xml"
+#: Seconds to wait for discovery and for an answer (generous: the machine may be loaded).
+WAIT = 10.0
+
+
+def ros_environment() -> dict:
+    environment = dict(os.environ)
+    environment["FASTDDS_DEFAULT_PROFILES_FILE"] = str(FASTDDS_PROFILE)
+    environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    environment.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_ros_log_"))
+    environment["PYTHONUNBUFFERED"] = "1"
+    environment["RCUTILS_LOGGING_BUFFERED_STREAM"] = "0"
+    return environment
+
+
+class NodeProcess:
+    """``python -m ik_node.node --ros-args ...`` in its own process; its log goes to a file."""
+
+    def __init__(self, *ros_arguments: str, name: str = "ik_node"):
+        self.name = name
+        self.log_path = Path(tempfile.mkstemp(prefix="ik_node_", suffix=".log")[1])
+        self._log = self.log_path.open("w")
+        arguments = ["--ros-args", *ros_arguments]
+        if name != "ik_node":
+            arguments += ["-r", f"__node:={name}"]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "ik_node.node", *arguments],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=ros_environment(),
+            cwd=PACKAGE_ROOT,
+        )
+
+    def log(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text()
+
+    def wait_for_log(self, text: str, timeout: float = WAIT) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            if self.process.poll() is not None:
+                return text in self.log()
+            time.sleep(0.05)
+        return False
+
+    def stop(self, signal_number=signal.SIGINT, timeout: float = WAIT) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal_number)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode
+
+
+def pose_message(matrix, frame_id: str = "", stamp=None) -> PoseStamped:
+    """A PoseStamped from a 4x4 (quaternion converted to ROS order x y z w)."""
+    message = PoseStamped()
+    message.header.frame_id = frame_id
+    if stamp is not None:
+        message.header.stamp = stamp
+    message.pose.position.x, message.pose.position.y, message.pose.position.z = (
+        float(v) for v in matrix[:3, 3]
+    )
+    w, x, y, z = mat2quat(matrix[:3, :3])
+    orientation = message.pose.orientation
+    orientation.x, orientation.y, orientation.z, orientation.w = float(x), float(y), float(z), float(w)
+    return message
+
+
+class Client:
+    """A node in the test process talking to the ik_node under test through real topics."""
+
+    def __init__(self, node_name: str = "ik_node", tips=("tool0",)):
+        self.node = rclpy.create_node(f"ik_node_test_client_{os.getpid()}")
+        self.node_name = node_name
+        self.commands: list[JointState] = []
+        self.command_times: list[float] = []
+        self.statuses: list = []
+        self.markers: list[MarkerArray] = []
+        node = self.node
+        self.goal_publishers = {
+            tip: node.create_publisher(
+                PoseStamped,
+                f"/{node_name}/target_pose" if len(tips) == 1 else f"/{node_name}/{tip}/target_pose",
+                10,
+            )
+            for tip in tips
+        }
+        self.joint_state_publisher = node.create_publisher(JointState, "/joint_states", 10)
+        self.description_publisher = node.create_publisher(
+            String, "/robot_description", QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        )
+        node.create_subscription(JointState, f"/{node_name}/joint_commands", self._on_command, 100)
+        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100)
+        node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, 100)
+        self.parameter_client = node.create_client(
+            SetParametersAtomically, f"/{node_name}/set_parameters_atomically"
+        )
+
+    def _on_command(self, message: JointState) -> None:
+        self.commands.append(message)
+        self.command_times.append(time.monotonic())
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        for status in message.status:
+            if status.name.startswith(self.node_name):
+                self.statuses.append(
+                    {"message": status.message, **{kv.key: kv.value for kv in status.values}}
+                )
+
+    def spin_until(self, condition, timeout: float = WAIT) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            rclpy.spin_once(self.node, timeout_sec=0.02)
+        return bool(condition())
+
+    def spin_for(self, seconds: float) -> None:
+        self.spin_until(lambda: False, timeout=seconds)
+
+    def wait_connected(self, timeout: float = 30.0) -> None:
+        """Until the node's goal subscriptions and command publisher are matched with ours."""
+        connected = self.spin_until(
+            lambda: (
+                all(p.get_subscription_count() > 0 for p in self.goal_publishers.values())
+                and self.node.count_publishers(f"/{self.node_name}/joint_commands") > 0
+            ),
+            timeout,
+        )
+        assert connected, "the ik_node process was not discovered"
+
+    def send_goal(self, matrix, tip: str | None = None, frame_id: str = "") -> None:
+        publisher = self.goal_publishers[tip] if tip else next(iter(self.goal_publishers.values()))
+        publisher.publish(pose_message(matrix, frame_id, self.node.get_clock().now().to_msg()))
+
+    def send_joint_state(self, names, positions) -> None:
+        message = JointState()
+        message.header.stamp = self.node.get_clock().now().to_msg()
+        message.name = list(names)
+        message.position = [float(value) for value in positions]
+        self.joint_state_publisher.publish(message)
+
+    def wait_command(self, count_before: int, timeout: float = WAIT) -> JointState | None:
+        if self.spin_until(lambda: len(self.commands) > count_before, timeout):
+            return self.commands[count_before]
+        return None
+
+    def set_parameters(self, **values):
+        """Set parameters on the node all at once; returns the SetParametersResult."""
+        assert self.parameter_client.wait_for_service(timeout_sec=WAIT), "no set_parameters service"
+        request = SetParametersAtomically.Request()
+        request.parameters = [
+            Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
+        ]
+        future = self.parameter_client.call_async(request)
+        assert self.spin_until(future.done), "set_parameters did not answer"
+        return future.result().result
+
+    def close(self) -> None:
+        self.node.destroy_node()
+
+
+__all__ = ["Client", "NodeProcess", "pose_message", "ros_environment"]
