@@ -123,10 +123,8 @@ def velocity_limited_step(q, goal, max_velocity, period: float, speed_scale: flo
     q = np.asarray(q, dtype=float)
     difference = np.asarray(goal, dtype=float) - q
     reach = np.asarray(max_velocity, dtype=float) * period  # largest motion per joint this step
-    moving = np.abs(difference) > 0
-    ratios = reach[moving] / np.abs(difference[moving])
-    scale = min(1.0, float(ratios.min())) if ratios.size else 1.0
-    scale *= min(max(speed_scale, 0.0), 1.0)
+    excess = np.abs(difference) / reach  # > 1 where the joint cannot get there in one step
+    scale = min(max(speed_scale, 0.0), 1.0) / max(1.0, float(excess.max(initial=0.0)))
     step = scale * difference
     return q + step, step / period
 

@@ -137,6 +137,13 @@ PARAMETERS = {
         False,
         {},
     ),
+    "publish_rest_posture_at_start": (
+        False,
+        "publish one command at the rest posture when the robot loads (for visualisation: the launch "
+        "file sets it, so RViz shows the robot before the first goal)",
+        True,
+        {},
+    ),
     "publish_trajectory": (
         False,
         "also publish trajectory_msgs/JointTrajectory on ~/joint_trajectory",
@@ -290,6 +297,9 @@ class IKNode(Node):
             f"joints {list(model.joint_names)}"
         )
         self._warn_unknown_overrides(model)
+        if self._values["publish_rest_posture_at_start"]:
+            rest = model.solver.rest_posture
+            self._publish_command(model, rest, None, rest)
 
     def _declare_joint_parameters(self, tree) -> None:
         self._declaring = True

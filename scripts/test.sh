@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[ros,test]'
-.venv/bin/ruff check ik_node test benchmark scripts urdf
+.venv/bin/ruff check ik_node test benchmark scripts urdf launch
 # DDS stays on this machine; each pytest worker picks its own ROS_DOMAIN_ID (test/conftest.py).
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_LOG_DIR=${ROS_LOG_DIR:-$(mktemp -d)}

@@ -1,0 +1,85 @@
+"""Launch ik_node with robot_state_publisher and (optionally) RViz.
+
+    ros2 launch ik_node ik_node.launch.py                      # the bundled 7-DOF arm
+    ros2 launch ik_node ik_node.launch.py robot:=dual_arm      # another bundled robot
+    ros2 launch ik_node ik_node.launch.py urdf_file:=/path/robot.urdf params_file:=/path/ik.yaml
+    ros2 launch ik_node ik_node.launch.py use_rviz:=false
+
+The URDF becomes the ``robot_description`` parameter of robot_state_publisher and ik_node.
+ik_node's commands are remapped to ``/joint_states`` so robot_state_publisher (and RViz) show
+the solutions; on a real robot remap them to your controller instead.
+"""
+
+from pathlib import Path
+
+import yaml
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _nodes(context):
+    share = Path(get_package_share_directory("ik_node"))
+    robot = LaunchConfiguration("robot").perform(context)
+    urdf_file = LaunchConfiguration("urdf_file").perform(context) or str(share / "urdf" / f"{robot}.urdf")
+    params_file = LaunchConfiguration("params_file").perform(context) or str(
+        share / "config" / f"{robot}.yaml"
+    )
+    description = Path(urdf_file).read_text()
+    parameters = yaml.safe_load(Path(params_file).read_text()) or {}
+    settings = next(iter(parameters.values()), {}).get("ros__parameters", {})
+    fixed_frame = settings.get("base_link") or "base_link"
+    return [
+        Node(
+            package="robot_state_publisher",
+            executable="robot_state_publisher",
+            parameters=[{"robot_description": description}],
+        ),
+        Node(
+            package="ik_node",
+            executable="ik_node",
+            parameters=[
+                params_file,
+                {"robot_description": description, "publish_rest_posture_at_start": True},
+            ],
+            remappings=[("~/joint_commands", "/joint_states")],
+            output="screen",
+        ),
+        Node(
+            package="rviz2",
+            executable="rviz2",
+            arguments=["-d", LaunchConfiguration("rviz_config").perform(context), "-f", fixed_frame],
+            condition=IfCondition(LaunchConfiguration("use_rviz")),
+        ),
+    ]
+
+
+def generate_launch_description():
+    share = Path(get_package_share_directory("ik_node"))
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "robot",
+                default_value="arm7",
+                description="bundled robot: arm6, arm7, mobile_manipulator, dual_arm, humanoid",
+            ),
+            DeclareLaunchArgument(
+                "urdf_file", default_value="", description="URDF file (default: the bundled robot's)"
+            ),
+            DeclareLaunchArgument(
+                "params_file",
+                default_value="",
+                description="ik_node parameter file (default: config/<robot>.yaml)",
+            ),
+            DeclareLaunchArgument("use_rviz", default_value="true", description="start RViz"),
+            DeclareLaunchArgument(
+                "rviz_config",
+                default_value=str(share / "config" / "ik_node.rviz"),
+                description="RViz configuration",
+            ),
+            OpaqueFunction(function=_nodes),
+        ]
+    )

@@ -1,0 +1,159 @@
+"""The node's rclpy-free command logic: joint-limit parameters merged with the URDF, the
+velocity-limited tracking step, the singularity slow-down, the command guard, and pose
+conversions between ROS messages and matrices."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transforms3d.euler import euler2mat
+
+from ik_node.control import (
+    command_violation,
+    effective_joint_limits,
+    singularity_scale,
+    velocity_limited_step,
+)
+from ik_node.conversions import pose_from_message, pose_to_fields
+from ik_node.errors import IKNodeError, TargetError
+
+
+def limits(**overrides):
+    values = dict(
+        has_position_limits=True,
+        min_position=-1.0,
+        max_position=1.0,
+        has_velocity_limits=True,
+        max_velocity=1.0,
+    )
+    values.update(overrides)
+    return effective_joint_limits("elbow", -2.0, 2.0, 3.0, **values)
+
+
+def test_tighter_parameter_limits_win():
+    merged = limits()
+    assert (merged.lower, merged.upper, merged.max_velocity) == (-1.0, 1.0, 1.0)
+    assert merged.warnings == ()
+
+
+def test_wider_parameter_limits_are_refused_with_a_warning():
+    merged = limits(min_position=-5.0, max_position=1.5, max_velocity=10.0)
+    assert (merged.lower, merged.upper, merged.max_velocity) == (-2.0, 1.5, 3.0)
+    assert len(merged.warnings) == 2
+    assert "joint_limits.elbow.min_position -5.0 is below the URDF's lower limit -2.0" in merged.warnings[0]
+    assert "max_velocity 10.0 is above the URDF's 3.0" in merged.warnings[1]
+    unlimited = limits(has_position_limits=False, has_velocity_limits=False)
+    assert (unlimited.lower, unlimited.upper, unlimited.max_velocity) == (-2.0, 2.0, 3.0)
+    assert "has_position_limits is false" in unlimited.warnings[0]
+
+
+def test_continuous_joint_gains_limits_from_parameters():
+    merged = effective_joint_limits(
+        "wheel",
+        -math.inf,
+        math.inf,
+        math.inf,
+        has_position_limits=True,
+        min_position=-3.0,
+        max_position=3.0,
+        has_velocity_limits=False,
+        max_velocity=0.0,
+    )
+    assert (merged.lower, merged.upper, merged.max_velocity, merged.warnings) == (-3.0, 3.0, math.inf, ())
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"min_position": 0.5, "max_position": -0.5}, "min_position 0.5 is above max_position -0.5"),
+        ({"min_position": math.nan}, "must be finite"),
+        ({"min_position": 2.5, "max_position": 3.0}, "does not overlap the URDF limits"),
+        ({"max_velocity": 0.0}, "max_velocity must be a positive number"),
+    ],
+)
+def test_unusable_parameter_limits_raise_naming_the_joint(overrides, message):
+    with pytest.raises(IKNodeError, match="elbow") as error:
+        limits(**overrides)
+    assert message in str(error.value)
+
+
+vectors = st.lists(st.floats(-3, 3), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_tracking_step_respects_every_velocity_limit_and_keeps_direction(data):
+    q = np.array(data.draw(vectors))
+    goal = np.array(data.draw(st.lists(st.floats(-3, 3), min_size=len(q), max_size=len(q))))
+    max_velocity = np.array(data.draw(st.lists(st.floats(0.01, 5), min_size=len(q), max_size=len(q))))
+    period = data.draw(st.floats(1e-3, 0.1))
+    scale = data.draw(st.floats(0, 1))
+    q_next, velocity = velocity_limited_step(q, goal, max_velocity, period, scale)
+    assert np.all(np.abs(velocity) <= max_velocity * (1 + 1e-12))
+    np.testing.assert_allclose((q_next - q) / period, velocity, atol=1e-9)
+    # One scale for all joints: the step is a non-negative multiple (<= 1) of goal - q.
+    difference = goal - q
+    moving = np.abs(difference) > 1e-9
+    if moving.any():
+        ratios = (q_next - q)[moving] / difference[moving]
+        assert np.all(ratios >= -1e-12) and np.all(ratios <= 1 + 1e-12)
+        np.testing.assert_allclose(ratios, ratios[0], rtol=1e-6, atol=1e-12)
+    if scale == 1 and np.all(np.abs(difference) <= max_velocity * period):
+        np.testing.assert_allclose(q_next, goal, atol=1e-12)  # within reach: arrives
+
+
+def test_singularity_scale_slows_only_toward_the_singularity():
+    assert singularity_scale(10, 12, 17, 30) == 1.0  # far from it
+    assert singularity_scale(23.5, 24, 17, 30) == pytest.approx(0.5)  # halfway, approaching
+    assert singularity_scale(31, 32, 17, 30) == 0.0  # past the hard stop, approaching
+    assert singularity_scale(31, 29, 17, 30) == 1.0  # moving away is never slowed
+
+
+def test_command_guard_fires_on_positions_and_velocities():
+    names, lower, upper, max_velocity = ["a", "b"], [-1.0, 0.0], [1.0, 0.5], [2.0, 0.1]
+    assert command_violation(names, [0.5, 0.2], lower, upper) is None
+    assert command_violation(names, [0.5, 0.2], lower, upper, [1.9, -0.1], max_velocity) is None
+    assert "joint 'b' position 0.6 is outside its limits [0.0, 0.5]" in command_violation(
+        names, [0.5, 0.6], lower, upper
+    )
+    assert "joint 'a' position nan" in command_violation(names, [math.nan, 0.2], lower, upper)
+    assert "joint 'b' velocity -0.2 exceeds its limit 0.1" in command_violation(
+        names, [0.5, 0.2], lower, upper, [0.0, -0.2], max_velocity
+    )
+
+
+def message(position, quaternion):
+    return SimpleNamespace(
+        position=SimpleNamespace(x=position[0], y=position[1], z=position[2]),
+        orientation=SimpleNamespace(x=quaternion[0], y=quaternion[1], z=quaternion[2], w=quaternion[3]),
+    )
+
+
+def test_message_quaternions_are_xyzw_and_normalised():
+    # 90 degrees about z: (x y z w) = (0 0 sin45 cos45), given at twice unit length.
+    s = math.sqrt(0.5)
+    pose = pose_from_message(message([1, 2, 3], [0, 0, 2 * s, 2 * s]))
+    np.testing.assert_allclose(pose[:3, :3], euler2mat(0, 0, math.pi / 2), atol=1e-12)
+    np.testing.assert_allclose(pose[:3, 3], [1, 2, 3])
+    position, quaternion = pose_to_fields(pose)
+    np.testing.assert_allclose(quaternion, [0, 0, s, s], atol=1e-12)
+    assert position == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "position, quaternion, text",
+    [
+        ([math.nan, 0, 0], [0, 0, 0, 1], "position must be finite"),
+        ([0, math.inf, 0], [0, 0, 0, 1], "position must be finite"),
+        ([0, 0, 0], [0, 0, 0, 0], "zero quaternion"),
+        ([0, 0, 0], [math.nan, 0, 0, 1], "orientation must be finite"),
+    ],
+)
+def test_unusable_goal_messages_are_refused(position, quaternion, text):
+    with pytest.raises(TargetError, match=text):
+        pose_from_message(message(position, quaternion))
