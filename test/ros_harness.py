@@ -48,7 +48,8 @@ class NodeProcess:
 
     def __init__(self, *ros_arguments: str, name: str = "ik_node"):
         self.name = name
-        self.log_path = Path(tempfile.mkstemp(prefix="ik_node_", suffix=".log")[1])
+        log_directory = os.environ.get("ROS_LOG_DIR") or tempfile.gettempdir()
+        self.log_path = Path(tempfile.mkstemp(prefix="ik_node_", suffix=".log", dir=log_directory)[1])
         self._log = self.log_path.open("w")
         arguments = ["--ros-args", *ros_arguments]
         if name != "ik_node":
