@@ -42,6 +42,7 @@ setup(
             "ruff",
             "pin",
             "example-robot-data",
+            "matplotlib",
         ],
         "plot": ["matplotlib"],
     },
