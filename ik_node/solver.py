@@ -45,6 +45,9 @@ METHODS = ("dls", "pinv", "transpose", "ccd")
 #: ``manipulability``: most manipulable found within the budget.
 SOLVE_TYPES = ("speed", "distance", "manipulability")
 
+#: Target coordinates larger than this [m] are refused: no robot reaches them, and their
+#: squared errors would overflow to infinity.
+MAX_TARGET_DISTANCE = 1e9
 _ORTHONORMAL_TOLERANCE = 1e-6
 _IDENTITY3 = np.eye(3)
 
@@ -306,6 +309,11 @@ class IKSolver:
                 raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
             if not np.isfinite(pose).all():
                 raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
+            if np.abs(pose[:3, 3]).max() > MAX_TARGET_DISTANCE:
+                raise TargetError(
+                    f"target for tip '{tip}' is at {pose[:3, 3].tolist()} m; coordinates beyond "
+                    f"{MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
+                )
             (x0, y0, z0), (x1, y1, z1), (x2, y2, z2) = pose[:3, :3].tolist()
             determinant = x0 * (y1 * z2 - z1 * y2) - y0 * (x1 * z2 - z1 * x2) + z0 * (x1 * y2 - y1 * x2)
             if (
