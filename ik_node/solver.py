@@ -189,7 +189,10 @@ class IKSolver:
         middle = np.where(
             bounded, 0.5 * (np.where(bounded, self.lower, 0.0) + np.where(bounded, self.upper, 0.0)), 0.0
         )
-        self.rest_posture = self._joint_vector(rest_posture, middle, "rest_posture")
+        # Within the limits: the rest posture is also the default seed.
+        self.rest_posture = np.clip(
+            self._joint_vector(rest_posture, middle, "rest_posture"), self.lower, self.upper
+        )
         self.tasks = self._tasks(tasks or {}, position_tolerance, orientation_tolerance)
         self._tip_frames = [self.tree.frame_index(tip) for tip in self.tip_links]
         self._reach = [self.tree.reach(tip) for tip in self.tip_links]  # (centre, radius) [m]
@@ -217,8 +220,16 @@ class IKSolver:
                 [self.tasks[tip].orientation_tolerance for tip in self.tip_links],
             ]
         )
-        self._sampling_lower = np.where(np.isfinite(self.lower), self.lower, -np.pi)
-        self._sampling_upper = np.where(np.isfinite(self.upper), self.upper, np.pi)
+        # Restarts sample bounded joints within their limits, a joint bounded on one side over the
+        # full turn next to its bound, an unbounded one over (-pi, pi] around the seed.
+        finite_lower, finite_upper = np.isfinite(self.lower), np.isfinite(self.upper)
+        self._sampling_lower = np.where(
+            finite_lower, self.lower, np.where(finite_upper, self.upper - 2 * np.pi, -np.pi)
+        )
+        self._sampling_upper = np.where(
+            finite_upper, self.upper, np.where(finite_lower, self.lower + 2 * np.pi, np.pi)
+        )
+        self._subsolvers: dict = {}  # tips -> (IKSolver for those tips, their joints' indices here)
 
     # ------------------------------------------------------------------ configuration
 
@@ -387,8 +398,11 @@ class IKSolver:
         seed = self.rest_posture.copy() if seed is None else self._seed(seed)
         target_poses = self._targets(targets, seed)
         rng = _LazyGenerator(self.random_seed)
+        out_of_reach = self._tips_out_of_reach(target_poses)
         if self.method == "ccd":
             outcome = self._search_sequential(target_poses, seed, deadline, rng)
+        elif 0 < len(out_of_reach) < len(self.tip_links):
+            outcome = self._search_prioritised(target_poses, seed, deadline, out_of_reach)
         else:
             outcome = self._search_batched(target_poses, seed, deadline, rng)
         best, iterations, outcomes, attempts = outcome
@@ -396,7 +410,7 @@ class IKSolver:
         converged = best_outcome == "converged"
         if converged:
             reason = "success"
-        elif best_outcome == "stuck" or self._out_of_reach(target_poses):
+        elif best_outcome == "stuck" or out_of_reach:
             reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
             reason = "timeout" if "deadline" in outcomes else "iterations"
@@ -452,13 +466,128 @@ class IKSolver:
         q[self.continuous] = seed[self.continuous] + (difference + np.pi) % (2 * np.pi) - np.pi
         return q
 
-    def _out_of_reach(self, targets: np.ndarray) -> bool:
-        """Whether a tip's target position lies outside the sphere that contains all the tip's
-        positions (only for tips whose task controls position)."""
-        return any(
-            np.any(rows < 3) and np.linalg.norm(target[:3, 3] - centre) > radius
-            for target, (centre, radius), rows in zip(targets, self._reach, self._rows)
+    def _tips_out_of_reach(self, targets: np.ndarray) -> list[str]:
+        """Tips whose target position lies outside the sphere containing all the tip's positions
+        (only tips whose task controls position)."""
+        return [
+            tip
+            for tip, target, (centre, radius), rows in zip(self.tip_links, targets, self._reach, self._rows)
+            if np.any(rows < 3) and np.linalg.norm(target[:3, 3] - centre) > radius
+        ]
+
+    def _subsolver(self, tips: tuple):
+        """A solver for some of the tips, with this one's options and limits, and the indices of
+        its joints in :attr:`joint_names`."""
+        if tips not in self._subsolvers:
+            own = set(self.robot.tree(self.tree.base_link, list(tips)).joint_names)
+            indices = [index for index, name in enumerate(self.joint_names) if name in own]
+            names = [self.joint_names[index] for index in indices]
+            solver = IKSolver(
+                self.robot,
+                self.tree.base_link,
+                list(tips),
+                tasks={tip: self.tasks[tip] for tip in tips},
+                method=self.method,
+                solve_type=self.solve_type,
+                joint_weights=dict(zip(names, self.joint_weights[indices])),
+                lower={
+                    name: value for name, value in zip(names, self.lower[indices]) if math.isfinite(value)
+                },
+                upper={
+                    name: value for name, value in zip(names, self.upper[indices]) if math.isfinite(value)
+                },
+                rest_posture=dict(zip(names, self.rest_posture[indices])),
+                posture_gain=self.posture_gain,
+                min_damping=self.min_damping,
+                max_iterations=self.max_iterations,
+                max_attempts=self.max_attempts,
+                batch_size=self.batch_size,
+                random_seed=self.random_seed,
+            )
+            self._subsolvers[tips] = (
+                solver,
+                np.array([self.joint_names.index(n) for n in solver.joint_names]),
+            )
+        return self._subsolvers[tips]
+
+    def _search_prioritised(self, targets: np.ndarray, seed: np.ndarray, deadline: float, out_of_reach):
+        """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991).
+
+        First the reachable tips alone (their own solver: the far tips do not pull on the shared
+        joints); then, with the reachable tips held by a correction step and the far tips' step
+        projected into the null space of their Jacobian, ``dq = J1^+ e1 + (I - J1^+ J1) J2^+ (e2 -
+        J2 J1^+ e1)``, the far tips come as close as that leaves them. Joints a step pushes past a
+        limit are locked for that step. A step is kept when the reachable tips stay within
+        tolerance and the far tips' error drops. Same return value as :meth:`_search_batched`.
+        """
+        near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
+        solver, indices = self._subsolver(near)
+        near_targets = {tip: targets[self.tip_links.index(tip)] for tip in near}
+        remaining = None if math.isinf(deadline) else max(deadline - time.perf_counter(), 1e-6)
+        first = solver.solve(near_targets, seed=seed[indices], timeout=remaining)
+        q = seed.copy()
+        q[indices] = first.q
+        primary = np.concatenate(
+            [
+                rows + 6 * index
+                for index, (tip, rows) in enumerate(zip(self.tip_links, self._rows))
+                if tip in near
+            ]
         )
+        primary = np.flatnonzero(np.isin(self._stacked_rows, primary))
+        secondary = np.setdiff1d(np.arange(len(self._stacked_rows)), primary)
+        near_tips = np.array([tip in near for tip in self.tip_links])
+
+        def evaluate(q):
+            poses = self.tree.link_poses(q)
+            error, norms = self._task_error(poses, targets)
+            return poses, error, norms, 0.5 * float(error[secondary] @ error[secondary])
+
+        poses, error, norms, cost = evaluate(q)
+        iterations, mu = first.iterations, _MU_INITIAL
+        while first.success and mu <= _MU_MAX and iterations < first.iterations + self.max_iterations:
+            if time.perf_counter() >= deadline:
+                break
+            iterations += 1
+            jacobian = self._jacobian(poses)
+            step = self._prioritised_step(
+                jacobian[primary], error[primary], jacobian[secondary], error[secondary], mu * cost, q
+            )
+            candidate = np.clip(q + step, self.lower, self.upper)
+            candidate_poses, candidate_error, candidate_norms, candidate_cost = evaluate(candidate)
+            if candidate_cost < cost and np.all(
+                candidate_norms[:, near_tips] <= self._tolerances[:, near_tips]
+            ):
+                q, poses, error, norms, cost = (
+                    candidate,
+                    candidate_poses,
+                    candidate_error,
+                    candidate_norms,
+                    candidate_cost,
+                )
+                mu = max(mu * _MU_DOWN, _MU_MIN)
+            else:
+                mu *= 2.0
+        best = (self._score(q, seed, norms, False), q, norms, "stuck")
+        return best, iterations, ["stuck"], first.attempts
+
+    def _prioritised_step(
+        self, primary_jacobian, primary_error, secondary_jacobian, secondary_error, damping, q
+    ):
+        """``J1^+ e1 + (I - J1^+ J1) J2^+ (e2 - J2 J1^+ e1)`` (damped inverses, joint weights),
+        joints the step pushes past a limit locked and the step recomputed (twice at most)."""
+        weights = self.joint_weights.copy()
+        for _ in range(3):
+            correction = _damped_step(primary_jacobian, primary_error, weights, self.min_damping**2)
+            remaining = secondary_error - secondary_jacobian @ correction
+            secondary = _damped_step(secondary_jacobian, remaining, weights, self.min_damping**2 + damping)
+            step = correction + self.null_space_motion(primary_jacobian, secondary, weights)
+            candidate = q + step
+            violating = ((candidate < self.lower) | (candidate > self.upper)) & (weights > 0)
+            if not violating.any():
+                break
+            weights = np.where(violating, 0.0, weights)
+        return step
 
     def _random_seeds(self, count: int, seed: np.ndarray, rng) -> np.ndarray:
         """Restart configurations: uniform within the limits (continuous joints within pi of the
