@@ -52,6 +52,8 @@ MODES = ("solve", "track")
 TASK_KINDS = ("pose", "position", "orientation")
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
+#: Largest rate of the marker array [Hz]: the latest solve is drawn, older ones are skipped.
+MARKER_RATE = 20.0
 #: Seconds between repeats of the same warning.
 WARNING_PERIOD = 2.0
 
@@ -255,6 +257,9 @@ class IKNode(Node):
             )
         self._timer = None
         self._reset_timer()
+        # Markers are for eyes: drawn at MARKER_RATE from the latest solve, off the goal path.
+        self._pending_markers = None
+        self.create_timer(1.0 / MARKER_RATE, self._on_marker_timer)
 
         description = self._values["robot_description"]
         path = self._values["robot_description_file"]
@@ -555,7 +560,7 @@ class IKNode(Node):
             else:
                 self._publish_command(model, result.q, None, seed)
         self._publish_status(result.success, result.reason, "", details, message)
-        self._publish_markers(model, result.q, result.success)
+        self._pending_markers = (model, result.q, result.success)
 
     def _on_track_timer(self) -> None:
         model = self._model
@@ -653,6 +658,11 @@ class IKNode(Node):
         array.header.stamp = self.get_clock().now().to_msg()
         array.status = [status]
         self._diagnostics_publisher.publish(array)
+
+    def _on_marker_timer(self) -> None:
+        if self._pending_markers is not None:
+            self._publish_markers(*self._pending_markers)
+            self._pending_markers = None
 
     def _publish_markers(self, model: _Model, q: np.ndarray, success: bool) -> None:
         """Arrows along each tip's x axis: the goal (green) and the pose reached (blue, or red when
