@@ -305,3 +305,79 @@ def test_launch_file_describes_the_three_nodes():
     spec.loader.exec_module(module)
     description = module.generate_launch_description()
     assert description.entities
+
+
+def test_new_description_at_run_time_reloads_or_is_refused_whole(arm7):
+    process = NodeProcess("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link")
+    client = Client()
+    try:
+        client.wait_connected()
+        from std_msgs.msg import String
+
+        client.description_publisher.publish(String(data=ARM7_URDF.read_text()))
+        assert process.wait_for_log("robot 'arm7' loaded from /robot_description")
+        for broken, reason in (
+            ("<robot name='broken'><link name='a'/>", "malformed URDF XML"),
+            (
+                (PACKAGE_ROOT / "urdf" / "arm6.urdf").read_text().replace("tool0", "tcp"),
+                "unknown link 'tool0'",
+            ),
+        ):
+            client.description_publisher.publish(String(data=broken))
+            assert process.wait_for_log(reason), process.log()
+            goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
+            before = len(client.commands)
+            client.send_goal(goal)  # still the arm7 model: its seven joints, its goal met
+            command = client.wait_command(before)
+            assert command is not None and list(command.name) == JOINTS
+            assert max(pose_error(arm7, positions(command), goal)) < 1e-5
+        client.description_publisher.publish(String(data=(PACKAGE_ROOT / "urdf" / "arm6.urdf").read_text()))
+        assert process.wait_for_log("robot 'arm6' loaded from /robot_description")
+        assert "refused" in process.log()
+    finally:
+        client.close()
+        assert process.stop() == 0
+
+
+@pytest.mark.parametrize(
+    "arm7_node",
+    [
+        (
+            "-p",
+            "joint_state_timeout:=0.3",
+        )
+    ],
+    indirect=True,
+)
+def test_stale_joint_states_fall_back_to_the_last_command_with_one_warning(arm7, arm7_node):
+    process, client = arm7_node
+    client.send_joint_state(JOINTS, Q_START)
+    client.spin_for(0.6)  # older than joint_state_timeout by now
+    for offset in (0.05, 0.1):
+        before = len(client.commands)
+        client.send_goal(arm7.forward(dict(zip(JOINTS, Q_START + offset)), "tool0", "base_link"))
+        assert client.wait_command(before) is not None
+    client.spin_for(0.2)
+    assert process.log().count("older than joint_state_timeout") == 1, process.log()
+
+
+@pytest.mark.parametrize("arm7_node", [("-p", "mode:=track", "-p", "publish_rate:=50.0")], indirect=True)
+def test_limit_guard_refuses_commands_outside_tightened_limits(arm7, arm7_node):
+    """Track mode steps from its last command; after joint1's upper limit is tightened below it,
+    the next steps would start outside the limits: the guard refuses them, nothing is published,
+    and the node says why."""
+    process, client = arm7_node
+    client.send_joint_state(JOINTS, Q_START)
+    client.spin_for(0.3)
+    client.send_goal(arm7.forward(dict(zip(JOINTS, Q_START + 0.1)), "tool0", "base_link"))
+    assert client.spin_until(lambda: client.commands and not any(client.commands[-1].velocity), 10.0)
+    assert positions(client.commands[-1])[0] > 0.2
+    assert client.set_parameters(**{"joint_limits.joint1.max_position": 0.2}).successful
+    target = Q_START.copy()
+    target[0] = 0.1
+    before = len(client.commands)
+    client.send_goal(arm7.forward(dict(zip(JOINTS, target)), "tool0", "base_link"))
+    assert process.wait_for_log("command refused by the limit guard: joint 'joint1' position"), process.log()
+    client.spin_for(0.3)
+    assert len(client.commands) == before, "a command outside the limits was published"
+    assert any(status["reason"] == "limit_guard" for status in client.statuses)
