@@ -381,3 +381,54 @@ def test_limit_guard_refuses_commands_outside_tightened_limits(arm7, arm7_node):
     client.spin_for(0.3)
     assert len(client.commands) == before, "a command outside the limits was published"
     assert any(status["reason"] == "limit_guard" for status in client.statuses)
+
+
+def test_two_tips_each_with_its_goal_topic_are_met_together():
+    robot = load_robot(PACKAGE_ROOT / "urdf" / "dual_arm.urdf")
+    tips = ("left_tool0", "right_tool0")
+    process = NodeProcess("--params-file", str(CONFIG_DIR / "dual_arm.yaml"), "-p", "timeout:=0.2")
+    client = Client(tips=tips)
+    try:
+        client.wait_connected()
+        tree = robot.tree("base_link", list(tips))
+        q = np.clip(np.linspace(-0.4, 0.5, len(tree.joint_names)), tree.lower, tree.upper)
+        goals = {tip: tree.forward(q, tip) for tip in tips}
+        client.send_goal(goals["left_tool0"], tip="left_tool0")
+        assert client.wait_command(0) is not None
+        client.send_goal(goals["right_tool0"], tip="right_tool0")  # the left goal is kept
+        command = client.wait_command(1)
+        assert command is not None
+        reached = dict(zip(command.name, command.position))
+        for tip in tips:
+            pose = tree.forward(reached, tip)
+            assert np.linalg.norm(pose[:3, 3] - goals[tip][:3, 3]) < 1e-5, tip
+    finally:
+        client.close()
+        assert process.stop() == 0
+
+
+@pytest.mark.parametrize(
+    "arm7_node",
+    [
+        (
+            "-p",
+            "publish_trajectory:=true",
+        )
+    ],
+    indirect=True,
+)
+def test_joint_trajectory_for_ros2_control(arm7, arm7_node):
+    from trajectory_msgs.msg import JointTrajectory
+
+    _, client = arm7_node
+    trajectories = []
+    client.node.create_subscription(JointTrajectory, "/ik_node/joint_trajectory", trajectories.append, 10)
+    client.spin_for(0.5)
+    client.send_goal(arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link"))
+    assert client.spin_until(lambda: trajectories and client.commands)
+    trajectory = trajectories[0]
+    assert list(trajectory.joint_names) == JOINTS and len(trajectory.points) == 1
+    point = trajectory.points[0]
+    np.testing.assert_allclose(point.positions, client.commands[0].position)
+    duration = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
+    assert duration >= 0.1  # min_trajectory_duration, or the slowest joint at its velocity limit
