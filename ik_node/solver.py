@@ -127,7 +127,7 @@ class IKSolver:
     * ``min_damping``: ``lambda_min`` (default 1e-3); ``max_iterations``: per attempt (default
       100); ``max_attempts``: restarts included (default: unlimited, bounded by the timeout);
     * ``batch_size``: attempts advanced together as one numpy batch after the seed's first
-      iterations (default 8);
+      iterations (default 16: on the 6-DOF arms the 5 ms solve rate rose from 86-93 % with 8 to 97-99 %);
     * ``random_seed``: for the restarts (default 0): results are deterministic for a seed when
       the time budget is not what ends the search.
     """
@@ -151,7 +151,7 @@ class IKSolver:
         min_damping: float = 1e-3,
         max_iterations: int = 100,
         max_attempts: int | None = None,
-        batch_size: int = 8,
+        batch_size: int = 16,
         random_seed: int = 0,
     ):
         if method not in METHODS:
