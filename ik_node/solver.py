@@ -398,10 +398,11 @@ class IKSolver:
         seed = self.rest_posture.copy() if seed is None else self._seed(seed)
         target_poses = self._targets(targets, seed)
         rng = _LazyGenerator(self.random_seed)
-        out_of_reach = self._tips_out_of_reach(target_poses)
+        # Only several tips need it up front (task priority); one tip only to name a failure.
+        out_of_reach = self._tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else None
         if self.method == "ccd":
             outcome = self._search_sequential(target_poses, seed, deadline, rng)
-        elif 0 < len(out_of_reach) < len(self.tip_links):
+        elif out_of_reach and len(out_of_reach) < len(self.tip_links):
             outcome = self._search_prioritised(target_poses, seed, deadline, out_of_reach)
         else:
             outcome = self._search_batched(target_poses, seed, deadline, rng)
@@ -410,7 +411,9 @@ class IKSolver:
         converged = best_outcome == "converged"
         if converged:
             reason = "success"
-        elif best_outcome == "stuck" or out_of_reach:
+        elif best_outcome == "stuck" or (
+            out_of_reach if out_of_reach is not None else self._tips_out_of_reach(target_poses)
+        ):
             reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
             reason = "timeout" if "deadline" in outcomes else "iterations"
