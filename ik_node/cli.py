@@ -29,8 +29,16 @@ def main(argv=None) -> int:
     """Dispatch to ``solve``/``fk`` or, for any other arguments, to the ROS 2 node."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv or argv[0] not in SUBCOMMANDS:
-        from .node import main as node_main  # imports rclpy only when the node is wanted
-
+        try:
+            from .node import main as node_main  # imports rclpy only when the node is wanted
+        except ImportError as error:
+            print(
+                f"error: the ROS 2 node needs rclpy and the message packages ({error}); source a ROS 2 "
+                "install, or pip install '.[ros]' in the source tree for the PyPI wheels. Without ROS: "
+                "ik_node solve or ik_node fk (see ik_node solve --help).",
+                file=sys.stderr,
+            )
+            return 2
         return node_main(argv)
     arguments = _parser().parse_args(argv)
     try:
