@@ -715,6 +715,12 @@ def main(argv=None) -> int:
     ) as error:
         print(f"ik_node: {error}", file=sys.stderr)
         return 2
+    except Exception:
+        # A SIGINT/SIGTERM shuts the context down from rclpy's signal handler; landing between the
+        # executor's checks, it surfaces as an RCLError on the invalid context. Only then is it
+        # the requested shutdown; anything else is a real error.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()
