@@ -237,7 +237,6 @@ class IKNode(Node):
 
         self._model: _Model | None = None
         self._goals: dict[str, np.ndarray] = {}  # tip -> 4x4 goal in the base frame
-        self._goal_stamps: dict[str, object] = {}
         self._joint_state: dict[str, float] = {}
         self._joint_state_time = -math.inf
         self._stale_warned = False
@@ -296,6 +295,7 @@ class IKNode(Node):
             self.get_logger().error(f"robot description from {source} refused: {error}")
             return
         self._model = model
+        self._goals = {}  # goals and commands belong to the model they were made for
         self._last_command = self._last_velocity = self._joint_goal = None
         self.get_logger().info(
             f"robot '{robot.name}' loaded from {source}: {base} -> {self._tips}, "
@@ -325,7 +325,7 @@ class IKNode(Node):
                 for pattern, default in defaults.items():
                     name = pattern.format(joint)
                     if not self.has_parameter(name):
-                        extra = _range(0.0, 1e6) if pattern in ("joint_weights.{}",) else {}
+                        extra = _range(0.0, 1e6) if pattern == "joint_weights.{}" else {}
                         descriptor = ParameterDescriptor(description=JOINT_PARAMETERS[pattern], **extra)
                         self.declare_parameter(name, default, descriptor)
                     self._values[name] = self.get_parameter(name).value
@@ -374,9 +374,6 @@ class IKNode(Node):
                 for warning in limits.warnings:
                     self.get_logger().warning(warning)
             lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
-        finite = np.isfinite(lower)
-        rest = np.array([values[f"rest_posture.{joint}"] for joint in tree.joint_names])
-        rest = np.where(finite, np.clip(rest, np.where(finite, lower, 0), np.where(finite, upper, 0)), rest)
         solver = IKSolver(
             robot,
             tree.base_link,
@@ -392,9 +389,9 @@ class IKNode(Node):
             method=values["method"],
             solve_type=values["solve_type"],
             joint_weights={joint: values[f"joint_weights.{joint}"] for joint in tree.joint_names},
-            lower=dict(zip(tree.joint_names, lower)),
-            upper=dict(zip(tree.joint_names, upper)),
-            rest_posture=rest,
+            lower={joint: bound for joint, bound in zip(tree.joint_names, lower) if math.isfinite(bound)},
+            upper={joint: bound for joint, bound in zip(tree.joint_names, upper) if math.isfinite(bound)},
+            rest_posture={joint: values[f"rest_posture.{joint}"] for joint in tree.joint_names},  # clipped
             posture_gain=values["posture_gain"],
             min_damping=values["min_damping"],
             max_iterations=values["max_iterations"],

@@ -432,3 +432,14 @@ def test_joint_trajectory_for_ros2_control(arm7, arm7_node):
     np.testing.assert_allclose(point.positions, client.commands[0].position)
     duration = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
     assert duration >= 0.1  # min_trajectory_duration, or the slowest joint at its velocity limit
+
+
+@pytest.mark.parametrize("config", sorted(path.name for path in CONFIG_DIR.glob("*.yaml")))
+def test_every_shipped_parameter_file_starts_the_node_without_warnings(config):
+    process = NodeProcess("--params-file", str(CONFIG_DIR / config))
+    try:
+        assert process.wait_for_log("loaded from robot_description_file"), process.log()
+    finally:
+        assert process.stop() == 0
+    log = process.log()
+    assert "[WARN]" not in log and "[ERROR]" not in log, log
