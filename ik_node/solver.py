@@ -357,7 +357,7 @@ class IKSolver:
         return (controlled if self._unit_row_weights else controlled * self._row_weights), norms
 
     def _converged(self, errors: np.ndarray) -> bool:
-        return bool(np.all(errors <= self._tolerances))
+        return bool((errors <= self._tolerances).all())
 
     def _jacobian(self, poses: np.ndarray) -> np.ndarray:
         """Stacked body Jacobian of the tips, trimmed to the controlled rows and weighted
@@ -877,9 +877,12 @@ def _damped_step(jacobian: np.ndarray, error: np.ndarray, weights: np.ndarray | 
     (``weights=None``: ``W = I``); batched over leading axes, ``damping`` per row."""
     weighted = jacobian if weights is None else jacobian * weights[..., None, :]
     gram = weighted @ np.swapaxes(jacobian, -1, -2)
+    if gram.ndim == 2:  # one row (the seed's solo iterations): fewer numpy calls
+        gram.flat[:: gram.shape[0] + 1] += damping
+        return np.linalg.solve(gram, error) @ weighted
     diagonal = np.arange(gram.shape[-1])
     gram[..., diagonal, diagonal] += np.asarray(damping)[..., None]
-    return _apply(np.swapaxes(weighted, -1, -2), np.linalg.solve(gram, error[..., None])[..., 0])
+    return (np.linalg.solve(gram, error[..., None])[..., 0][..., None, :] @ weighted)[..., 0, :]
 
 
 def _limit_step(q, step, lower, upper):
