@@ -236,6 +236,7 @@ class IKNode(Node):
         self._check_values(self._values)
 
         self._model: _Model | None = None
+        self._description_error: str | None = None  # why the last description was refused
         self._goals: dict[str, np.ndarray] = {}  # tip -> 4x4 goal in the base frame
         self._joint_state: dict[str, float] = {}
         self._joint_state_time = -math.inf
@@ -284,16 +285,13 @@ class IKNode(Node):
         try:
             robot = load_robot(urdf.encode() if isinstance(urdf, str) else urdf)
             base = self._values["base_link"] or robot.root
-            tree = robot.tree(base, self._tips)
-        except IKNodeError as error:
-            self.get_logger().error(f"robot description from {source} refused: {error}")
-            return
-        self._declare_joint_parameters(tree)
-        try:
+            self._declare_joint_parameters(robot.tree(base, self._tips))
             model = self._build_model(robot, self._values, startup=True)
         except IKNodeError as error:
-            self.get_logger().error(f"robot description from {source} refused: {error}")
+            self._description_error = f"robot description from {source} refused: {error}"
+            self.get_logger().error(self._description_error)
             return
+        self._description_error = None
         self._model = model
         self._goals = {}  # goals and commands belong to the model they were made for
         self._last_command = self._last_velocity = self._joint_goal = None
@@ -501,12 +499,12 @@ class IKNode(Node):
     def _on_goal(self, tip: str, message: PoseStamped) -> None:
         model = self._model
         if model is None:
-            self.get_logger().warning(
-                "goal ignored: no robot description yet (parameter robot_description, "
-                "robot_description_file or topic /robot_description)",
-                throttle_duration_sec=WARNING_PERIOD,
+            why = self._description_error or (
+                "no robot description yet (parameter robot_description, robot_description_file or "
+                "topic /robot_description)"
             )
-            self._publish_status(False, "no_robot_description", "no robot description yet", {}, message)
+            self.get_logger().warning(f"goal ignored: {why}", throttle_duration_sec=WARNING_PERIOD)
+            self._publish_status(False, "no_robot_description", why, {}, message)
             return
         seed = self._seed(model)
         try:

@@ -443,3 +443,21 @@ def test_every_shipped_parameter_file_starts_the_node_without_warnings(config):
         assert process.stop() == 0
     log = process.log()
     assert "[WARN]" not in log and "[ERROR]" not in log, log
+
+
+def test_goals_refused_with_the_reason_the_description_was_refused(arm7):
+    process = NodeProcess("--params-file", str(ARM7_CONFIG), "-p", "tip_links:=[gripper_tip]")
+    client = Client(tips=("gripper_tip",))
+    try:
+        client.wait_connected()
+        assert process.wait_for_log("refused: unknown link 'gripper_tip'"), process.log()
+        client.send_goal(np.eye(4))
+        assert client.spin_until(lambda: client.statuses)
+        status = client.statuses[0]
+        assert (
+            status["reason"] == "no_robot_description" and "unknown link 'gripper_tip'" in status["message"]
+        )
+        assert "tool0" in status["message"]  # the known links are listed
+    finally:
+        client.close()
+        assert process.stop() == 0
