@@ -286,7 +286,7 @@ class IKNode(Node):
             robot = load_robot(urdf.encode() if isinstance(urdf, str) else urdf)
             base = self._values["base_link"] or robot.root
             self._declare_joint_parameters(robot.tree(base, self._tips))
-            model = self._build_model(robot, self._values, startup=True)
+            model = self._build_model(robot, self._values)
         except IKNodeError as error:
             self._description_error = f"robot description from {source} refused: {error}"
             self.get_logger().error(self._description_error)
@@ -340,12 +340,17 @@ class IKNode(Node):
                     f"of {self._tips}; ignored"
                 )
 
-    def _build_model(self, robot, values: dict, startup: bool = False) -> _Model:
-        """The solver and the active limits for ``values``. At start-up a refused joint limit
-        falls back to the URDF with a warning; at run time it raises (and the change is rejected)."""
+    def _build_model(self, robot, values: dict, changed: frozenset | None = None) -> _Model:
+        """The solver and the active limits for ``values``. At start-up (``changed`` None) a joint
+        limit that is unusable or wider than the URDF falls back to the URDF with a warning; at
+        run time, when a parameter in ``changed`` makes it so, this raises (and the change is
+        rejected with the reason)."""
         tree = robot.tree(values["base_link"] or robot.root, self._tips)
         lower, upper, velocity = tree.lower.copy(), tree.upper.copy(), tree.max_velocity.copy()
         for index, joint in enumerate(tree.joint_names):
+            touched = changed is not None and any(
+                name.startswith(f"joint_limits.{joint}.") for name in changed
+            )
             try:
                 limits = effective_joint_limits(
                     joint,
@@ -364,13 +369,16 @@ class IKNode(Node):
                     },
                 )
             except IKNodeError as error:
-                if not startup:
+                if touched:
                     raise
-                self.get_logger().warning(f"{error}; the URDF limits of '{joint}' apply")
-                continue
-            if startup:
+                if changed is None:
+                    self.get_logger().warning(f"{error}; the URDF limits of '{joint}' apply")
+                continue  # (at run time: refused at start-up already, the URDF's limits stay)
+            if changed is None:
                 for warning in limits.warnings:
                     self.get_logger().warning(warning)
+            elif limits.warnings and touched:
+                raise IKNodeError(limits.warnings[0])  # a change wider than the URDF is rejected
             lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
         solver = IKSolver(
             robot,
@@ -424,7 +432,8 @@ class IKNode(Node):
         candidate.update({parameter.name: parameter.value for parameter in parameters})
         try:
             self._check_values(candidate)
-            model = None if self._model is None else self._build_model(self._model.robot, candidate)
+            changed = frozenset(parameter.name for parameter in parameters)
+            model = None if self._model is None else self._build_model(self._model.robot, candidate, changed)
         except IKNodeError as error:
             self.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))

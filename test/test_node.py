@@ -172,6 +172,7 @@ def test_runtime_parameters_bad_rejected_good_applied(arm7, arm7_node):
             "above max_position",
         ),
         ({"joint_limits.joint1.max_velocity": -2.0}, "max_velocity must be a positive number"),
+        ({"joint_limits.joint1.max_position": 5.0}, "above the URDF's upper limit 2.8973"),
         ({"tip_tasks.tool0": "everything"}, "tip_tasks.tool0 must be one of"),
         ({"base_link": "link2"}, "read-only"),
     ):
@@ -458,6 +459,33 @@ def test_goals_refused_with_the_reason_the_description_was_refused(arm7):
             status["reason"] == "no_robot_description" and "unknown link 'gripper_tip'" in status["message"]
         )
         assert "tool0" in status["message"]  # the known links are listed
+    finally:
+        client.close()
+        assert process.stop() == 0
+
+
+def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later_changes(arm7, tmp_path):
+    config = yaml.safe_load(ARM7_CONFIG.read_text())
+    joint_limits = config["/**"]["ros__parameters"]["joint_limits"]
+    joint_limits["joint2"]["max_position"] = 3.5  # wider than the URDF's 1.7628
+    joint_limits["joint3"]["min_position"], joint_limits["joint3"]["max_position"] = 1.0, -1.0
+    path = tmp_path / "arm7_wide.yaml"
+    path.write_text(yaml.safe_dump(config))
+    process = NodeProcess("--params-file", str(path))
+    client = Client()
+    try:
+        client.wait_connected()
+        log = process.log()
+        assert "joint_limits.joint2.max_position 3.5 is above the URDF's upper limit 1.7628" in log, log
+        assert "joint_limits.joint3: min_position 1.0 is above max_position -1.0" in log, log
+        assert client.set_parameters(timeout=0.1).successful  # unrelated changes still go through
+        q = Q_START.copy()
+        q[2] = 2.0  # inside the URDF's range for joint3 (its refused override would have excluded it)
+        before = len(client.commands)
+        client.send_goal(arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link"))
+        command = client.wait_command(before)
+        assert command is not None
+        assert positions(command)[1] <= 1.7628
     finally:
         client.close()
         assert process.stop() == 0
