@@ -539,35 +539,31 @@ def table_row(name: str, dof: int, solver: str, stats: Stats, timeout: float) ->
     )
 
 
-def report(results: list[CaseResult], timeout: float) -> None:
+def print_table(title: str, results: list[CaseResult], table: str, timeout: float) -> None:
+    """One table of per-solver statistics: ``table`` is ``"stats"`` or ``"nearby"``."""
     print()
-    print("Solve from the mid-limit seed (time per call, failures included)")
+    print(title)
     print(TABLE_HEADER)
     print("-" * len(TABLE_HEADER))
     for result in results:
         name = result.case.name
         if not result.case.single_chain:
             name += f" ({len(result.case.tips)} tips)"
-        for solver, stats in result.stats.items():
+        for solver, stats in getattr(result, table).items():
             print(table_row(name, result.dof, solver, stats, timeout))
+
+
+def report(results: list[CaseResult], timeout: float) -> None:
+    print_table("Solve from the mid-limit seed (time per call, failures included)", results, "stats", timeout)
     print(
         "refuted: claimed successes that failed the harness's FK/limit check (counted as failures); "
         f">budget: calls longer than 1.1 x the {timeout * 1e3:g} ms timeout"
     )
-
-    print()
-    print(
+    nearby_title = (
         f"Re-solve from a nearby seed (target moved <= {NEARBY_DISTANCE * 100:g} cm / "
         f"<= {np.degrees(NEARBY_ANGLE):g} deg from each ik_node solution, seeded there)"
     )
-    print(TABLE_HEADER)
-    print("-" * len(TABLE_HEADER))
-    for result in results:
-        name = result.case.name
-        if not result.case.single_chain:
-            name += f" ({len(result.case.tips)} tips)"
-        for solver, stats in result.nearby.items():
-            print(table_row(name, result.dof, solver, stats, timeout))
+    print_table(nearby_title, results, "nearby", timeout)
 
     print()
     print("Goals")

@@ -16,8 +16,8 @@ import sys
 
 import numpy as np
 from transforms3d.euler import euler2mat, mat2euler
-from transforms3d.quaternions import mat2quat, quat2mat
 
+from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
 from .model import load_robot
 from .solver import METHODS, SOLVE_TYPES, IKSolver
@@ -97,10 +97,10 @@ def _joint_values(arguments, names, vector) -> dict:
 
 
 def _print_pose(pose: np.ndarray) -> None:
-    w, x, y, z = mat2quat(pose[:3, :3])  # transforms3d order (w, x, y, z)
-    print("xyz [m]:", " ".join(f"{value:.6f}" for value in pose[:3, 3]))
+    position, quaternion = pose_to_fields(pose)
+    print("xyz [m]:", " ".join(f"{value:.6f}" for value in position))
     print("rpy [rad]:", " ".join(f"{value:.6f}" for value in mat2euler(pose[:3, :3], axes="sxyz")))
-    print("quaternion xyzw:", " ".join(f"{value:.6f}" for value in (x, y, z, w)))
+    print("quaternion xyzw:", " ".join(f"{value:.6f}" for value in quaternion))
 
 
 def _forward(arguments) -> int:
@@ -124,15 +124,11 @@ def _solve(arguments) -> int:
         position_tolerance=arguments.tolerance,
         orientation_tolerance=arguments.tolerance,
     )
-    target = np.eye(4)
-    target[:3, 3] = arguments.xyz
-    if arguments.quat is not None:
-        x, y, z, w = arguments.quat  # ROS order; transforms3d wants (w, x, y, z)
-        norm = np.linalg.norm(arguments.quat)
-        if not np.isfinite(norm) or norm < 1e-9:
-            raise IKNodeError(f"--quat must be a non-zero quaternion (x y z w), got {arguments.quat}")
-        target[:3, :3] = quat2mat(np.array([w, x, y, z]) / norm)
-    elif arguments.rpy is not None:
+    try:
+        target = pose_from_fields(arguments.xyz, arguments.quat or (0.0, 0.0, 0.0, 1.0))  # x y z w
+    except IKNodeError as error:
+        raise IKNodeError(f"--xyz/--quat: {error} (--quat wants a non-zero quaternion x y z w)") from None
+    if arguments.rpy is not None:
         target[:3, :3] = euler2mat(*arguments.rpy, axes="sxyz")
     seed = _joint_values(arguments, solver.joint_names, arguments.seed) or None
     result = solver.solve({arguments.tip: target}, seed=seed, timeout=arguments.timeout)

@@ -13,7 +13,7 @@ from transforms3d.quaternions import mat2quat, quat2mat
 
 from .errors import TargetError
 
-__all__ = ["pose_from_message", "pose_to_fields"]
+__all__ = ["pose_from_fields", "pose_from_message", "pose_to_fields"]
 
 #: A quaternion shorter than this is refused rather than normalised (it has no direction).
 MIN_QUATERNION_NORM = 1e-6
@@ -21,13 +21,20 @@ MIN_QUATERNION_NORM = 1e-6
 
 def pose_from_message(pose) -> np.ndarray:
     """``geometry_msgs/Pose`` (any object with ``position.{x,y,z}`` [m] and
-    ``orientation.{x,y,z,w}``) as a 4x4 homogeneous transform.
+    ``orientation.{x,y,z,w}``) as a 4x4 homogeneous transform; see :func:`pose_from_fields`."""
+    position, orientation = pose.position, pose.orientation
+    return pose_from_fields(
+        [position.x, position.y, position.z], [orientation.x, orientation.y, orientation.z, orientation.w]
+    )
+
+
+def pose_from_fields(position, quaternion) -> np.ndarray:
+    """``[x, y, z]`` [m] and a quaternion in ROS order ``[qx, qy, qz, qw]`` as a 4x4 transform.
 
     Raises :class:`~ik_node.errors.TargetError` for NaN/inf fields and for a zero or NaN
     quaternion; a non-unit quaternion is normalised (``q / |q|``).
     """
-    position = [pose.position.x, pose.position.y, pose.position.z]
-    quaternion = [pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w]
+    position, quaternion = [float(value) for value in position], [float(value) for value in quaternion]
     if not all(math.isfinite(value) for value in position):
         raise TargetError(f"goal position must be finite, got {position}")
     if not all(math.isfinite(value) for value in quaternion):

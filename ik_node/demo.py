@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from transforms3d.euler import euler2mat, mat2euler
-from transforms3d.quaternions import mat2quat
 
+from .conversions import pose_to_fields
 from .model import load_robot
 from .resources import bundled_urdf, share_directory
 
@@ -137,8 +137,8 @@ def run(goals: list[Goal], robot, node_log) -> list[Outcome]:
             message = PoseStamped()
             message.header.frame_id = goal.frame
             message.header.stamp = client.get_clock().now().to_msg()
-            message.pose.position.x, message.pose.position.y, message.pose.position.z = goal.pose[:3, 3]
-            w, x, y, z = mat2quat(goal.pose[:3, :3])
+            position, (x, y, z, w) = pose_to_fields(goal.pose)
+            message.pose.position.x, message.pose.position.y, message.pose.position.z = position
             orientation = message.pose.orientation
             orientation.x, orientation.y, orientation.z, orientation.w = x, y, z, w
             before_commands, before_statuses = len(commands), len(statuses)

@@ -175,11 +175,11 @@ class KinematicTree:
 
     # ------------------------------------------------------------------ joint vectors
 
-    def joint_vector(self, q) -> np.ndarray:
+    def joint_vector(self, q, what: str = "joint vector") -> np.ndarray:
         """``q`` as an array in :attr:`joint_names` order.
 
         A mapping may name any subset of the degrees of freedom (the rest sit at 0); an array must
-        have one finite value per degree of freedom.
+        have one finite value per degree of freedom. ``what`` names ``q`` in error messages.
         """
         if isinstance(q, Mapping):
             vector = np.zeros(len(self.joint_names))
@@ -197,12 +197,12 @@ class KinematicTree:
             vector = np.asarray(q, dtype=float).reshape(-1)
             if vector.shape != (len(self.joint_names),):
                 raise TargetError(
-                    f"joint vector has {vector.size} values; expected {len(self.joint_names)} "
+                    f"{what} has {vector.size} values; expected {len(self.joint_names)} "
                     f"for joints {list(self.joint_names)}"
                 )
         if not np.all(np.isfinite(vector)):
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(vector))]
-            raise TargetError(f"joint values must be finite; not finite for {bad}")
+            raise TargetError(f"{what} contains NaN or infinity for joints {bad}")
         return vector
 
     # ------------------------------------------------------------------ forward kinematics

@@ -430,23 +430,11 @@ class IKSolver:
         )
 
     def _seed(self, seed) -> np.ndarray:
+        """The seed as a vector clipped into the limits; joints a mapping leaves out sit at the
+        rest posture."""
         if isinstance(seed, Mapping):
-            unknown = [name for name in seed if name not in self.joint_names]
-            if unknown:
-                raise UnknownJointError(unknown[0], self.joint_names, what="joint in seed")
-            vector = self.rest_posture.copy()
-            for name, value in seed.items():
-                vector[self.joint_names.index(name)] = value
-        else:
-            vector = np.asarray(seed, dtype=float).reshape(-1)
-            if vector.shape != (len(self.joint_names),):
-                raise TargetError(
-                    f"seed has {vector.size} values; expected {len(self.joint_names)} for joints "
-                    f"{list(self.joint_names)}"
-                )
-        if not np.all(np.isfinite(vector)):
-            raise TargetError(f"seed contains NaN or infinity: {vector}")
-        return np.clip(vector, self.lower, self.upper)
+            seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
+        return np.clip(self.tree.joint_vector(seed, what="seed"), self.lower, self.upper)
 
     def _score(self, q, seed, errors, converged: bool) -> tuple:
         """Order attempts: converged first, then by solve type; unconverged by task error."""

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import rclpy
@@ -198,4 +199,18 @@ class Client:
         self.node.destroy_node()
 
 
-__all__ = ["Client", "NodeProcess", "pose_message", "ros_environment"]
+__all__ = ["Client", "NodeProcess", "running_node", "pose_message", "ros_environment"]
+
+
+@contextmanager
+def running_node(*ros_arguments: str, tips=("tool0",)):
+    """The node started with ``ros_arguments`` and a client discovered with it; on leaving, the
+    client closes and the node must stop with exit code 0 on SIGINT."""
+    process = NodeProcess(*ros_arguments)
+    client = Client(tips=tips)
+    try:
+        client.wait_connected()
+        yield process, client
+    finally:
+        client.close()
+        assert process.stop() == 0, process.log()[-2000:]

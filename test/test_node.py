@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, Client, NodeProcess
+from ros_harness import CONFIG_DIR, PACKAGE_ROOT, NodeProcess, running_node
 
 from ik_node import load_robot
 
@@ -61,15 +61,8 @@ def pose_error(robot, q, goal, tip="tool0", base="base_link"):
 
 @pytest.fixture
 def arm7_node(request):
-    extra = getattr(request, "param", ())
-    process = NodeProcess("--params-file", str(ARM7_CONFIG), *extra)
-    client = Client()
-    try:
-        client.wait_connected()
-        yield process, client
-    finally:
-        client.close()
-        process.stop()
+    with running_node("--params-file", str(ARM7_CONFIG), *getattr(request, "param", ())) as started:
+        yield started
 
 
 def test_goal_gives_a_command_within_the_parameter_limits_that_reaches_it(arm7, arm7_node):
@@ -229,10 +222,7 @@ def positions_velocity(command) -> np.ndarray:
 
 
 def test_robot_description_arriving_late_on_the_topic(arm7):
-    process = NodeProcess("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link")
-    client = Client()
-    try:
-        client.wait_connected()
+    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link") as (process, client):
         assert process.wait_for_log("waiting for the robot description on /robot_description")
         goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
         client.send_goal(goal)  # before the description: refused with a status, no command
@@ -247,9 +237,6 @@ def test_robot_description_arriving_late_on_the_topic(arm7):
         assert command is not None
         position_error, rotation_error = pose_error(arm7, positions(command), goal)
         assert position_error < 1e-5 and rotation_error < 1e-5
-    finally:
-        client.close()
-        assert process.stop() == 0
 
 
 def test_markers_are_valid_for_rviz(arm7, arm7_node):
@@ -309,10 +296,7 @@ def test_launch_file_describes_the_three_nodes():
 
 
 def test_new_description_at_run_time_reloads_or_is_refused_whole(arm7):
-    process = NodeProcess("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link")
-    client = Client()
-    try:
-        client.wait_connected()
+    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link") as (process, client):
         from std_msgs.msg import String
 
         client.description_publisher.publish(String(data=ARM7_URDF.read_text()))
@@ -335,19 +319,11 @@ def test_new_description_at_run_time_reloads_or_is_refused_whole(arm7):
         client.description_publisher.publish(String(data=(PACKAGE_ROOT / "urdf" / "arm6.urdf").read_text()))
         assert process.wait_for_log("robot 'arm6' loaded from /robot_description")
         assert "refused" in process.log()
-    finally:
-        client.close()
-        assert process.stop() == 0
 
 
 @pytest.mark.parametrize(
     "arm7_node",
-    [
-        (
-            "-p",
-            "joint_state_timeout:=0.3",
-        )
-    ],
+    [("-p", "joint_state_timeout:=0.3")],
     indirect=True,
 )
 def test_stale_joint_states_fall_back_to_the_last_command_with_one_warning(arm7, arm7_node):
@@ -387,10 +363,9 @@ def test_limit_guard_refuses_commands_outside_tightened_limits(arm7, arm7_node):
 def test_two_tips_each_with_its_goal_topic_are_met_together():
     robot = load_robot(PACKAGE_ROOT / "urdf" / "dual_arm.urdf")
     tips = ("left_tool0", "right_tool0")
-    process = NodeProcess("--params-file", str(CONFIG_DIR / "dual_arm.yaml"), "-p", "timeout:=0.2")
-    client = Client(tips=tips)
-    try:
-        client.wait_connected()
+    with running_node(
+        "--params-file", str(CONFIG_DIR / "dual_arm.yaml"), "-p", "timeout:=0.2", tips=tips
+    ) as (process, client):
         tree = robot.tree("base_link", list(tips))
         q = np.clip(np.linspace(-0.4, 0.5, len(tree.joint_names)), tree.lower, tree.upper)
         goals = {tip: tree.forward(q, tip) for tip in tips}
@@ -403,19 +378,11 @@ def test_two_tips_each_with_its_goal_topic_are_met_together():
         for tip in tips:
             pose = tree.forward(reached, tip)
             assert np.linalg.norm(pose[:3, 3] - goals[tip][:3, 3]) < 1e-5, tip
-    finally:
-        client.close()
-        assert process.stop() == 0
 
 
 @pytest.mark.parametrize(
     "arm7_node",
-    [
-        (
-            "-p",
-            "publish_trajectory:=true",
-        )
-    ],
+    [("-p", "publish_trajectory:=true")],
     indirect=True,
 )
 def test_joint_trajectory_for_ros2_control(arm7, arm7_node):
@@ -447,10 +414,9 @@ def test_every_shipped_parameter_file_starts_the_node_without_warnings(config):
 
 
 def test_goals_refused_with_the_reason_the_description_was_refused(arm7):
-    process = NodeProcess("--params-file", str(ARM7_CONFIG), "-p", "tip_links:=[gripper_tip]")
-    client = Client(tips=("gripper_tip",))
-    try:
-        client.wait_connected()
+    with running_node(
+        "--params-file", str(ARM7_CONFIG), "-p", "tip_links:=[gripper_tip]", tips=("gripper_tip",)
+    ) as (process, client):
         assert process.wait_for_log("refused: unknown link 'gripper_tip'"), process.log()
         client.send_goal(np.eye(4))
         assert client.spin_until(lambda: client.statuses)
@@ -459,9 +425,6 @@ def test_goals_refused_with_the_reason_the_description_was_refused(arm7):
             status["reason"] == "no_robot_description" and "unknown link 'gripper_tip'" in status["message"]
         )
         assert "tool0" in status["message"]  # the known links are listed
-    finally:
-        client.close()
-        assert process.stop() == 0
 
 
 def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later_changes(arm7, tmp_path):
@@ -471,10 +434,7 @@ def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later
     joint_limits["joint3"]["min_position"], joint_limits["joint3"]["max_position"] = 1.0, -1.0
     path = tmp_path / "arm7_wide.yaml"
     path.write_text(yaml.safe_dump(config))
-    process = NodeProcess("--params-file", str(path))
-    client = Client()
-    try:
-        client.wait_connected()
+    with running_node("--params-file", str(path)) as (process, client):
         log = process.log()
         assert "joint_limits.joint2.max_position 3.5 is above the URDF's upper limit 1.7628" in log, log
         assert "joint_limits.joint3: min_position 1.0 is above max_position -1.0" in log, log
@@ -486,6 +446,3 @@ def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later
         command = client.wait_command(before)
         assert command is not None
         assert positions(command)[1] <= 1.7628
-    finally:
-        client.close()
-        assert process.stop() == 0

@@ -13,7 +13,7 @@ import rclpy
 from geometry_msgs.msg import PoseStamped
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, Client, NodeProcess
+from ros_harness import CONFIG_DIR, PACKAGE_ROOT, running_node
 from sensor_msgs.msg import JointState
 from test_node import JOINTS, parameter_limits, pose_error, positions
 
@@ -58,15 +58,11 @@ def joint_state_messages(draw):
 @pytest.fixture
 def arm7_node():
     rclpy.init()
-    process = NodeProcess("--params-file", str(CONFIG_DIR / "arm7.yaml"))
-    client = Client()
     try:
-        client.wait_connected()
-        yield process, client
+        with running_node("--params-file", str(CONFIG_DIR / "arm7.yaml")) as started:
+            yield started
     finally:
-        client.close()
         rclpy.try_shutdown()
-        assert process.stop() == 0
 
 
 def test_fuzzed_messages_through_real_topics_leave_the_node_serving_within_limits(arm7_node):
