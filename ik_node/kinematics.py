@@ -61,7 +61,9 @@ class KinematicTree:
 
     Attributes: ``joint_names`` (the degrees of freedom, base to tips, each once even when shared
     by several tips), ``lower``/``upper`` (position limits, rad or m, ``-inf``/``inf`` for
-    continuous joints), ``max_velocity`` (rad/s or m/s), ``link_names`` (every link on the paths).
+    continuous joints), ``max_velocity`` (rad/s or m/s), ``link_names`` (every link on the paths),
+    ``frame_count`` (poses one :meth:`link_poses` call computes: the base, every movable joint's
+    child, every tip).
     """
 
     def __init__(self, robot, base_link: str, tip_links: str | Sequence[str]):
@@ -144,7 +146,7 @@ class KinematicTree:
         while np.any(ancestor):
             self._jump_ancestors.append(ancestor)
             ancestor = ancestor[ancestor]
-        self._frame_count = len(frame_links)
+        self.frame_count = len(frame_links)
         self._frame_index = frame_index
         self._frame_links = tuple(frame_links)
 

@@ -132,7 +132,12 @@ PARAMETERS = {
         False,
         _range(0.0, 1.0),
     ),
-    "random_seed": (0, "seed of the solver's random restarts", False, _range(0, 2**31 - 1, integer=True)),
+    "random_seed": (
+        0,
+        "seed of the solver's seed table and random restarts",
+        False,
+        _range(0, 2**31 - 1, integer=True),
+    ),
     "publish_best_effort": (
         False,
         "on a failed solve, publish the closest configuration found (within limits)",

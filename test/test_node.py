@@ -435,6 +435,8 @@ def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later
     path = tmp_path / "arm7_wide.yaml"
     path.write_text(yaml.safe_dump(config))
     with running_node("--params-file", str(path)) as (process, client):
+        # (the description loads after the node's topics are up: wait for its log)
+        assert process.wait_for_log("loaded from robot_description_file"), process.log()
         log = process.log()
         assert "joint_limits.joint2.max_position 3.5 is above the URDF's upper limit 1.7628" in log, log
         assert "joint_limits.joint3: min_position 1.0 is above max_position -1.0" in log, log

@@ -393,14 +393,15 @@ def test_dual_arm_one_tip_unreachable_is_a_clean_miss():
 
 def test_dual_arm_reachable_tip_is_met_when_the_other_is_not():
     """A tip whose target is out of reach does not keep the other from its goal: the reachable
-    tip is met within tolerance (by an independent FK) in every one of 10 random cases."""
+    tip is met within tolerance (by an independent FK) in every one of 10 random cases. Bounded by
+    attempts, not time, so that a loaded machine cannot cut the search short."""
     case = BY_NAME["dual_arm"]
-    solver = make_solver(case)
+    solver = make_solver(case, max_attempts=64)
     rng = rng_for("dual met")
     misses = []
     for _ in range(10):
         targets = far_right_targets(case, solver, rng)
-        result = solver.solve(targets, timeout=0.05)
+        result = solver.solve(targets, timeout=None)
         assert not result.success and result.reason == "unreachable"
         left = reference_pose(case, solver, result.q, "left_tool0")
         misses.append(max(pose_errors(left, targets["left_tool0"])))
@@ -497,6 +498,102 @@ def test_fixed_random_seed_without_timeout_is_deterministic(case, method):
             )
 
 
+# ---------------------------------------------------------------- 8b. the seed table
+
+SEED_TABLE_TARGETS = 40
+
+
+def solved_with_and_without_table(case, key: str, **options) -> dict:
+    """FK targets solved with the default seed table (2048) and with none (0), same targets and
+    options (deterministic: no timeout); every result valid, every success checked by the
+    reference FK."""
+    solved = {}
+    for size in (2048, 0):
+        solver = make_solver(case, seed_table_size=size, **options)
+        rng = rng_for(key, case.name)
+        solved[size] = 0
+        for q in random_configurations(solver, SEED_TABLE_TARGETS, rng):
+            targets = fk_targets(case, solver, q)
+            result = solver.solve(targets, timeout=None)
+            assert_valid(result, solver)
+            if result.success:
+                assert_pose_solution(case, solver, result, targets)
+                solved[size] += 1
+    return solved
+
+
+def test_seed_table_restarts_solve_more_within_the_same_attempts():
+    """Restarts from the seed-table entries whose tip poses lie nearest the goal beat random ones:
+    on the two-arm tree (13 joints, both tips), with the attempts bounded, more FK targets are
+    solved."""
+    solved = solved_with_and_without_table(
+        BY_NAME["dual_arm"], "seed table", max_attempts=17, max_iterations=12
+    )
+    # measured: 38 of 40 with the table, 31 without
+    assert solved[2048] >= solved[0] + 4, solved
+
+
+def test_one_tip_first_attempt_starts_at_the_nearest_table_entry_when_the_seed_is_far():
+    """For one tip and a goal far from the seed, the first attempt starts at the table entry
+    nearest the goal: on arm6 more FK targets are solved by the first attempt alone than from the
+    mid-limit seed."""
+    solved = solved_with_and_without_table(BY_NAME["arm6"], "first attempt", max_attempts=1, max_iterations=8)
+    # measured: 25 of 40 from the nearest entry, 16 from the seed
+    assert solved[2048] >= solved[0] + 5, solved
+
+
+def test_goal_near_the_seed_is_first_attempted_from_the_seed():
+    """Tracking: for a goal moved 1 cm / 1 degree from the seed's pose the first attempt starts at
+    the seed, as with no table at all (identical q and iterations with one attempt)."""
+    case = BY_NAME["arm7"]
+    with_table = make_solver(case, max_attempts=1)
+    without = make_solver(case, max_attempts=1, seed_table_size=0)
+    rng = rng_for("tracking", case.name)
+    solved = 0
+    for q in random_configurations(with_table, 10, rng):
+        nudge = rigid(axangle2mat(random_direction(rng), np.radians(1.0)), 0.01 * random_direction(rng))
+        goal = {"tool0": with_table.tree.forward(q, "tool0") @ nudge}
+        first = with_table.solve(goal, seed=q, timeout=None)
+        second = without.solve(goal, seed=q, timeout=None)
+        np.testing.assert_array_equal(first.q, second.q)
+        assert (first.iterations, first.success) == (second.iterations, second.success)
+        solved += first.success
+    assert solved >= 8, solved
+
+
+def test_seed_table_lies_within_the_limits_and_follows_the_random_seed():
+    """The table is sampled at construction within the solver's (tightened) limits, the same for
+    the same random_seed and different for another."""
+    case = BY_NAME["arm7"]
+    solver = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256)
+    q = solver._seed_table[0]
+    assert q.shape == (256, len(solver.joint_names))
+    assert np.all(q >= solver.lower) and np.all(q <= solver.upper)
+    assert q[:, solver.joint_names.index("joint2")].max() <= 0.5
+    same = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256)
+    other = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256, random_seed=1)
+    np.testing.assert_array_equal(same._seed_table[0], q)
+    assert not np.array_equal(other._seed_table[0], q)
+    # a locked joint: the table's poses would not hold at the seed, so none is sampled
+    locked = make_solver(case, joint_weights={"joint3": 0.0}, seed_table_size=256)
+    assert len(locked._seed_table[0]) == 0
+
+
+def test_task_priority_subsolver_shares_the_table_restricted_to_its_joints_and_tips():
+    """The solver for the reachable tips (built inside a solve, too late to sample its own) takes
+    the parent's table: the parent's configurations for its joints, and features equal to those
+    it computes itself from its own FK at those configurations."""
+    case = BY_NAME["dual_arm"]
+    parent = make_solver(case, seed_table_size=256)
+    for tips in (("left_tool0",), ("right_tool0",)):
+        solver, indices = parent._subsolver(tips)
+        q, features = solver._seed_table
+        np.testing.assert_array_equal(q, parent._seed_table[0][:, indices])
+        own = solver._pose_features(solver.tree.link_poses(q)[:, solver._tip_selector])
+        np.testing.assert_allclose(features, own, atol=1e-12)
+        assert features.shape == (256, 12) and np.isfinite(solver._table_spacing)
+
+
 # ---------------------------------------------------------------- 9. bad input
 
 
@@ -564,6 +661,7 @@ BAD_INPUTS = {
     "nan_timeout": (lambda: solve_with(timeout=np.nan), IKNodeError, "timeout"),
     "zero_max_iterations": (lambda: solve_with(max_iterations=0), IKNodeError, "max_iterations"),
     "zero_batch_size": (lambda: solve_with(batch_size=0), IKNodeError, "batch_size"),
+    "negative_seed_table_size": (lambda: solve_with(seed_table_size=-1), IKNodeError, "seed_table_size"),
 }
 
 
