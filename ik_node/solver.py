@@ -698,10 +698,12 @@ class IKSolver:
         features = self._seed_table[1]
         if len(features) < 2:
             return math.inf
-        sample = features[:_SPACING_SAMPLE, None, :] - features[None]
-        distance = np.sqrt((sample * sample).sum(axis=-1))
+        sample = features[:_SPACING_SAMPLE]
+        norms = (features * features).sum(axis=1)
+        # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b: one matrix product, not a (64, size, F) difference
+        distance = norms[: len(sample), None] + norms - 2.0 * sample @ features.T
         distance[np.arange(len(sample)), np.arange(len(sample))] = math.inf
-        return float(np.median(distance.min(axis=1)))
+        return float(np.median(np.sqrt(np.maximum(distance.min(axis=1), 0.0))))
 
     def _pose_features(self, tip_poses: np.ndarray) -> np.ndarray:
         """Per tip ``[w p, w r R]`` (position [m] and rotation matrix scaled by ``r``, the tip's

@@ -574,6 +574,11 @@ def test_seed_table_lies_within_the_limits_and_follows_the_random_seed():
     other = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256, random_seed=1)
     np.testing.assert_array_equal(same._seed_table[0], q)
     assert not np.array_equal(other._seed_table[0], q)
+    # the spacing gate: the median distance from the first 64 entries to their nearest neighbour
+    features = solver._seed_table[1]
+    distance = np.linalg.norm(features[:64, None] - features[None], axis=-1)
+    distance[np.arange(64), np.arange(64)] = np.inf
+    assert solver._table_spacing == pytest.approx(np.median(distance.min(axis=1)), rel=1e-9)
     # a locked joint: the table's poses would not hold at the seed, so none is sampled
     locked = make_solver(case, joint_weights={"joint3": 0.0}, seed_table_size=256)
     assert len(locked._seed_table[0]) == 0
