@@ -868,8 +868,6 @@ class IKSolver:
         mu, growth = _MU_INITIAL, 2.0
         checkpoint_cost, checkpoint_iteration = cost, 0
         for iteration in range(1, _SOLO_ITERATIONS + 1):
-            if self._converged(norms):
-                return q, norms, "converged", iteration - 1
             if mu > _MU_MAX or (mu > _MU_INITIAL and self._stationary(jacobian, error, q)):
                 return q, norms, "stuck", iteration - 1  # (checked once steps are being refused)
             if iteration - checkpoint_iteration > _STALL_ITERATIONS:
@@ -882,14 +880,15 @@ class IKSolver:
             )
             if candidate_cost < cost:
                 q, error, norms, cost = candidate, candidate_error, candidate_norms, candidate_cost
+                if self._converged(norms):
+                    return q, norms, "converged", iteration  # (no Jacobian needed at a solution)
                 jacobian = self._jacobian(candidate_poses)
                 mu, growth = max(mu * _MU_DOWN, _MU_MIN), 2.0
                 if cost < _STALL_DECREASE * checkpoint_cost:
                     checkpoint_cost, checkpoint_iteration = cost, iteration
             else:
                 mu, growth = mu * growth, 2.0 * growth
-        outcome = "converged" if self._converged(norms) else "iterations"
-        return q, norms, outcome, _SOLO_ITERATIONS
+        return q, norms, "iterations", _SOLO_ITERATIONS
 
     def _stationary(self, jacobian: np.ndarray, error: np.ndarray, q: np.ndarray) -> bool:
         """A local minimum of the error within the limits: the descent direction ``W J^T e``
