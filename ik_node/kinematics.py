@@ -147,7 +147,6 @@ class KinematicTree:
             self._jump_ancestors.append(ancestor)
             ancestor = ancestor[ancestor]
         self.frame_count = len(frame_links)
-        self._frame_index = frame_index
         self._frame_links = tuple(frame_links)
 
         # Per frame: the movable frames on its path from the base (base first) and the matrix that

@@ -359,15 +359,6 @@ class IKSolver:
 
     # ------------------------------------------------------------------ errors
 
-    def tip_errors(self, q, targets) -> dict:
-        """``{tip: (position_error [m], orientation_error [rad])}`` at ``q`` by a fresh FK, over
-        the rows each tip's task controls (0 for what it does not control)."""
-        q = self.tree.joint_vector(q)
-        poses = self.tree.link_poses(q)
-        targets = self._targets(targets, q)
-        _, errors = self._task_error(poses, targets)
-        return self._per_tip(errors)
-
     def _per_tip(self, errors: np.ndarray) -> dict:
         return {tip: (float(errors[0, i]), float(errors[1, i])) for i, tip in enumerate(self.tip_links)}
 
