@@ -57,6 +57,28 @@ _ORTHONORMAL_TOLERANCE = 1e-6
 _IDENTITY3 = np.eye(3)
 
 
+class _Budget:
+    """The time budget of one solve. A loop asks :meth:`exhausted` once per pass; the answer is
+    yes when another pass, as long as the last one, would end past the deadline, so a solve
+    returns within its budget rather than one (possibly 1 ms, on a large batch) iteration past it."""
+
+    def __init__(self, deadline: float):
+        self.deadline = deadline
+        self._last_call: float | None = None
+        self._last_pass = 0.0  # s, between the last two calls
+
+    def exhausted(self) -> bool:
+        now = time.perf_counter()
+        if self._last_call is not None:
+            self._last_pass = now - self._last_call
+        self._last_call = now
+        return now + self._last_pass >= self.deadline
+
+    def remaining(self) -> float | None:
+        """Seconds left (at least 1 us), or None without a deadline."""
+        return None if math.isinf(self.deadline) else max(self.deadline - time.perf_counter(), 1e-6)
+
+
 class _Restarts:
     """Where the attempts of one solve begin. The first is the seed or, for one tip, the
     seed-table entry whose tip pose lies nearest the target when the seed's is farther from it
@@ -461,18 +483,18 @@ class IKSolver:
             raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
         if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
             raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
-        deadline = math.inf if timeout is None else start + float(timeout)
+        budget = _Budget(math.inf if timeout is None else start + float(timeout))
         seed = self.rest_posture.copy() if seed is None else self._seed(seed)
         target_poses = self._targets(targets, seed)
         restarts = _Restarts(self, target_poses, seed)
         # Only several tips need it up front (task priority); one tip only to name a failure.
         out_of_reach = self._tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else None
         if self.method == "ccd":
-            outcome = self._search_sequential(target_poses, seed, deadline, restarts)
+            outcome = self._search_sequential(target_poses, seed, budget, restarts)
         elif out_of_reach and len(out_of_reach) < len(self.tip_links):
-            outcome = self._search_prioritised(target_poses, seed, deadline, out_of_reach)
+            outcome = self._search_prioritised(target_poses, seed, budget, out_of_reach)
         else:
-            outcome = self._search_batched(target_poses, seed, deadline, restarts)
+            outcome = self._search_batched(target_poses, seed, budget, restarts)
         best, iterations, outcomes, attempts = outcome
         _, q, errors, best_outcome = best
         converged = best_outcome == "converged"
@@ -576,7 +598,7 @@ class IKSolver:
             )
         return self._subsolvers[tips]
 
-    def _search_prioritised(self, targets: np.ndarray, seed: np.ndarray, deadline: float, out_of_reach):
+    def _search_prioritised(self, targets: np.ndarray, seed: np.ndarray, budget: _Budget, out_of_reach):
         """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991).
 
         First the reachable tips alone (their own solver: the far tips do not pull on the shared
@@ -589,8 +611,7 @@ class IKSolver:
         near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
         solver, indices = self._subsolver(near)
         near_targets = {tip: targets[self.tip_links.index(tip)] for tip in near}
-        remaining = None if math.isinf(deadline) else max(deadline - time.perf_counter(), 1e-6)
-        first = solver.solve(near_targets, seed=seed[indices], timeout=remaining)
+        first = solver.solve(near_targets, seed=seed[indices], timeout=budget.remaining())
         q = seed.copy()
         q[indices] = first.q
         primary = np.concatenate(
@@ -612,7 +633,7 @@ class IKSolver:
         poses, error, norms, cost = evaluate(q)
         iterations, mu = first.iterations, _MU_INITIAL
         while first.success and mu <= _MU_MAX and iterations < first.iterations + self.max_iterations:
-            if time.perf_counter() >= deadline:
+            if budget.exhausted():
                 break
             iterations += 1
             jacobian = self._jacobian(poses)
@@ -723,7 +744,7 @@ class IKSolver:
         cost = 0.5 * (error * error).sum(axis=-1)
         return poses, error, norms, (float(cost) if cost.ndim == 0 else cost)
 
-    def _search_batched(self, targets: np.ndarray, seed: np.ndarray, deadline: float, restarts):
+    def _search_batched(self, targets: np.ndarray, seed: np.ndarray, budget: _Budget, restarts):
         """Levenberg-Marquardt attempts advanced together as one numpy batch.
 
         The first attempt (``restarts.first``: the seed, or the table entry nearest a far goal)
@@ -741,7 +762,7 @@ class IKSolver:
         seed_state = self._evaluate(seed, targets)
         start = seed if self._converged(seed_state[2]) else restarts.first(seed_state[0])
         solo_q, solo_norms, solo_outcome, iterations = self._attempt(
-            start, targets, deadline, seed_state if start is seed else None
+            start, targets, budget, seed_state if start is seed else None
         )
         attempts = 1
         solo_converged = solo_outcome == "converged"
@@ -766,7 +787,7 @@ class IKSolver:
                 | (since_checkpoint > _STALL_ITERATIONS)
                 | (age >= self.max_iterations)
             )
-            out_of_time = time.perf_counter() >= deadline
+            out_of_time = budget.exhausted()
             if out_of_time or ended.any():
                 for row in range(len(q)) if out_of_time else np.flatnonzero(ended):
                     if converged[row]:
@@ -791,8 +812,8 @@ class IKSolver:
             if ended.any() or len(q) < self.batch_size:
                 keep = np.flatnonzero(~ended)
                 wanted = self.batch_size - len(keep)
-                budget = wanted if self.max_attempts is None else self.max_attempts - attempts
-                count = max(0, min(wanted, budget))
+                allowed = wanted if self.max_attempts is None else self.max_attempts - attempts
+                count = max(0, min(wanted, allowed))
                 q, error, norms, cost, jacobian = (
                     q[keep],
                     error[keep],
@@ -847,7 +868,7 @@ class IKSolver:
             since_checkpoint[halved] = 0
         return best, iterations, outcomes, attempts
 
-    def _attempt(self, q: np.ndarray, targets: np.ndarray, deadline: float, state=None):
+    def _attempt(self, q: np.ndarray, targets: np.ndarray, budget: _Budget, state=None):
         """The first attempt's solo Levenberg-Marquardt iterations (the batch's update rules on
         one row, with float bookkeeping), from ``q`` and its :meth:`_evaluate` ``state`` when
         known. Returns (q, norms, outcome, iterations); outcome ``iterations`` means the solo
@@ -863,7 +884,7 @@ class IKSolver:
                 return q, norms, "stuck", iteration - 1  # (checked once steps are being refused)
             if iteration - checkpoint_iteration > _STALL_ITERATIONS:
                 return q, norms, "stalled", iteration - 1
-            if time.perf_counter() >= deadline:
+            if budget.exhausted():
                 return q, norms, "deadline", iteration - 1
             candidate = np.clip(q + self._step(jacobian, error, cost, mu, q), self.lower, self.upper)
             candidate_poses, candidate_error, candidate_norms, candidate_cost = self._evaluate(
@@ -936,13 +957,13 @@ class IKSolver:
         weights = self.joint_weights if weights is None else weights
         return motion - _damped_step(jacobian, _apply(jacobian, motion), weights, 1e-10)
 
-    def _search_sequential(self, targets: np.ndarray, seed: np.ndarray, deadline: float, restarts):
+    def _search_sequential(self, targets: np.ndarray, seed: np.ndarray, budget: _Budget, restarts):
         """Cyclic coordinate descent attempts one after another (seed first, then the
         restarts). Same return value as :meth:`_search_batched`."""
         best, iterations, outcomes = None, 0, []
         start = seed
         while True:
-            q, norms, outcome, used = self._attempt_ccd(start, targets, deadline)
+            q, norms, outcome, used = self._attempt_ccd(start, targets, budget)
             iterations += used
             outcomes.append(outcome)
             converged = outcome == "converged"
@@ -951,14 +972,14 @@ class IKSolver:
                 best = (score, q, norms, outcome)
             if converged and self.solve_type == "speed":
                 break
-            if outcome == "deadline" or time.perf_counter() >= deadline:
+            if outcome == "deadline" or budget.exhausted():
                 break
             if self.max_attempts is not None and len(outcomes) >= self.max_attempts:
                 break
             start = restarts.take(1)[0]
         return best, iterations, outcomes, len(outcomes)
 
-    def _attempt_ccd(self, q: np.ndarray, targets: np.ndarray, deadline: float):
+    def _attempt_ccd(self, q: np.ndarray, targets: np.ndarray, budget: _Budget):
         """Cyclic coordinate descent: one joint at a time, tip to base, each a 1-D least-squares
         step along its own Jacobian column (the classic geometric CCD for a single revolute joint
         and a position goal), clipped to the joint's limits. Returns (q, norms, outcome, sweeps);
@@ -983,7 +1004,7 @@ class IKSolver:
                 return q, norms, "converged", sweep
             if cost >= sweep_start_cost * (1.0 - 1e-12):
                 return q, norms, "stuck", sweep
-            if time.perf_counter() >= deadline:
+            if budget.exhausted():
                 return q, norms, "deadline", sweep
         return q, norms, "iterations", self.max_iterations
 

@@ -6,6 +6,8 @@ tasks, several tips, unreachable goals, determinism, solve types and clear error
 from __future__ import annotations
 
 import functools
+import math
+import time
 import warnings
 import zlib
 
@@ -16,7 +18,7 @@ from transforms3d.axangles import axangle2mat, mat2axangle
 
 from ik_node import load_robot
 from ik_node.errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
-from ik_node.solver import METHODS, IKSolver, TipTask
+from ik_node.solver import METHODS, IKSolver, TipTask, _Budget
 
 EXAMPLE_ROBOTS = example_robot_data_cases() or [
     pytest.param(None, marks=pytest.mark.skip(reason="example-robot-data is not installed"), id="erd")
@@ -597,6 +599,18 @@ def test_task_priority_subsolver_shares_the_table_restricted_to_its_joints_and_t
         own = solver._pose_features(solver.tree.link_poses(q)[:, solver._tip_selector])
         np.testing.assert_allclose(features, own, atol=1e-12)
         assert features.shape == (256, 12) and np.isfinite(solver._table_spacing)
+
+
+def test_time_budget_ends_before_a_pass_that_would_overrun_it():
+    """The loops' clock: 'exhausted' once another pass as long as the last one would end past
+    the deadline (so a solve returns within its timeout, not one batch iteration after it)."""
+    budget = _Budget(time.perf_counter() + 1.0)
+    assert not budget.exhausted()  # no pass measured yet
+    time.sleep(0.01)
+    assert not budget.exhausted()  # ~0.01 s used, another such pass fits
+    time.sleep(0.6)
+    assert budget.exhausted()  # > 0.61 s used: another 0.6 s pass would end past 1 s
+    assert not _Budget(math.inf).exhausted() and _Budget(math.inf).remaining() is None
 
 
 # ---------------------------------------------------------------- 9. bad input
