@@ -93,6 +93,7 @@ class _Restarts:
 
     def __init__(self, solver: IKSolver, targets: np.ndarray, seed: np.ndarray):
         self._solver, self._targets, self._seed = solver, targets, seed
+        self._target_features: np.ndarray | None = None  # computed on first use
         self._nearest: np.ndarray | None = None  # table rows, nearest first, not yet handed out
         self._pending = np.empty((0, len(seed)))  # configurations to hand out before the table's
         self._generator: np.random.Generator | None = None
@@ -104,7 +105,7 @@ class _Restarts:
         solver = self._solver
         if not solver._table_usable or len(solver.tip_links) > 1:
             return self._seed
-        target_features = solver._pose_features(self._targets)
+        target_features = self._features()
         seed_tips = seed_poses[solver._tip_selector]
         seed_distance = np.linalg.norm(solver._pose_features(seed_tips) - target_features)
         if seed_distance <= solver._table_spacing:
@@ -116,11 +117,17 @@ class _Restarts:
         self._nearest, self._pending = self._nearest[1:], self._seed[None]
         return solver._seed_table[0][nearest]
 
+    def _features(self) -> np.ndarray:
+        """The targets' seed-table features."""
+        if self._target_features is None:
+            self._target_features = self._solver._pose_features(self._targets)
+        return self._target_features
+
     def take(self, count: int) -> np.ndarray:
         """``count`` configurations (count, dof) within the limits."""
         solver = self._solver
         if self._nearest is None and solver._table_usable:
-            self._nearest = solver._nearest_table_entries(solver._pose_features(self._targets))
+            self._nearest = solver._nearest_table_entries(self._features())
         elif self._nearest is None:
             self._nearest = np.zeros(0, dtype=int)
         pending, self._pending = self._pending[:count], self._pending[count:]
@@ -317,10 +324,10 @@ class IKSolver:
         for index, (tip, rows, (_, radius)) in enumerate(zip(self.tip_links, self._rows, self._reach)):
             weight = self.tasks[tip].weight
             if np.any(rows < 3):
-                columns += range(12 * index, 12 * index + 3)
+                columns += range(_TIP_FEATURES * index, _TIP_FEATURES * index + 3)
                 scale += [weight] * 3
             if np.any(rows >= 3):
-                columns += range(12 * index + 3, 12 * index + 12)
+                columns += range(_TIP_FEATURES * index + 3, _TIP_FEATURES * (index + 1))
                 scale += [weight * max(radius, _MIN_ROTATION_SCALE) / np.pi] * 9
         self._feature_columns, self._feature_scale = np.array(columns), np.array(scale)
         # The table's poses assume every joint free: not sampled while a joint is locked.
@@ -588,7 +595,7 @@ class IKSolver:
                 random_seed=self.random_seed,
             )
             if self._table_usable:
-                tip_of_column = np.array(self.tip_links)[self._feature_columns // 12]
+                tip_of_column = np.array(self.tip_links)[self._feature_columns // _TIP_FEATURES]
                 solver._share_seed_table(
                     self._seed_table[0][:, indices], self._seed_table[1][:, np.isin(tip_of_column, tips)]
                 )
@@ -1042,6 +1049,7 @@ _MIN_BATCH, _MAX_BATCH, _BATCH_WORK = 4, 16, 3072  # default batch: 3072 // (fra
 _STATIONARY = 1e-3
 _TABLE_STREAM = 1  # the seed table's random stream, apart from the restarts'
 _TABLE_RESTARTS = 64  # nearest table entries tried before random restarts
+_TIP_FEATURES = 12  # seed-table feature columns per tip before trimming: position 3, rotation 9
 _TABLE_CHUNK = 256  # configurations per FK batch while sampling the seed table
 _SPACING_SAMPLE = 64  # table entries whose nearest-neighbour distances give the table's spacing
 _MIN_ROTATION_SCALE = 0.1  # m: rotation weight in the table's distance for tips with no reach
