@@ -174,6 +174,26 @@ class KinematicTree:
             f"joints={list(self.joint_names)})"
         )
 
+    def frame_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tree as flat arrays for the compiled kernels (:mod:`ik_node.solver.kernels`):
+        ``frames`` (K, 20) per frame after the base: constant rotation (9, row-major) and
+        translation (3) from its parent frame, unit twist ``[a_lin; a_rot]`` (6), mimic multiplier
+        and offset; ``frame_links`` (K, 2): parent pose index, degree of freedom (-1: fixed)."""
+        constant = self._pose_template[1:]
+        frames = np.concatenate(
+            (
+                constant[:, :3, :3].reshape(-1, 9),
+                constant[:, :3, 3],
+                self._twist,
+                self._multiplier[:, None],
+                self._offset[:, None],
+            ),
+            axis=1,
+        )
+        movable = self._twist.any(axis=1)
+        frame_links = np.stack((self._parent, np.where(movable, self._dof, -1)), axis=1).astype(np.int64)
+        return np.ascontiguousarray(frames), np.ascontiguousarray(frame_links)
+
     # ------------------------------------------------------------------ joint vectors
 
     def joint_vector(self, q, what: str = "joint vector") -> np.ndarray:

@@ -6,8 +6,6 @@ tasks, several tips, unreachable goals, determinism, solve types and clear error
 from __future__ import annotations
 
 import functools
-import math
-import time
 import warnings
 import zlib
 
@@ -18,7 +16,7 @@ from transforms3d.axangles import axangle2mat, mat2axangle
 
 from ik_node import load_robot
 from ik_node.errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
-from ik_node.solver import METHODS, IKSolver, TipTask, _Budget
+from ik_node.solver import METHODS, IKSolver, TipTask
 
 EXAMPLE_ROBOTS = example_robot_data_cases() or [
     pytest.param(None, marks=pytest.mark.skip(reason="example-robot-data is not installed"), id="erd")
@@ -568,49 +566,35 @@ def test_seed_table_lies_within_the_limits_and_follows_the_random_seed():
     the same random_seed and different for another."""
     case = BY_NAME["arm7"]
     solver = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256)
-    q = solver._seed_table[0]
+    q = solver.seed_table.q
     assert q.shape == (256, len(solver.joint_names))
     assert np.all(q >= solver.lower) and np.all(q <= solver.upper)
     assert q[:, solver.joint_names.index("joint2")].max() <= 0.5
     same = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256)
     other = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256, random_seed=1)
-    np.testing.assert_array_equal(same._seed_table[0], q)
-    assert not np.array_equal(other._seed_table[0], q)
+    np.testing.assert_array_equal(same.seed_table.q, q)
+    assert not np.array_equal(other.seed_table.q, q)
     # the spacing gate: the median distance from the first 64 entries to their nearest neighbour
-    features = solver._seed_table[1]
+    features = solver.seed_table.features
     distance = np.linalg.norm(features[:64, None] - features[None], axis=-1)
     distance[np.arange(64), np.arange(64)] = np.inf
-    assert solver._table_spacing == pytest.approx(np.median(distance.min(axis=1)), rel=1e-9)
+    assert solver.seed_table.spacing == pytest.approx(np.median(distance.min(axis=1)), rel=1e-9)
     # a locked joint: the table's poses would not hold at the seed, so none is sampled
     locked = make_solver(case, joint_weights={"joint3": 0.0}, seed_table_size=256)
-    assert len(locked._seed_table[0]) == 0
+    assert len(locked.seed_table) == 0
 
 
-def test_task_priority_subsolver_shares_the_table_restricted_to_its_joints_and_tips():
-    """The solver for the reachable tips (built inside a solve, too late to sample its own) takes
-    the parent's table: the parent's configurations for its joints, and features equal to those
-    it computes itself from its own FK at those configurations."""
+def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
+    """The search for the reachable tips (task priority) takes the parent's table: the same
+    configurations, and features equal to those its own problem computes from its FK there."""
     case = BY_NAME["dual_arm"]
     parent = make_solver(case, seed_table_size=256)
     for tips in (("left_tool0",), ("right_tool0",)):
-        solver, indices = parent._subsolver(tips)
-        q, features = solver._seed_table
-        np.testing.assert_array_equal(q, parent._seed_table[0][:, indices])
-        own = solver._pose_features(solver.tree.link_poses(q)[:, solver._tip_selector])
-        np.testing.assert_allclose(features, own, atol=1e-12)
-        assert features.shape == (256, 12) and np.isfinite(solver._table_spacing)
-
-
-def test_time_budget_ends_before_a_pass_that_would_overrun_it():
-    """The loops' clock: 'exhausted' once another pass as long as the last one would end past
-    the deadline (so a solve returns within its timeout, not one batch iteration after it)."""
-    budget = _Budget(time.perf_counter() + 1.0)
-    assert not budget.exhausted()  # no pass measured yet
-    time.sleep(0.01)
-    assert not budget.exhausted()  # ~0.01 s used, another such pass fits
-    time.sleep(0.6)
-    assert budget.exhausted()  # > 0.61 s used: another 0.6 s pass would end past 1 s
-    assert not _Budget(math.inf).exhausted() and _Budget(math.inf).remaining() is None
+        problem = parent._problem(tips)
+        table = parent.seed_table.for_tips(problem, parent.problem)
+        np.testing.assert_array_equal(table.q, parent.seed_table.q)
+        np.testing.assert_allclose(table.features, problem.features_of(table.q), atol=1e-12)
+        assert table.features.shape == (256, 12) and np.isfinite(table.spacing)
 
 
 # ---------------------------------------------------------------- 9. bad input
@@ -679,7 +663,8 @@ BAD_INPUTS = {
     "negative_timeout": (lambda: solve_with(timeout=-1.0), IKNodeError, "timeout"),
     "nan_timeout": (lambda: solve_with(timeout=np.nan), IKNodeError, "timeout"),
     "zero_max_iterations": (lambda: solve_with(max_iterations=0), IKNodeError, "max_iterations"),
-    "zero_batch_size": (lambda: solve_with(batch_size=0), IKNodeError, "batch_size"),
+    "unknown_option": (lambda: solve_with(batch_size=16), IKNodeError, "batch_size"),
+    "zero_table_size": (lambda: solve_with(seed_table_size=-1), IKNodeError, "seed_table_size"),
     "negative_seed_table_size": (lambda: solve_with(seed_table_size=-1), IKNodeError, "seed_table_size"),
 }
 

@@ -1,0 +1,498 @@
+"""The :class:`IKSolver` façade: checks input, builds the :class:`Problem` and the
+:class:`SeedTable` once, runs the compiled search (:func:`kernels.search`), and reports.
+
+Default method: singularity-robust damped least squares (Levenberg-Marquardt) on the body
+Jacobian with body-frame errors, the joint limits as selection rows inside the solve, a null-space
+posture term, several tips at once, restarts (seed-table entries nearest the goal, then random)
+within a time budget; when some tips' targets lie beyond their reach, task priority: the
+reachable tips first, the far ones as close as that leaves them. Units: metres, radians, seconds;
+joint vectors in :attr:`IKSolver.joint_names` order.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
+from . import kernels
+from .jit import COMPILED
+from .options import METHODS, SOLVE_TYPES, SolverOptions, TipTask
+from .problem import Problem
+from .seed_table import SeedTable
+
+__all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome"]
+
+#: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
+#: errors would overflow to infinity.
+MAX_TARGET_DISTANCE = 1e9
+#: How far a target's rotation may be from orthonormal (max |R^T R - I|).
+ORTHONORMAL_TOLERANCE = 1e-6
+
+
+_log = logging.getLogger("ik_node.solver")
+_kernels_ready = False
+
+
+def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
+    """Compile the solve kernels, or load them from numba's cache, by running each once on
+    ``solver``'s problem (every problem has the same array types, so once per process serves
+    all; :class:`IKSolver` does it when the first one is built, so that no solve spends its
+    budget on it). Returns (seconds taken, True if they were compiled rather than loaded).
+    ``solve_many``'s parallel kernel is prepared at its first call."""
+    global _kernels_ready
+    began = time.perf_counter()
+    problem, dof = solver.problem, len(solver.joint_names)
+    identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
+    kernels.check_poses(identity, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+    kernels.lm_attempt(
+        problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
+        problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, 0.0, 1, 0, kernels.NO_DEADLINE,
+        solver.rest_posture.copy(), np.empty((len(problem.tips), 2)),
+    )  # fmt: skip
+    table = solver.seed_table
+    kernels.search(
+        problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
+        problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale, table.q,
+        table.features, table.spacing, identity, solver.rest_posture, kernels.DLS, kernels.SPEED, 1e-3,
+        0.0, 1, 1, 0, kernels.NO_DEADLINE, np.empty(dof), np.empty((len(problem.tips), 2)),
+    )  # fmt: skip
+    compiled = (
+        any(sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt))
+        if COMPILED
+        else False
+    )
+    _kernels_ready = True
+    seconds = time.perf_counter() - began
+    _log.info(
+        "IK kernels %s in %.1f s", "compiled (cached for later starts)" if compiled else "loaded", seconds
+    )
+    return seconds, compiled
+
+
+class Outcome(enum.IntEnum):
+    """How an attempt ended (the kernels' codes)."""
+
+    CONVERGED = kernels.CONVERGED
+    STUCK = kernels.STUCK  # a local minimum: no step decreases the error
+    STALLED = kernels.STALLED  # the error did not halve within STALL_ITERATIONS
+    ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
+    DEADLINE = kernels.DEADLINE  # cut by the time budget
+
+
+@dataclass
+class IKResult:
+    """The outcome of :meth:`IKSolver.solve`.
+
+    ``q``: joint values [rad, m] in ``joint_names`` order, always within the limits;
+    ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
+    rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
+    ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
+    configuration found is a local minimum of the error), ``'timeout'`` or ``'iterations'`` (the
+    budget ran out while an attempt still progressed).
+    """
+
+    q: np.ndarray
+    success: bool
+    position_error: float
+    orientation_error: float
+    iterations: int
+    elapsed: float
+    reason: str
+    attempts: int = 1
+    tip_errors: dict = field(default_factory=dict)
+
+
+@dataclass
+class BatchResult:
+    """The outcome of :meth:`IKSolver.solve_many` for N targets: ``q`` (N, n), ``success``
+    (N,), ``position_error`` [m] and ``orientation_error`` [rad] (N,), ``elapsed`` [s] (all)."""
+
+    q: np.ndarray
+    success: np.ndarray
+    position_error: np.ndarray
+    orientation_error: np.ndarray
+    elapsed: float
+
+
+class IKSolver:
+    """Solve for joint values that bring the tips of a base-to-tips tree to target poses.
+
+    ``IKSolver(robot, base_link, tip_links, **options)`` or ``IKSolver(robot, base_link,
+    tip_links, options=SolverOptions(...))``; the options are :class:`SolverOptions`'s.
+    The seed table (``seed_table_size`` configurations) is sampled here (2-10 ms); it is not
+    used while a joint is locked (its poses would not hold at the seed).
+    """
+
+    def __init__(
+        self,
+        robot,
+        base_link: str,
+        tip_links: str | Sequence[str],
+        options: SolverOptions | None = None,
+        **option_values,
+    ):
+        unknown = sorted(set(option_values) - set(SolverOptions.names()))
+        if unknown:
+            raise IKNodeError(f"unknown solver option '{unknown[0]}'; options: {list(SolverOptions.names())}")
+        self.options = replace(options or SolverOptions(), **option_values)
+        self.tree = robot.tree(base_link, tip_links)
+        self.robot = robot
+        self.joint_names = self.tree.joint_names
+        self.tip_links = self.tree.tip_links
+        if not self.joint_names:
+            raise IKNodeError(f"nothing moves the tips {list(self.tip_links)} relative to '{base_link}'")
+        options = self.options
+        self.lower, self.upper = self._limits(options.lower or {}, options.upper or {})
+        self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
+        self.joint_weights = self._joint_vector(options.joint_weights, 1.0, "joint_weights")
+        if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
+            raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
+        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        middle = np.where(
+            bounded, 0.5 * (np.where(bounded, self.lower, 0) + np.where(bounded, self.upper, 0)), 0
+        )
+        # Within the limits: the rest posture is also the default seed.
+        self.rest_posture = np.clip(
+            self._joint_vector(options.rest_posture, middle, "rest_posture"), self.lower, self.upper
+        )
+        self.tasks = self._tasks(options.tasks or {})
+        self.problem = self._problem(self.tip_links)
+        table_usable = bool(np.all(self.joint_weights > 0))
+        self.seed_table = SeedTable(
+            self.problem, options.seed_table_size if table_usable else 0, options.random_seed
+        )
+        self._priority: dict = {}  # near tips -> (their problem and table, the problem near-first)
+        if not _kernels_ready:
+            prepare_kernels(self)
+
+    def __repr__(self) -> str:
+        return f"IKSolver({self.tree!r}, method={self.options.method!r})"
+
+    # ------------------------------------------------------------------ configuration
+
+    def _joint_vector(self, values, default, what: str) -> np.ndarray:
+        vector = np.broadcast_to(np.asarray(default, dtype=float), (len(self.joint_names),)).copy()
+        if values is None:
+            return vector
+        if isinstance(values, Mapping):
+            for name, value in values.items():
+                if name not in self.joint_names:
+                    raise UnknownJointError(name, self.joint_names, what=f"joint in {what}")
+                vector[self.joint_names.index(name)] = float(value)
+            return vector
+        array = np.asarray(values, dtype=float).reshape(-1)
+        if array.shape != vector.shape:
+            raise IKNodeError(
+                f"{what} needs {len(vector)} values ({list(self.joint_names)}), got {array.size}"
+            )
+        return array
+
+    def _limits(self, lower: Mapping, upper: Mapping) -> tuple[np.ndarray, np.ndarray]:
+        """URDF limits, tightened by the given ones (a looser bound than the URDF is ignored)."""
+        low, high = self.tree.lower.copy(), self.tree.upper.copy()
+        for bounds, target, pick in ((lower, low, np.maximum), (upper, high, np.minimum)):
+            for name, value in bounds.items():
+                if name not in self.joint_names:
+                    raise UnknownJointError(name, self.joint_names, what="joint in limits")
+                if not math.isfinite(value):
+                    raise IKNodeError(f"limit for joint '{name}' must be finite, got {value}")
+                index = self.joint_names.index(name)
+                target[index] = pick(target[index], value)
+        for index in np.flatnonzero(low > high):
+            raise IKNodeError(
+                f"joint '{self.joint_names[index]}': lower limit {low[index]} "
+                f"is above upper limit {high[index]}"
+            )
+        return low, high
+
+    def _tasks(self, tasks: Mapping) -> dict:
+        for tip in tasks:
+            if tip not in self.tip_links:
+                raise UnknownLinkError(tip, self.tip_links, what="tip in tasks")
+        resolved = {}
+        for tip in self.tip_links:
+            task = tasks.get(tip, "pose")
+            if not isinstance(task, TipTask):
+                task = TipTask(task, 1.0, self.options.position_tolerance, self.options.orientation_tolerance)
+            resolved[tip] = task
+        return resolved
+
+    def _problem(self, tips: Sequence[str]) -> Problem:
+        return Problem(
+            self.tree, tips, self.tasks, self.lower, self.upper, self.joint_weights, self.rest_posture
+        )
+
+    # ------------------------------------------------------------------ input
+
+    def _seed(self, seed) -> np.ndarray:
+        """The seed as a vector clipped into the limits; joints a mapping leaves out sit at the
+        rest posture."""
+        if seed is None:
+            return self.rest_posture.copy()
+        if isinstance(seed, Mapping):
+            seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
+        return np.clip(self.tree.joint_vector(seed, what="seed"), self.lower, self.upper)
+
+    def _check_pose(self, tip: str, pose) -> np.ndarray:
+        """``pose`` (4, 4) or (N, 4, 4) as a C-contiguous float array, or a :class:`TargetError`
+        naming the tip and the problem."""
+        pose = np.array(pose, dtype=float, order="C")  # writable: one compiled signature
+        if pose.shape[-2:] != (4, 4) or pose.ndim not in (2, 3):
+            raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
+        problem = kernels.check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+        if problem == kernels.POSE_NOT_FINITE:
+            raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
+        if problem == kernels.POSE_TOO_FAR:
+            raise TargetError(
+                f"target for tip '{tip}' is at {pose[..., :3, 3].tolist()} m; coordinates beyond "
+                f"{MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
+            )
+        if problem == kernels.POSE_NOT_RIGID:
+            raise TargetError(
+                f"target for tip '{tip}' is not a rigid transform (its rotation must be "
+                "orthonormal with determinant +1 and its last row 0 0 0 1)"
+            )
+        return pose
+
+    def _targets(self, targets, seed: np.ndarray | None, batch: bool) -> np.ndarray:
+        """Validated targets as (T, 4, 4), or (N, T, 4, 4) for a batch; in a single solve, tips
+        without a target are held at their pose at the seed."""
+        if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
+            if len(self.tip_links) != 1:
+                raise TargetError(
+                    f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(self.tip_links)}"
+                )
+            targets = {self.tip_links[0]: targets}
+        for tip in targets:
+            if tip not in self.tip_links:
+                raise UnknownLinkError(tip, self.tip_links, what="tip")
+        checked = {tip: self._check_pose(tip, pose) for tip, pose in targets.items()}
+        if batch:
+            missing = [tip for tip in self.tip_links if tip not in checked]
+            shapes = {pose.shape for pose in checked.values()}
+            if missing or len(shapes) != 1 or len(next(iter(shapes))) != 3:
+                raise TargetError(
+                    f"solve_many needs an (N, 4, 4) array for every tip {list(self.tip_links)} with "
+                    f"the same N; got {{tip: shape}} { ({tip: pose.shape for tip, pose in checked.items()}) }"
+                )
+            return np.ascontiguousarray(np.stack([checked[tip] for tip in self.tip_links], axis=1))
+        stacked = np.empty((len(self.tip_links), 4, 4))
+        for index, tip in enumerate(self.tip_links):
+            if tip in checked:
+                if checked[tip].shape != (4, 4):
+                    raise TargetError(
+                        f"target for tip '{tip}' must be a 4x4 pose, got shape {checked[tip].shape}"
+                    )
+                stacked[index] = checked[tip]
+            else:
+                stacked[index] = self.tree.forward(seed, tip)
+        return stacked
+
+    def _timeout_ns(self, timeout: float | None) -> int:
+        """The time budget [ns] of one solve (-1: none, then ``max_attempts`` bounds it)."""
+        if timeout is None:
+            if self.options.max_attempts is None:
+                raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
+            return -1
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
+        return int(timeout * 1e9)
+
+    # ------------------------------------------------------------------ solving
+
+    def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
+        options = self.options
+        return kernels.search(
+            problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
+            problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
+            table.q, table.features, table.spacing, targets, seed,
+            METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
+            options.posture_gain, options.max_iterations,
+            -1 if options.max_attempts is None else options.max_attempts,
+            options.random_seed, deadline, q, norms,
+        )  # fmt: skip
+
+    def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
+        """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
+
+        ``targets``: ``{tip: 4x4}`` (a bare 4x4 when there is one tip; tips left out are held at
+        their pose at the seed). ``seed``: start configuration (array or ``{joint: value}``;
+        default: the rest posture); values outside the limits are clipped into them.
+        ``timeout``: time budget [s] (None: only ``max_iterations``/``max_attempts``).
+        Raises :class:`~ik_node.errors.TargetError` for unusable input; an unreachable goal is
+        not an error: the best configuration found comes back with ``success=False``.
+        """
+        start = time.perf_counter()
+        timeout_ns = self._timeout_ns(timeout)
+        deadline = kernels.NO_DEADLINE if timeout_ns < 0 else time.monotonic_ns() + timeout_ns
+        seed = self._seed(seed)
+        target_poses = self._targets(targets, seed, batch=False)
+        q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
+        out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
+        if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
+            outcome, iterations, attempts, deadline_reached = self._solve_prioritised(
+                target_poses, seed, deadline, out_of_reach, q, norms
+            )
+        else:
+            outcome, iterations, attempts, deadline_reached = self._search(
+                self.problem, self.seed_table, target_poses, seed, deadline, q, norms
+            )
+        converged = outcome == Outcome.CONVERGED
+        if converged:
+            reason = "success"
+        elif outcome == Outcome.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
+            reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
+        else:
+            reason = "timeout" if deadline_reached else "iterations"
+        return IKResult(
+            q=q,
+            success=bool(converged),
+            position_error=float(norms[:, 0].max()),
+            orientation_error=float(norms[:, 1].max()),
+            iterations=int(iterations),
+            elapsed=time.perf_counter() - start,
+            reason=reason,
+            attempts=int(attempts),
+            tip_errors={
+                tip: (float(norms[i, 0]), float(norms[i, 1])) for i, tip in enumerate(self.tip_links)
+            },
+        )
+
+    def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach, q, norms):
+        """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
+        first the reachable tips alone (a search over their rows: the far tips do not pull on the
+        shared joints), then one Levenberg-Marquardt attempt with the reachable tips' rows as
+        primary (:func:`kernels.lm_attempt` with ``primary_rows``): the far tips come as close
+        as holding the reachable ones allows. Returns what :func:`kernels.search` returns."""
+        near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
+        if near not in self._priority:
+            near_problem = self._problem(near)
+            ordered = self._problem(near + tuple(out_of_reach))
+            self._priority[near] = (
+                near_problem,
+                self.seed_table.for_tips(near_problem, self.problem),
+                ordered,
+            )
+        near_problem, near_table, ordered = self._priority[near]
+        order = [self.tip_links.index(tip) for tip in ordered.tips]
+        near_norms = np.empty((len(near), 2))
+        outcome, iterations, attempts, deadline_reached = self._search(
+            near_problem,
+            near_table,
+            np.ascontiguousarray(targets[order[: len(near)]]),
+            seed,
+            deadline,
+            q,
+            near_norms,
+        )
+        ordered_norms = np.empty((len(order), 2))
+        if outcome == Outcome.CONVERGED:
+            options = self.options
+            primary_rows = int(np.sum(ordered.rows[:, 0] < len(near)))
+            outcome, used = kernels.lm_attempt(
+                ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
+                ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
+                METHODS[options.method], options.min_damping, 0.0, options.max_iterations, primary_rows,
+                deadline, q, ordered_norms,
+            )  # fmt: skip
+            iterations += used
+            deadline_reached |= outcome == Outcome.DEADLINE
+            outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
+        else:
+            kernels.lm_attempt(  # no iterations: the errors of every tip at q
+                ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
+                ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
+                METHODS[self.options.method], 0.0, 0.0, 0, 0, kernels.NO_DEADLINE, q, ordered_norms,
+            )  # fmt: skip
+        norms[order] = ordered_norms
+        return outcome, iterations, attempts, deadline_reached
+
+    def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
+        """Solve N goals at once, spread over the machine's cores (numba ``prange``).
+
+        ``targets``: ``{tip: (N, 4, 4)}`` for every tip (an ``(N, 4, 4)`` array for one tip);
+        ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
+        posture); ``timeout`` [s] applies to each target (None: ``max_attempts`` bounds each).
+        Each target is solved as :meth:`solve` would from the same seed, without task priority
+        (a target out of reach comes back unsolved with its closest configuration).
+        """
+        start = time.perf_counter()
+        timeout_ns = self._timeout_ns(timeout)
+        target_poses = self._targets(targets, None, batch=True)
+        count = len(target_poses)
+        if seed is None:
+            seeds = np.broadcast_to(self.rest_posture, (count, len(self.joint_names)))
+        else:
+            seeds = np.asarray(seed, dtype=float)
+            if seeds.shape not in ((len(self.joint_names),), (count, len(self.joint_names))):
+                raise TargetError(
+                    f"seed must have shape ({len(self.joint_names)},) or ({count}, {len(self.joint_names)}) "
+                    f"for joints {list(self.joint_names)}, got {seeds.shape}"
+                )
+            if not np.isfinite(seeds).all():
+                raise TargetError("seed contains NaN or infinity")
+            seeds = np.broadcast_to(np.clip(seeds, self.lower, self.upper), (count, len(self.joint_names)))
+        seeds = np.array(seeds, order="C")  # writable: one compiled signature
+        q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
+        outcomes = np.empty(count, dtype=np.int64)
+        options, problem, table = self.options, self.problem, self.seed_table
+        kernels.search_many(
+            problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
+            problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
+            table.q, table.features, table.spacing, target_poses, seeds,
+            METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
+            options.posture_gain, options.max_iterations,
+            -1 if options.max_attempts is None else options.max_attempts,
+            options.random_seed, timeout_ns, q, norms, outcomes,
+        )  # fmt: skip
+        return BatchResult(
+            q=q,
+            success=outcomes == Outcome.CONVERGED,
+            position_error=norms[:, :, 0].max(axis=1),
+            orientation_error=norms[:, :, 1].max(axis=1),
+            elapsed=time.perf_counter() - start,
+        )
+
+    # ------------------------------------------------------------------ linear algebra for callers
+
+    def task_jacobian(self, q) -> np.ndarray:
+        """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in
+        :attr:`joint_names` order): one row per controlled tip-frame axis ``[v; w]``."""
+        return self.problem.jacobian(self.tree.joint_vector(q))
+
+    def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray, weights=None) -> np.ndarray:
+        """``(I - J^+ J) z`` with the weighted pseudo-inverse ``J^+ = W J^T (J W J^T)^-1``
+        (:func:`kernels.null_space_motion`): the part of ``z`` that leaves the task unchanged
+        (``J (I - J^+ J) = 0``). ``W`` defaults to the joint weights. Shapes (m, n), (n,) or
+        batched (R, m, n), (R, n)."""
+        jacobian = np.asarray(jacobian, dtype=float)
+        motion = np.asarray(motion, dtype=float)
+        weights = np.broadcast_to(
+            self.joint_weights if weights is None else np.asarray(weights, float), motion.shape
+        )
+        flat_jacobian = np.ascontiguousarray(jacobian.reshape((-1,) + jacobian.shape[-2:]))
+        flat_motion = np.ascontiguousarray(motion.reshape(-1, motion.shape[-1]))
+        flat_weights = np.ascontiguousarray(weights.reshape(-1, motion.shape[-1]))
+        rows = jacobian.shape[-2]
+        gram, solution, image = np.empty((rows, rows)), np.empty(rows), np.empty(rows)
+        out = np.empty_like(flat_motion)
+        for index in range(len(flat_motion)):
+            kernels.null_space_motion(
+                flat_jacobian[index],
+                flat_motion[index],
+                flat_weights[index],
+                0,
+                rows,
+                gram,
+                solution,
+                image,
+                out[index],
+            )
+        return out.reshape(motion.shape)

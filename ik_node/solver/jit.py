@@ -1,0 +1,110 @@
+"""How the solver's kernels are compiled: numba's ``njit`` with an on-disk cache, or plain Python.
+
+* With numba, kernels are ``@njit(cache=True)``. numba caches next to the source
+  (``__pycache__``), or, when that is not writable (a system install), in the user's cache
+  directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
+  that is said once (every process then compiles again: about 20 s).
+* Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
+  plain Python, several hundred times slower; a warning says so once, with how to install numba.
+
+:func:`monotonic_ns` reads ``CLOCK_MONOTONIC`` [ns] inside compiled code (nopython mode cannot
+call ``time``), so a solve can stop at its deadline between two iterations.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+__all__ = ["COMPILED", "kernel", "parallel_kernel", "prange", "monotonic_ns", "SLOWDOWN_WITHOUT_NUMBA"]
+
+#: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
+#: this many times slower than compiled ones.
+SLOWDOWN_WITHOUT_NUMBA = 300
+
+try:
+    import numba
+    from numba import config as _numba_config
+except ImportError:  # pragma: no cover - exercised by the no-numba CI run's import path
+    numba = None
+
+COMPILED = numba is not None and not _numba_config.DISABLE_JIT
+
+if numba is None or not COMPILED:
+    warnings.warn(
+        "ik_node's IK kernels run as plain Python ("
+        + ("numba is not installed" if numba is None else "NUMBA_DISABLE_JIT is set")
+        + f"): solves are about {SLOWDOWN_WITHOUT_NUMBA} times slower and most 5 ms budgets will "
+        "not be met. Install numba ('pip install numba', or apt's python3-numba) for real use.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+_cache_refused = False
+
+
+def _compile(function, **options):
+    """``numba.njit(cache=True, **options)(function)``, or without the cache when numba has no
+    writable location for it (said once)."""
+    global _cache_refused
+    if numba is None:
+        return function
+    if not _cache_refused:
+        try:
+            return numba.njit(cache=True, **options)(function)
+        except RuntimeError as error:  # "cannot cache function ...: no locator available"
+            _cache_refused = True
+            warnings.warn(
+                f"ik_node cannot cache its compiled IK kernels ({error}); every process compiles "
+                "them again at its first solve (about 20 s). Set NUMBA_CACHE_DIR to a writable "
+                "directory to keep them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return numba.njit(cache=False, **options)(function)
+
+
+def kernel(function):
+    """Compile ``function`` in nopython mode, cached (a no-op without numba)."""
+    return _compile(function)
+
+
+def parallel_kernel(function):
+    """Like :func:`kernel`, with ``prange`` loops spread over the machine's cores."""
+    return _compile(function, parallel=True)
+
+
+if COMPILED:
+    import llvmlite.ir as _ir
+    from numba import types as _types
+    from numba.core import cgutils as _cgutils
+    from numba.extending import intrinsic as _intrinsic
+
+    prange = numba.prange
+
+    @_intrinsic
+    def _clock_monotonic_ns(typing_context):
+        """``clock_gettime(CLOCK_MONOTONIC)`` in ns, as LLVM IR calling libc (POSIX)."""
+
+        def codegen(context, builder, signature, arguments):
+            int64, int32 = _ir.IntType(64), _ir.IntType(32)
+            timespec = _ir.LiteralStructType([int64, int64])
+            function_type = _ir.FunctionType(int32, [int32, timespec.as_pointer()])
+            clock_gettime = _cgutils.get_or_insert_function(builder.module, function_type, "clock_gettime")
+            slot = _cgutils.alloca_once(builder, timespec)
+            builder.call(clock_gettime, [_ir.Constant(int32, 1), slot])  # 1: CLOCK_MONOTONIC
+            zero = _ir.Constant(int32, 0)
+            seconds = builder.load(builder.gep(slot, [zero, zero]))
+            nanoseconds = builder.load(builder.gep(slot, [zero, _ir.Constant(int32, 1)]))
+            return builder.add(builder.mul(seconds, _ir.Constant(int64, 1_000_000_000)), nanoseconds)
+
+        return _types.int64(), codegen
+
+    @kernel
+    def monotonic_ns():
+        """Monotonic clock [ns], the same as ``time.monotonic_ns()`` on Linux."""
+        return _clock_monotonic_ns()
+
+else:
+    prange = range
+    monotonic_ns = time.monotonic_ns

@@ -1,0 +1,116 @@
+"""The solver's options, validated once: :class:`SolverOptions` (used by the solver, the node and
+the CLI) and :class:`TipTask` (what one tip controls). Units: metres, radians, seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..errors import IKNodeError
+from ..kinematics import task_rows
+from . import kernels
+
+__all__ = ["METHODS", "SOLVE_TYPES", "SolverOptions", "TipTask"]
+
+#: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
+METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}
+#: ``speed``: the first solution; ``distance``: the one closest to the seed found within the
+#: budget; ``manipulability``: the most manipulable found within the budget.
+SOLVE_TYPES = {"speed": kernels.SPEED, "distance": kernels.DISTANCE, "manipulability": kernels.MANIPULABILITY}
+
+
+@dataclass(frozen=True)
+class TipTask:
+    """What to control at one tip.
+
+    ``kind`` is ``'pose'``, ``'position'``, ``'orientation'`` or a 6-element mask over the
+    tip-frame axes ``(vx, vy, vz, wx, wy, wz)``. ``weight`` scales the tip's rows against other
+    tips. Tolerances: position [m], orientation [rad].
+    """
+
+    kind: str | tuple = "pose"
+    weight: float = 1.0
+    position_tolerance: float = 1e-5
+    orientation_tolerance: float = 1e-5
+
+    def __post_init__(self):
+        if not isinstance(self.kind, str):
+            object.__setattr__(self, "kind", tuple(bool(flag) for flag in self.kind))
+        task_rows(self.kind)  # validates
+        for name in ("weight", "position_tolerance", "orientation_tolerance"):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
+                raise IKNodeError(f"task {name} must be a positive number, got {value}")
+
+    @property
+    def rows(self):
+        """The ``[v; w]`` axes (0-5) this task controls."""
+        return task_rows(self.kind)
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Every option of :class:`~ik_node.solver.IKSolver`, checked when made.
+
+    * ``tasks``: ``{tip: TipTask | kind}`` (default: the full pose for every tip);
+    * ``position_tolerance`` [m], ``orientation_tolerance`` [rad]: defaults for every task;
+    * ``method``: one of :data:`METHODS`; ``solve_type``: one of :data:`SOLVE_TYPES`;
+    * ``joint_weights``: ``{joint: weight >= 0}`` or an array; 0 locks the joint;
+    * ``lower``/``upper``: ``{joint: bound}`` tightening the URDF limits [rad, m];
+    * ``rest_posture``: ``{joint: value}`` or an array (default: mid-range, 0 for continuous);
+      ``posture_gain``: the null-space pull toward it per iteration, in [0, 1] (0: off);
+    * ``min_damping``: ``lambda_min`` [m or rad] of the damped step;
+    * ``max_iterations``: per attempt; ``max_attempts``: restarts included (None: until the
+      timeout);
+    * ``seed_table_size``: configurations in the seed table whose nearest entries (by tip pose)
+      are the first restarts (0: random restarts only);
+    * ``random_seed``: for the table and the random restarts; results are deterministic for a
+      seed when the time budget is not what ends the search.
+    """
+
+    tasks: Mapping | None = None
+    position_tolerance: float = 1e-5
+    orientation_tolerance: float = 1e-5
+    method: str = "dls"
+    solve_type: str = "speed"
+    joint_weights: object = None
+    lower: Mapping | None = None
+    upper: Mapping | None = None
+    rest_posture: object = None
+    posture_gain: float = 0.0
+    min_damping: float = 1e-3
+    max_iterations: int = 100
+    max_attempts: int | None = None
+    seed_table_size: int = 2048
+    random_seed: int = 0
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise IKNodeError(f"unknown method '{self.method}'; choose one of {list(METHODS)}")
+        if self.solve_type not in SOLVE_TYPES:
+            raise IKNodeError(f"unknown solve_type '{self.solve_type}'; choose one of {list(SOLVE_TYPES)}")
+        for name, low, high in (
+            ("posture_gain", 0.0, 1.0),
+            ("min_damping", 0.0, math.inf),
+            ("position_tolerance", 0.0, math.inf),
+            ("orientation_tolerance", 0.0, math.inf),
+        ):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and math.isfinite(value) and low <= value <= high):
+                raise IKNodeError(f"{name} must be a finite number in [{low}, {high}], got {value}")
+        for name, low in (("max_iterations", 1), ("max_attempts", 1), ("seed_table_size", 0)):
+            value = getattr(self, name)
+            if value is None and name == "max_attempts":
+                continue
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+                raise IKNodeError(f"{name} must be an integer >= {low}, got {value!r}")
+        if not isinstance(self.random_seed, numbers.Integral) or not 0 <= self.random_seed < 2**32:
+            raise IKNodeError(f"random_seed must be an integer in [0, 2**32), got {self.random_seed!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The option names, in declaration order."""
+        return tuple(field.name for field in dataclasses.fields(cls))
