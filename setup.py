@@ -22,7 +22,7 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy", "urdfdom-py", "transforms3d"],
+    install_requires=["setuptools", "numpy", "numba>=0.55", "urdfdom-py", "transforms3d"],
     extras_require={
         # The ROS 2 Python wheels, for pip users without a ROS install (never pulled by colcon).
         "ros": [

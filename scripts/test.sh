@@ -13,6 +13,9 @@ fi
 # DDS stays on this machine; each pytest worker picks its own ROS_DOMAIN_ID (test/conftest.py).
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export ROS_LOG_DIR=${ROS_LOG_DIR:-$(mktemp -d)}
+# Compile the IK kernels into numba's cache once (~30 s cold, 0.2 s warm), before the workers
+# and the node processes they start would each compile them.
+.venv/bin/python -m ik_node.solver
 status=0
 .venv/bin/python -m pytest -n 2 "$@" || status=$?
 if [ "$status" -eq 5 ]; then

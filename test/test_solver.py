@@ -590,8 +590,7 @@ def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
     case = BY_NAME["dual_arm"]
     parent = make_solver(case, seed_table_size=256)
     for tips in (("left_tool0",), ("right_tool0",)):
-        problem = parent._problem(tips)
-        table = parent.seed_table.for_tips(problem, parent.problem)
+        problem, table, _ = parent._priority_problems(tips)
         np.testing.assert_array_equal(table.q, parent.seed_table.q)
         np.testing.assert_allclose(table.features, problem.features_of(table.q), atol=1e-12)
         assert table.features.shape == (256, 12) and np.isfinite(table.spacing)

@@ -32,21 +32,26 @@ __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome"]
 #: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
 #: errors would overflow to infinity.
 MAX_TARGET_DISTANCE = 1e9
+#: Trees with up to this many tips prepare the task-priority problems of every split of their
+#: tips when built (at most 14), so that none is built inside a solve's budget.
+PREPARED_PRIORITY_TIPS = 4
 #: How far a target's rotation may be from orthonormal (max |R^T R - I|).
 ORTHONORMAL_TOLERANCE = 1e-6
 
 
 _log = logging.getLogger("ik_node.solver")
-_kernels_ready = False
+_preparation: tuple[float, bool] | None = None  # (seconds, compiled) once the kernels are ready
 
 
 def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
     """Compile the solve kernels, or load them from numba's cache, by running each once on
     ``solver``'s problem (every problem has the same array types, so once per process serves
-    all; :class:`IKSolver` does it when the first one is built, so that no solve spends its
-    budget on it). Returns (seconds taken, True if they were compiled rather than loaded).
-    ``solve_many``'s parallel kernel is prepared at its first call."""
-    global _kernels_ready
+    all; the first :class:`IKSolver` built does it, so that no solve spends its budget on it).
+    Returns (seconds taken, True if they were compiled rather than loaded), the same on later
+    calls. ``solve_many``'s parallel kernel is prepared at its first call."""
+    global _preparation
+    if _preparation is not None:
+        return _preparation
     began = time.perf_counter()
     problem, dof = solver.problem, len(solver.joint_names)
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
@@ -63,17 +68,16 @@ def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
         table.features, table.spacing, identity, solver.rest_posture, kernels.DLS, kernels.SPEED, 1e-3,
         0.0, 1, 1, 0, kernels.NO_DEADLINE, np.empty(dof), np.empty((len(problem.tips), 2)),
     )  # fmt: skip
-    compiled = (
-        any(sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt))
-        if COMPILED
-        else False
+    compiled = COMPILED and any(
+        sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt)
     )
-    _kernels_ready = True
-    seconds = time.perf_counter() - began
+    _preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
-        "IK kernels %s in %.1f s", "compiled (cached for later starts)" if compiled else "loaded", seconds
+        "IK kernels %s in %.1f s",
+        "compiled (cached for later starts)" if compiled else "loaded",
+        _preparation[0],
     )
-    return seconds, compiled
+    return _preparation
 
 
 class Outcome(enum.IntEnum):
@@ -163,14 +167,24 @@ class IKSolver:
             self._joint_vector(options.rest_posture, middle, "rest_posture"), self.lower, self.upper
         )
         self.tasks = self._tasks(options.tasks or {})
-        self.problem = self._problem(self.tip_links)
+        self.problem = Problem(
+            self.tree,
+            self.tip_links,
+            self.tasks,
+            self.lower,
+            self.upper,
+            self.joint_weights,
+            self.rest_posture,
+        )
         table_usable = bool(np.all(self.joint_weights > 0))
         self.seed_table = SeedTable(
             self.problem, options.seed_table_size if table_usable else 0, options.random_seed
         )
         self._priority: dict = {}  # near tips -> (their problem and table, the problem near-first)
-        if not _kernels_ready:
-            prepare_kernels(self)
+        if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
+            for mask in range(1, 2 ** len(self.tip_links) - 1):
+                self._priority_problems(tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1))
+        prepare_kernels(self)
 
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
@@ -223,11 +237,6 @@ class IKSolver:
                 task = TipTask(task, 1.0, self.options.position_tolerance, self.options.orientation_tolerance)
             resolved[tip] = task
         return resolved
-
-    def _problem(self, tips: Sequence[str]) -> Problem:
-        return Problem(
-            self.tree, tips, self.tasks, self.lower, self.upper, self.joint_weights, self.rest_posture
-        )
 
     # ------------------------------------------------------------------ input
 
@@ -365,6 +374,19 @@ class IKSolver:
             },
         )
 
+    def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem]:
+        """For the reachable tips ``near``: their problem and seed table, and the whole problem
+        with their rows first (built once per split)."""
+        if near not in self._priority:
+            near_problem = self.problem.for_tips(near)
+            ordered = self.problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
+            self._priority[near] = (
+                near_problem,
+                self.seed_table.for_tips(near_problem, self.problem),
+                ordered,
+            )
+        return self._priority[near]
+
     def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach, q, norms):
         """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
         first the reachable tips alone (a search over their rows: the far tips do not pull on the
@@ -372,15 +394,7 @@ class IKSolver:
         primary (:func:`kernels.lm_attempt` with ``primary_rows``): the far tips come as close
         as holding the reachable ones allows. Returns what :func:`kernels.search` returns."""
         near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
-        if near not in self._priority:
-            near_problem = self._problem(near)
-            ordered = self._problem(near + tuple(out_of_reach))
-            self._priority[near] = (
-                near_problem,
-                self.seed_table.for_tips(near_problem, self.problem),
-                ordered,
-            )
-        near_problem, near_table, ordered = self._priority[near]
+        near_problem, near_table, ordered = self._priority_problems(near)
         order = [self.tip_links.index(tip) for tip in ordered.tips]
         near_norms = np.empty((len(near), 2))
         outcome, iterations, attempts, deadline_reached = self._search(

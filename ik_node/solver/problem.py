@@ -4,6 +4,7 @@ the seed-table feature layout. Plain arrays, inspectable in tests."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -40,16 +41,7 @@ class Problem:
         weights: np.ndarray,
         rest: np.ndarray,
     ):
-        self.tips = tuple(tips)
         self.frames, self.frame_links = tree.frame_arrays()
-        self.tip_frames = np.array([tree.frame_index(tip) for tip in self.tips], dtype=np.int64)
-        self.reach = [tree.reach(tip) for tip in self.tips]
-        rows = [(index, axis) for index, tip in enumerate(self.tips) for axis in tasks[tip].rows]
-        self.rows = np.array(rows, dtype=np.int64).reshape(-1, 2)
-        self.row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows])
-        self.tolerances = np.array(
-            [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips]
-        )
         continuous = np.isinf(lower) & np.isinf(upper)
         finite_lower, finite_upper = np.isfinite(lower), np.isfinite(upper)
         # Restarts sample bounded joints within their limits, a joint bounded on one side over a
@@ -60,6 +52,30 @@ class Problem:
             np.stack(
                 (lower, upper, weights, rest, sample_lower, sample_upper, continuous.astype(float)), axis=1
             )
+        )
+        self._tasks = dict(tasks)
+        self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
+        self._reach = {tip: tree.reach(tip) for tip in tips}
+        self._select_tips(tips)
+
+    def for_tips(self, tips: Sequence[str]) -> Problem:
+        """The same problem for some of the tips, in the order given (cheap: the tree, joints and
+        reach are shared)."""
+        problem = copy.copy(self)
+        problem._select_tips(tips)
+        return problem
+
+    def _select_tips(self, tips: Sequence[str]) -> None:
+        """The per-tip arrays for ``tips``, in that order."""
+        tasks = self._tasks
+        self.tips = tuple(tips)
+        self.tip_frames = np.array([self._tip_frame[tip] for tip in self.tips], dtype=np.int64)
+        self.reach = [self._reach[tip] for tip in self.tips]
+        rows = [(index, axis) for index, tip in enumerate(self.tips) for axis in tasks[tip].rows]
+        self.rows = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        self.row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows])
+        self.tolerances = np.array(
+            [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips]
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):

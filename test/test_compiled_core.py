@@ -1,0 +1,183 @@
+"""The compiled core around the solver: batch solving equals one-by-one solving, budgets hold per
+target, and the kernels run where numba cannot cache (a read-only install)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from robots import BUNDLED
+
+from ik_node import IKSolver, load_robot
+from ik_node.errors import TargetError
+
+BY_NAME = {case.name: case for case in BUNDLED}
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+DETERMINISTIC = {"max_attempts": 6, "max_iterations": 60, "random_seed": 5}
+
+
+def random_targets(solver: IKSolver, count: int, seed: int) -> tuple[np.ndarray, dict]:
+    """FK targets of configurations uniform within the limits (continuous joints in +-pi)."""
+    rng = np.random.default_rng(seed)
+    lower = np.where(np.isfinite(solver.lower), solver.lower, -np.pi)
+    upper = np.where(np.isfinite(solver.upper), solver.upper, np.pi)
+    q = rng.uniform(lower, upper, size=(count, len(lower)))
+    return q, {tip: np.array([solver.tree.forward(row, tip) for row in q]) for tip in solver.tip_links}
+
+
+@pytest.mark.parametrize("name", ["arm7", "mobile_manipulator", "dual_arm"])
+def test_solve_many_equals_solve_target_by_target(name):
+    """Same seeds, deterministic budgets: the same success and the same q for every target, with
+    one seed for all and with a seed per target."""
+    case = BY_NAME[name]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips, **DETERMINISTIC)
+    q, targets = random_targets(solver, 24, seed=3)
+    rng = np.random.default_rng(4)
+    seeds = np.clip(q + rng.normal(scale=0.3, size=q.shape), solver.lower, solver.upper)
+    for seed in (None, seeds[0], seeds):
+        batch = solver.solve_many(targets, seed=seed, timeout=None)
+        assert batch.q.shape == q.shape and batch.success.shape == (len(q),)
+        for index in range(len(q)):
+            one_seed = None if seed is None else (seed if seed.ndim == 1 else seed[index])
+            single = solver.solve(
+                {tip: pose[index] for tip, pose in targets.items()}, seed=one_seed, timeout=None
+            )
+            assert batch.success[index] == single.success, index
+            np.testing.assert_allclose(batch.q[index], single.q, atol=1e-12)
+            assert batch.position_error[index] == pytest.approx(single.position_error, abs=1e-15)
+            assert batch.orientation_error[index] == pytest.approx(single.orientation_error, abs=1e-15)
+        assert batch.success.mean() >= 0.8
+        assert np.all(batch.q >= solver.lower) and np.all(batch.q <= solver.upper)
+
+
+def test_solve_many_spends_its_budget_per_target():
+    """Unreachable targets use each target's whole budget, and no more: the batch takes about
+    targets x timeout / cores, never more than targets x timeout (+10 %)."""
+    case = BY_NAME["arm7"]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
+    far = np.repeat(np.eye(4)[None], 8, axis=0)
+    far[:, 0, 3] = 5.0  # m: beyond the arm's reach
+    timeout = 0.01
+    solver.solve_many(far[:2], timeout=timeout)  # the parallel kernel's first call compiles or loads it
+    batch = solver.solve_many(far, timeout=timeout)
+    assert not batch.success.any()
+    cores = os.cpu_count() or 1
+    assert len(far) * timeout / cores * 0.9 <= batch.elapsed <= len(far) * timeout * 1.1 + 0.02
+
+
+def test_solve_returns_within_its_timeout():
+    """An unreachable goal runs until the budget ends, then returns (within 10 % plus the
+    result's assembly)."""
+    case = BY_NAME["humanoid"]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
+    targets = {tip: np.eye(4) for tip in case.tips}
+    for timeout in (0.002, 0.005, 0.02):
+        result = solver.solve(targets, timeout=timeout)
+        assert not result.success and result.reason in ("unreachable", "timeout")
+        assert result.elapsed <= 1.1 * timeout + 0.001, (timeout, result.elapsed)
+
+
+def test_solve_many_refuses_bad_input_clearly():
+    case = BY_NAME["dual_arm"]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
+    poses = np.repeat(np.eye(4)[None], 3, axis=0)
+    with pytest.raises(TargetError, match="every tip"):
+        solver.solve_many({"left_tool0": poses})
+    with pytest.raises(TargetError, match="same N"):
+        solver.solve_many({"left_tool0": poses, "right_tool0": poses[:2]})
+    with pytest.raises(TargetError, match="seed must have shape"):
+        solver.solve_many({"left_tool0": poses, "right_tool0": poses}, seed=np.zeros(5))
+    bad = poses.copy()
+    bad[1, 0, 0] = np.nan
+    with pytest.raises(TargetError, match="right_tool0.*NaN"):
+        solver.solve_many({"left_tool0": poses, "right_tool0": bad})
+
+
+# ---------------------------------------------------------------- installs numba cannot cache in
+
+SOLVE_ONCE = """
+import warnings, numpy as np
+warnings.simplefilter("always")
+from ik_node import IKSolver, load_robot
+solver = IKSolver(load_robot({urdf!r}), "base_link", ["tool0"], seed_table_size=64)
+q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+result = solver.solve(solver.tree.forward(q, "tool0"), timeout=1.0)
+print("solved", result.success)
+import ik_node
+print(ik_node.__file__)
+"""
+
+
+@pytest.fixture
+def read_only_package(tmp_path):
+    """A copy of the ik_node package (no compiled cache) bind-mounted read-only; skips where
+    this machine does not allow the mount."""
+    source, mount = tmp_path / "source", tmp_path / "read_only"
+    shutil.copytree(
+        PACKAGE_ROOT / "ik_node", source / "ik_node", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    mount.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(source), str(mount)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot bind-mount here ({mounted.stderr.strip()}); a read-only install needs it")
+    try:
+        remounted = subprocess.run(
+            ["mount", "-o", "remount,ro,bind", str(mount)], capture_output=True, text=True
+        )
+        if remounted.returncode != 0:
+            pytest.skip(f"cannot remount read-only here ({remounted.stderr.strip()})")
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def run_solve_once(package_parent: Path, environment: dict) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    env.update(environment, PYTHONPATH=str(package_parent))
+    script = SOLVE_ONCE.format(urdf=str(PACKAGE_ROOT / "urdf" / "arm7.urdf"))
+    # cwd: not the source tree, whose ik_node would shadow the mounted one for "python -c"
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=package_parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_read_only_install_caches_elsewhere_or_solves_uncached_with_one_warning(read_only_package, tmp_path):
+    """A read-only package directory: with NUMBA_CACHE_DIR the kernels are cached there; with no
+    writable location at all they run uncached after one warning that says so."""
+    cache = tmp_path / "cache"
+    cached = run_solve_once(read_only_package, {"NUMBA_CACHE_DIR": str(cache)})
+    assert "solved True" in cached.stdout, cached.stderr
+    assert str(read_only_package) in cached.stdout  # the mounted copy, not the source tree
+    assert any(cache.rglob("*.nbi")), "nothing cached in NUMBA_CACHE_DIR"
+    assert "cannot cache" not in cached.stderr
+    nowhere = run_solve_once(
+        read_only_package,
+        {"HOME": str(read_only_package), "XDG_CACHE_HOME": str(read_only_package / "cache")},
+    )
+    assert "solved True" in nowhere.stdout, nowhere.stderr
+    assert nowhere.stderr.count("ik_node cannot cache its compiled IK kernels") == 1, nowhere.stderr
+    assert "NUMBA_CACHE_DIR" in nowhere.stderr
+
+
+def test_plain_python_mode_warns_once_and_solves():
+    """NUMBA_DISABLE_JIT=1 (or no numba): the same kernels as plain Python, one warning."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    env["NUMBA_DISABLE_JIT"] = "1"
+    began = time.perf_counter()
+    script = SOLVE_ONCE.format(urdf=str(PACKAGE_ROOT / "urdf" / "arm7.urdf"))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
+    assert "solved True" in run.stdout, run.stderr
+    assert run.stderr.count("run as plain Python") == 1, run.stderr
+    assert "pip install numba" in run.stderr
+    assert time.perf_counter() - began < 120
