@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
 from . import kernels
 from .jit import COMPILED
-from .options import METHODS, SOLVE_TYPES, SolverOptions, TipTask
+from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions, TipTask
 from .problem import Problem
 from .seed_table import SeedTable
 
@@ -177,8 +177,11 @@ class IKSolver:
             self.rest_posture,
         )
         table_usable = bool(np.all(self.joint_weights > 0))
+        self.seed_table_size = options.seed_table_size
+        if self.seed_table_size is None:
+            self.seed_table_size = SEED_TABLE_ONE_TIP if len(self.tip_links) == 1 else SEED_TABLE_TREE
         self.seed_table = SeedTable(
-            self.problem, options.seed_table_size if table_usable else 0, options.random_seed
+            self.problem, self.seed_table_size if table_usable else 0, options.random_seed
         )
         self._priority: dict = {}  # near tips -> (their problem and table, the problem near-first)
         if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
@@ -241,13 +244,15 @@ class IKSolver:
     # ------------------------------------------------------------------ input
 
     def _seed(self, seed) -> np.ndarray:
-        """The seed as a vector clipped into the limits; joints a mapping leaves out sit at the
-        rest posture."""
+        """The seed as a vector (the kernels clip it into the limits and refuse NaN); joints a
+        mapping leaves out sit at the rest posture."""
         if seed is None:
-            return self.rest_posture.copy()
+            return self.rest_posture
+        if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape and seed.dtype == float:
+            return np.ascontiguousarray(seed)  # the common case, without the general checks
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
-        return np.clip(self.tree.joint_vector(seed, what="seed"), self.lower, self.upper)
+        return self.tree.joint_vector(seed, what="seed")
 
     def _check_pose(self, tip: str, pose) -> np.ndarray:
         """``pose`` (4, 4) or (N, 4, 4) as a C-contiguous float array, or a :class:`TargetError`
@@ -342,36 +347,36 @@ class IKSolver:
         timeout_ns = self._timeout_ns(timeout)
         deadline = kernels.NO_DEADLINE if timeout_ns < 0 else time.monotonic_ns() + timeout_ns
         seed = self._seed(seed)
-        target_poses = self._targets(targets, seed, batch=False)
+        if type(targets) is np.ndarray and len(self.tip_links) == 1:
+            target_poses = self._check_pose(self.tip_links[0], targets)[None]
+        else:
+            target_poses = self._targets(targets, np.clip(seed, self.lower, self.upper), batch=False)
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
-            outcome, iterations, attempts, deadline_reached = self._solve_prioritised(
-                target_poses, seed, deadline, out_of_reach, q, norms
-            )
+            found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach, q, norms)
         else:
-            outcome, iterations, attempts, deadline_reached = self._search(
-                self.problem, self.seed_table, target_poses, seed, deadline, q, norms
-            )
-        converged = outcome == Outcome.CONVERGED
-        if converged:
+            found = self._search(self.problem, self.seed_table, target_poses, seed, deadline, q, norms)
+        outcome, iterations, attempts, deadline_reached = found
+        if outcome == kernels.SEED_NOT_FINITE:
+            self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
+        if outcome == Outcome.CONVERGED:
             reason = "success"
         elif outcome == Outcome.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
             reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
             reason = "timeout" if deadline_reached else "iterations"
+        errors = norms.tolist()
         return IKResult(
             q=q,
-            success=bool(converged),
-            position_error=float(norms[:, 0].max()),
-            orientation_error=float(norms[:, 1].max()),
-            iterations=int(iterations),
+            success=outcome == Outcome.CONVERGED,
+            position_error=max(error[0] for error in errors),
+            orientation_error=max(error[1] for error in errors),
+            iterations=iterations,
             elapsed=time.perf_counter() - start,
             reason=reason,
-            attempts=int(attempts),
-            tip_errors={
-                tip: (float(norms[i, 0]), float(norms[i, 1])) for i, tip in enumerate(self.tip_links)
-            },
+            attempts=attempts,
+            tip_errors={tip: tuple(error) for tip, error in zip(self.tip_links, errors)},
         )
 
     def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem]:
@@ -406,6 +411,8 @@ class IKSolver:
             q,
             near_norms,
         )
+        if outcome == kernels.SEED_NOT_FINITE:
+            return outcome, iterations, attempts, deadline_reached
         ordered_norms = np.empty((len(order), 2))
         if outcome == Outcome.CONVERGED:
             options = self.options

@@ -49,6 +49,8 @@ TIP_FEATURES = 12
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
 CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE = 0, 1, 2, 3, 4
+#: What :func:`search` returns for a seed with NaN or infinite values (nothing is searched).
+SEED_NOT_FINITE = -1
 #: A deadline that never comes [ns].
 NO_DEADLINE = np.iinfo(np.int64).max
 
@@ -69,9 +71,6 @@ def forward_kinematics(frames, frame_links, q, poses):
     poses[0, :, :] = 0.0
     for i in range(4):
         poses[0, i, i] = 1.0
-    local_rotation = np.empty((3, 3))
-    motion = np.empty((3, 3))
-    local_translation = np.empty(3)
     for k in range(frames.shape[0]):
         frame = frames[k]
         dof = frame_links[k, 1]
@@ -80,40 +79,27 @@ def forward_kinematics(frames, frame_links, q, poses):
             theta = frame[18] * q[dof] + frame[19]
         x, y, z = frame[15], frame[16], frame[17]
         sine, versine = math.sin(theta), 1.0 - math.cos(theta)
-        motion[0, 0] = 1.0 - versine * (y * y + z * z)
-        motion[1, 1] = 1.0 - versine * (x * x + z * z)
-        motion[2, 2] = 1.0 - versine * (x * x + y * y)
-        motion[0, 1] = versine * x * y - sine * z
-        motion[1, 0] = versine * x * y + sine * z
-        motion[0, 2] = versine * x * z + sine * y
-        motion[2, 0] = versine * x * z - sine * y
-        motion[1, 2] = versine * y * z - sine * x
-        motion[2, 1] = versine * y * z + sine * x
-        for i in range(3):
-            for j in range(3):
-                local_rotation[i, j] = (
-                    frame[3 * i] * motion[0, j]
-                    + frame[3 * i + 1] * motion[1, j]
-                    + frame[3 * i + 2] * motion[2, j]
-                )
-            local_translation[i] = frame[9 + i] + theta * (
-                frame[3 * i] * frame[12] + frame[3 * i + 1] * frame[13] + frame[3 * i + 2] * frame[14]
-            )
+        m00 = 1.0 - versine * (y * y + z * z)
+        m11 = 1.0 - versine * (x * x + z * z)
+        m22 = 1.0 - versine * (x * x + y * y)
+        m01, m10 = versine * x * y - sine * z, versine * x * y + sine * z
+        m02, m20 = versine * x * z + sine * y, versine * x * z - sine * y
+        m12, m21 = versine * y * z - sine * x, versine * y * z + sine * x
+        # local translation C_t + theta C_R a_lin
+        t0 = frame[9] + theta * (frame[0] * frame[12] + frame[1] * frame[13] + frame[2] * frame[14])
+        t1 = frame[10] + theta * (frame[3] * frame[12] + frame[4] * frame[13] + frame[5] * frame[14])
+        t2 = frame[11] + theta * (frame[6] * frame[12] + frame[7] * frame[13] + frame[8] * frame[14])
         parent = poses[frame_links[k, 0]]
         pose = poses[k + 1]
-        for i in range(3):
-            for j in range(3):
-                pose[i, j] = (
-                    parent[i, 0] * local_rotation[0, j]
-                    + parent[i, 1] * local_rotation[1, j]
-                    + parent[i, 2] * local_rotation[2, j]
-                )
-            pose[i, 3] = (
-                parent[i, 0] * local_translation[0]
-                + parent[i, 1] * local_translation[1]
-                + parent[i, 2] * local_translation[2]
-                + parent[i, 3]
-            )
+        for i in range(3):  # row i of T_base_parent (C_R M, t)
+            p0, p1, p2 = parent[i, 0], parent[i, 1], parent[i, 2]
+            a0 = p0 * frame[0] + p1 * frame[3] + p2 * frame[6]
+            a1 = p0 * frame[1] + p1 * frame[4] + p2 * frame[7]
+            a2 = p0 * frame[2] + p1 * frame[5] + p2 * frame[8]
+            pose[i, 0] = a0 * m00 + a1 * m10 + a2 * m20
+            pose[i, 1] = a0 * m01 + a1 * m11 + a2 * m21
+            pose[i, 2] = a0 * m02 + a1 * m12 + a2 * m22
+            pose[i, 3] = p0 * t0 + p1 * t1 + p2 * t2 + parent[i, 3]
             pose[3, i] = 0.0
         pose[3, 3] = 1.0
 
@@ -200,15 +186,14 @@ def so3_log(rotation, out):
 
 
 @kernel
-def task_error(poses, targets, tip_frames, rows, row_weights, error, norms):
+def task_error(poses, targets, tip_frames, rows, row_weights, error, norms, full, relative):
     """Stacked weighted body-frame error (m,) and per-tip error norms (T, 2) (position [m],
     orientation [rad], over the controlled rows, unweighted).
 
-    Per tip (tip axes): ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``.
+    Per tip (tip axes): ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``. ``full`` (T, 6) and
+    ``relative`` (3, 3) are work space.
     """
     tips = tip_frames.shape[0]
-    full = np.empty((tips, 6))
-    relative = np.empty((3, 3))
     for tip in range(tips):
         pose = poses[tip_frames[tip]]
         target = targets[tip]
@@ -283,19 +268,17 @@ def check_poses(poses, max_distance, orthonormal_tolerance):
 @kernel
 def cholesky_solve(matrix, rhs, size):
     """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` in place: the lower Cholesky
-    factor overwrites ``matrix``, ``x`` overwrites ``rhs[:size]``. Returns ``log det A`` (``-inf``
-    if ``A`` is not positive definite to working precision, then ``x = 0``)."""
-    log_determinant = 0.0
+    factor ``L`` (``A = L L^T``) overwrites ``matrix``, ``x`` overwrites ``rhs[:size]``. Returns
+    False (and ``x = 0``) if ``A`` is not positive definite to working precision."""
     for j in range(size):
         diagonal = matrix[j, j]
         for k in range(j):
             diagonal -= matrix[j, k] * matrix[j, k]
         if not diagonal > 0.0:
             rhs[:size] = 0.0
-            return -np.inf
+            return False
         diagonal = math.sqrt(diagonal)
         matrix[j, j] = diagonal
-        log_determinant += 2.0 * math.log(diagonal)
         for i in range(j + 1, size):
             value = matrix[i, j]
             for k in range(j):
@@ -311,7 +294,7 @@ def cholesky_solve(matrix, rhs, size):
         for k in range(i + 1, size):
             value -= matrix[k, i] * rhs[k]
         rhs[i] = value / matrix[i, i]
-    return log_determinant
+    return True
 
 
 @kernel
@@ -361,15 +344,32 @@ def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solut
 
 
 @kernel
-def _free_step(
-    jacobian, error, weights, damping, min_damping2, primary_rows, work_m, gram, solution, work_n, step
-):
-    """The step before limits, for the joint ``weights`` given.
+def step_workspace(rows, dof):
+    """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
+    per attempt: (gram (m, m), solution (m,), image (m,), remaining (m,), projected (n,),
+    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool)."""
+    return (
+        np.empty((rows, rows)),
+        np.empty(rows),
+        np.empty(rows),
+        np.empty(rows),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof, dtype=np.bool_),
+    )
+
+
+@kernel
+def _free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step):
+    """The step before limits, for the joint ``weights`` given (``work``: :func:`step_workspace`).
 
     Without priority (``primary_rows == 0``): :func:`damped_step` over every row. With priority
     (rows ``:primary_rows`` first; Siciliano & Slotine 1991):
     ``dq = J1^+ e1 + (I - J1^+ J1) J2^+ (e2 - J2 J1^+ e1)`` (damped inverses, ``damping`` on
     the secondary rows' inverse, ``min_damping2`` on the primary's)."""
+    gram, solution, image, _, projected, secondary, _, _, _ = work
     rows = jacobian.shape[0]
     if primary_rows == 0:
         damped_step(jacobian, error, weights, damping, 0, rows, gram, solution, step)
@@ -379,45 +379,30 @@ def _free_step(
         value = error[r]
         for j in range(jacobian.shape[1]):
             value -= jacobian[r, j] * step[j]
-        work_m[r] = value
-    secondary = np.empty(jacobian.shape[1])
-    damped_step(jacobian, work_m, weights, damping, primary_rows, rows, gram, solution, secondary)
-    null_space_motion(jacobian, secondary, weights, 0, primary_rows, gram, solution, work_m, work_n)
+        image[r] = value
+    damped_step(jacobian, image, weights, damping, primary_rows, rows, gram, solution, secondary)
+    null_space_motion(jacobian, secondary, weights, 0, primary_rows, gram, solution, image, projected)
     for j in range(step.shape[0]):
-        step[j] += work_n[j]
+        step[j] += projected[j]
 
 
 @kernel
-def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, step):
-    """The damped step with the joint limits inside the solve (into ``step``).
+def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, work, step):
+    """The damped step with the joint limits inside the solve (into ``step``; ``work``:
+    :func:`step_workspace`).
 
     Joints the free step pushes past a limit get a selection row (a one in the joint's column,
     the distance to that limit as its error) stacked under the task and solved exactly: the joint
     is pinned at its limit and the task error its motion leaves is handed to the other joints
     (``e' = e - J dq_pinned``, the pinned joints' weights set to 0); twice at most. Then the
     posture term ``(I - J^+ J) k W (q_rest - q)`` over the free joints (without priority)."""
+    gram, solution, image, remaining, projected, pull, weights, pinned_motion, pinned = work
     rows, dof = jacobian.shape
-    gram = np.empty((rows, rows))
-    solution = np.empty(rows)
-    work_m = np.empty(rows)
-    work_n = np.empty(dof)
-    weights = joints[:, WEIGHT].copy()
-    pinned_motion = np.zeros(dof)
-    pinned = np.zeros(dof, dtype=np.bool_)
-    remaining = error.copy()
-    _free_step(
-        jacobian,
-        remaining,
-        weights,
-        damping,
-        min_damping2,
-        primary_rows,
-        work_m,
-        gram,
-        solution,
-        work_n,
-        step,
-    )
+    for j in range(dof):
+        weights[j] = joints[j, WEIGHT]
+        pinned_motion[j] = 0.0
+        pinned[j] = False
+    _free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step)
     for _ in range(2):
         violating = False
         for j in range(dof):
@@ -436,28 +421,15 @@ def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows
             for j in range(dof):
                 value -= jacobian[r, j] * pinned_motion[j]
             remaining[r] = value
-        _free_step(
-            jacobian,
-            remaining,
-            weights,
-            damping,
-            min_damping2,
-            primary_rows,
-            work_m,
-            gram,
-            solution,
-            work_n,
-            step,
-        )
+        _free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
         for j in range(dof):
             step[j] += pinned_motion[j]
     if posture_gain > 0.0 and primary_rows == 0:
-        pull = np.empty(dof)
         for j in range(dof):
             pull[j] = posture_gain * weights[j] * (joints[j, REST] - q[j])
-        null_space_motion(jacobian, pull, weights, 0, rows, gram, solution, work_m, work_n)
+        null_space_motion(jacobian, pull, weights, 0, rows, gram, solution, image, projected)
         for j in range(dof):
-            step[j] += work_n[j]
+            step[j] += projected[j]
 
 
 @kernel
@@ -562,10 +534,12 @@ def lm_attempt(
     candidate_norms = np.empty((tips, 2))
     candidate = np.empty(dof)
     step = np.empty(dof)
+    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
+    work = step_workspace(rows_count, dof)
     min_damping2 = min_damping * min_damping
 
     forward_kinematics(frames, frame_links, q, poses)
-    task_error(poses, targets, tip_frames, rows, row_weights, error, norms)
+    task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
     if _within_tolerance(norms, tolerances, rows, rows_count):
         return CONVERGED, 0
     cost = _cost(error, primary_rows)
@@ -606,12 +580,22 @@ def lm_attempt(
             else:
                 damping = min_damping2 + (mu * cost if method == DLS else PINV_DAMPING)
                 limited_step(
-                    jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, step
+                    jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, work, step
                 )
             for j in range(dof):
                 candidate[j] = min(max(q[j] + step[j], joints[j, LOWER]), joints[j, UPPER])
         forward_kinematics(frames, frame_links, candidate, candidate_poses)
-        task_error(candidate_poses, targets, tip_frames, rows, row_weights, candidate_error, candidate_norms)
+        task_error(
+            candidate_poses,
+            targets,
+            tip_frames,
+            rows,
+            row_weights,
+            candidate_error,
+            candidate_norms,
+            tip_errors,
+            relative,
+        )
         candidate_cost = _cost(candidate_error, primary_rows)
         since_checkpoint += 1
         accepted = candidate_cost < cost and (
@@ -651,9 +635,10 @@ def _ccd_sweep(
     jacobian = np.empty((rows_count, dof))
     error = np.empty(rows_count)
     norms = np.empty((tips, 2))
+    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
     candidate[:] = q
     forward_kinematics(frames, frame_links, candidate, poses)
-    task_error(poses, targets, tip_frames, rows, row_weights, error, norms)
+    task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
     for j in range(dof - 1, -1, -1):
         if joints[j, WEIGHT] <= 0.0:
             continue
@@ -665,14 +650,14 @@ def _ccd_sweep(
         previous = candidate[j]
         candidate[j] = min(max(previous + along / length, joints[j, LOWER]), joints[j, UPPER])
         forward_kinematics(frames, frame_links, candidate, poses)
-        task_error(poses, targets, tip_frames, rows, row_weights, error, norms)
+        task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
         trial_cost = _cost(error, 0)
         if trial_cost < cost:
             cost = trial_cost
         else:
             candidate[j] = previous
             forward_kinematics(frames, frame_links, candidate, poses)
-            task_error(poses, targets, tip_frames, rows, row_weights, error, norms)
+            task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
 
 
 # ------------------------------------------------------------------ restarts and the search
@@ -757,8 +742,12 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
                 for j in range(dof):
                     value += jacobian[a, j] * jacobian[b, j]
                 gram[a, b] = value
-        log_determinant = cholesky_solve(gram, np.zeros(rows_count), rows_count)
-        return 0.0, -math.exp(0.5 * log_determinant)
+        if not cholesky_solve(gram, np.zeros(rows_count), rows_count):
+            return 0.0, 0.0  # singular: no manipulability
+        volume = 1.0  # sqrt(det(J J^T)) = prod diag(L)
+        for a in range(rows_count):
+            volume *= gram[a, a]
+        return 0.0, -volume
     return 0.0, 0.0
 
 
@@ -780,7 +769,8 @@ def search(
     """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
     best end by :func:`_score` goes to ``q_out`` (continuous joints within pi of the seed) and
-    ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached).
+    ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
+    ``SEED_NOT_FINITE`` for a seed with NaN or infinity. The seed is clipped into the limits.
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
@@ -788,8 +778,12 @@ def search(
     uniform random configurations within the sampling bounds (continuous joints around the seed,
     locked joints at the seed; numba's generator seeded with ``random_seed``).
     """
-    np.random.seed(random_seed)
     dof, tips = seed.shape[0], tip_frames.shape[0]
+    for j in range(dof):
+        if not math.isfinite(seed[j]):
+            return SEED_NOT_FINITE, 0, 0, False
+    seed = np.minimum(np.maximum(seed, joints[:, LOWER]), joints[:, UPPER])  # a clipped copy
+    np.random.seed(random_seed)
     table_size = table_q.shape[0]
     poses = np.empty((frames.shape[0] + 1, 4, 4))
     target_features = np.empty(feature_spec.shape[0])
