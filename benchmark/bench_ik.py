@@ -471,7 +471,7 @@ def run_case(
 
 def source_digest() -> str:
     """Short sha256 of ik_node's Python sources, to tell which solver version a table measured."""
-    sources = sorted(IK_NODE_DIR.glob("*.py"))
+    sources = sorted(IK_NODE_DIR.rglob("*.py"))
     return hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()[:12]
 
 

@@ -7,15 +7,17 @@ The math core (:mod:`ik_node.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.so
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from .kinematics import KinematicTree
 from .model import Joint, Robot, load_robot
-from .solver import IKResult, IKSolver, TipTask
+from .solver import BatchResult, IKResult, IKSolver, SolverOptions, TipTask
 
 __all__ = [
+    "BatchResult",
     "IKNodeError",
     "IKResult",
     "IKSolver",
     "Joint",
     "KinematicTree",
     "Robot",
+    "SolverOptions",
     "TargetError",
     "TipTask",
     "URDFError",

@@ -20,7 +20,7 @@ from transforms3d.euler import euler2mat, mat2euler
 from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
 from .model import load_robot
-from .solver import METHODS, SOLVE_TYPES, IKSolver
+from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions
 
 SUBCOMMANDS = ("solve", "fk")
 
@@ -114,16 +114,14 @@ def _forward(arguments) -> int:
 def _solve(arguments) -> int:
     robot = load_robot(arguments.urdf)
     task = "position" if arguments.position_only else "pose"
-    solver = IKSolver(
-        robot,
-        arguments.base,
-        arguments.tip,
+    options = SolverOptions(
         tasks={arguments.tip: task},
         method=arguments.method,
         solve_type=arguments.solve_type,
         position_tolerance=arguments.tolerance,
         orientation_tolerance=arguments.tolerance,
     )
+    solver = IKSolver(robot, arguments.base, arguments.tip, options=options)
     try:
         target = pose_from_fields(arguments.xyz, arguments.quat or (0.0, 0.0, 0.0, 1.0))  # x y z w
     except IKNodeError as error:

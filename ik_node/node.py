@@ -46,7 +46,7 @@ from .conversions import pose_from_message, pose_to_fields
 from .errors import IKNodeError
 from .model import load_robot
 from .resources import resolve_path
-from .solver import METHODS, SOLVE_TYPES, IKSolver, TipTask
+from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask, kernels_prepared
 
 MODES = ("solve", "track")
 TASK_KINDS = ("pose", "position", "orientation")
@@ -385,10 +385,7 @@ class IKNode(Node):
             elif limits.warnings and touched:
                 raise IKNodeError(limits.warnings[0])  # a change wider than the URDF is rejected
             lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
-        solver = IKSolver(
-            robot,
-            tree.base_link,
-            self._tips,
+        options = SolverOptions(
             tasks={
                 tip: TipTask(
                     values[f"tip_tasks.{tip}"],
@@ -408,6 +405,16 @@ class IKNode(Node):
             max_iterations=values["max_iterations"],
             random_seed=values["random_seed"],
         )
+        first_solver = not kernels_prepared()
+        if first_solver:
+            self.get_logger().info(
+                "preparing the IK kernels (the first start after an install compiles them: about 30 s)"
+            )
+        solver = IKSolver(robot, tree.base_link, self._tips, options=options)
+        if first_solver:
+            seconds, compiled = kernels_prepared()
+            how = "compiled and cached for later starts" if compiled else "loaded"
+            self.get_logger().info(f"IK kernels {how} in {seconds:.1f} s")
         return _Model(robot, solver, tree.joint_names, solver.lower, solver.upper, velocity)
 
     # ------------------------------------------------------------------ parameters

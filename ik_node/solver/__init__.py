@@ -7,7 +7,7 @@ Levenberg-Marquardt loop, the restart search), :mod:`.jit` (numba or plain Pytho
 :mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results).
 """
 
-from .ik_solver import BatchResult, IKResult, IKSolver, Outcome
+from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
 from .options import METHODS, SOLVE_TYPES, SolverOptions, TipTask
 
 __all__ = [
@@ -19,4 +19,6 @@ __all__ = [
     "SOLVE_TYPES",
     "SolverOptions",
     "TipTask",
+    "kernels_prepared",
+    "prepare_kernels",
 ]

@@ -27,7 +27,7 @@ from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, 
 from .problem import Problem
 from .seed_table import SeedTable
 
-__all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome"]
+__all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared", "prepare_kernels"]
 
 #: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
 #: errors would overflow to infinity.
@@ -77,6 +77,11 @@ def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
         "compiled (cached for later starts)" if compiled else "loaded",
         _preparation[0],
     )
+    return _preparation
+
+
+def kernels_prepared() -> tuple[float, bool] | None:
+    """What :func:`prepare_kernels` returned in this process, or None before the first solver."""
     return _preparation
 
 
