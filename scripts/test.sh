@@ -21,4 +21,9 @@ status=0
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: failing on purpose" >&2
 fi
+if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
+  # The core solver tests once more with the kernels as plain Python (numba's own switch), as
+  # they run where numba is missing.
+  NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 -q -m plain_python || status=$?
+fi
 exit "$status"
