@@ -1,43 +1,73 @@
-"""Median time of forward kinematics + the full body Jacobian of a tip (one call each).
+"""FK + body Jacobian per call (the compiled kernels and the vectorised KinematicTree), the batch
+solver's throughput, and the kernels' compile and load times.
 
-Usage: python benchmark/bench_kinematics.py [URDF BASE TIP] [--calls N]
+Usage: python benchmark/bench_kinematics.py [URDF BASE TIP] [--calls N] [--batch N]
 Default robot: the bundled 7-DOF arm (urdf/arm7.urdf, base_link -> tool0).
+
+* FK + Jacobian: one call from Python each, at random in-limit configurations: the kernels
+  (``kernels.forward_and_jacobian``, what the solver runs) and the numpy reference
+  (``link_poses`` + ``frame_body_jacobian``).
+* ``solve_many``: FK targets of N random in-limit configurations, default options, 5 ms per
+  target, spread over the machine's cores; solves per second of wall time.
+* Cold compile and warm start: ``python -m ik_node.solver`` in fresh processes, the first with an
+  empty cache directory (``NUMBA_CACHE_DIR``), the second loading what the first cached.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from ik_node import load_robot
+from ik_node import IKSolver, load_robot
+from ik_node.solver import kernels
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
-def measure(urdf: str, base: str, tip: str, calls: int, seed: int = 0) -> dict:
-    """Time ``link_poses`` + ``frame_body_jacobian`` at random in-limit configurations (s)."""
-    tree = load_robot(urdf).tree(base, tip)
-    rng = np.random.default_rng(seed)
-    lower = np.where(np.isfinite(tree.lower), tree.lower, -np.pi)
-    upper = np.where(np.isfinite(tree.upper), tree.upper, np.pi)
-    configurations = rng.uniform(lower, upper, size=(calls, len(lower)))
+def summary(times: np.ndarray) -> str:
+    return (
+        f"median {np.median(times) * 1e6:.2f} us, mean {times.mean() * 1e6:.2f} us, "
+        f"p99 {np.percentile(times, 99) * 1e6:.2f} us"
+    )
+
+
+def measure_kinematics(tree, tip: str, configurations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-call times [s] of the kernels' and the numpy reference's FK + body Jacobian."""
+    frames, frame_links = tree.frame_arrays()
     tip_frame = tree.frame_index(tip)
-    times = np.empty(calls)
+    poses = np.empty((len(frames) + 1, 4, 4))
+    jacobian = np.empty((6, configurations.shape[1]))
+    kernel_times, numpy_times = np.empty(len(configurations)), np.empty(len(configurations))
+    kernels.forward_and_jacobian(frames, frame_links, configurations[0], tip_frame, poses, jacobian)
     for index, q in enumerate(configurations):
         start = time.perf_counter()
-        poses = tree.link_poses(q)
-        tree.frame_body_jacobian(poses, tip_frame)
-        times[index] = time.perf_counter() - start
-    return {
-        "dof": len(tree.joint_names),
-        "median": np.median(times),
-        "mean": times.mean(),
-        "p99": np.percentile(times, 99),
-    }
+        kernels.forward_and_jacobian(frames, frame_links, q, tip_frame, poses, jacobian)
+        kernel_times[index] = time.perf_counter() - start
+        start = time.perf_counter()
+        tree.frame_body_jacobian(tree.link_poses(q), tip_frame)
+        numpy_times[index] = time.perf_counter() - start
+    return kernel_times, numpy_times
+
+
+def measure_compile() -> tuple[str, str]:
+    """Output of ``python -m ik_node.solver`` with an empty cache, then with that cache."""
+    with tempfile.TemporaryDirectory(prefix="ik_node_numba_cache_") as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        runs = [
+            subprocess.run(
+                [sys.executable, "-m", "ik_node.solver"], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            for _ in range(2)
+        ]
+    return runs[0], runs[1]
 
 
 def main() -> None:
@@ -49,18 +79,39 @@ def main() -> None:
         help="URDF BASE TIP",
     )
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--batch", type=int, default=20000, help="targets for solve_many")
+    parser.add_argument("--no-compile", action="store_true", help="skip the cold-compile measurement (~30 s)")
     arguments = parser.parse_args()
     urdf, base, tip = arguments.robot
-    result = measure(urdf, base, tip, arguments.calls)
+    robot = load_robot(urdf)
+    tree = robot.tree(base, tip)
+    rng = np.random.default_rng(0)
+    lower = np.where(np.isfinite(tree.lower), tree.lower, -np.pi)
+    upper = np.where(np.isfinite(tree.upper), tree.upper, np.pi)
     print(
-        f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-        f"numpy {np.__version__}"
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, "
+        f"Python {platform.python_version()}, numpy {np.__version__}"
     )
+    configurations = rng.uniform(lower, upper, size=(arguments.calls, len(lower)))
+    kernel_times, numpy_times = measure_kinematics(tree, tip, configurations)
+    name = f"{Path(urdf).name} {base} -> {tip} ({len(tree.joint_names)} DOF)"
+    print(f"{name}, FK + body Jacobian, {arguments.calls} calls:")
+    print(f"  kernels: {summary(kernel_times)}")
+    print(f"  numpy reference: {summary(numpy_times)}")
+
+    solver = IKSolver(robot, base, [tip])
+    q = rng.uniform(lower, upper, size=(arguments.batch, len(lower)))
+    targets = np.array([tree.forward(row, tip) for row in q])
+    solver.solve_many(targets[:4])  # the parallel kernel's first call compiles or loads it
+    batch = solver.solve_many(targets, timeout=0.005)
     print(
-        f"{Path(urdf).name} {base} -> {tip} ({result['dof']} DOF), FK + body Jacobian, "
-        f"{arguments.calls} calls: median {result['median'] * 1e6:.1f} us, "
-        f"mean {result['mean'] * 1e6:.1f} us, p99 {result['p99'] * 1e6:.1f} us"
+        f"solve_many: {arguments.batch} FK targets in {batch.elapsed:.2f} s: "
+        f"{arguments.batch / batch.elapsed:,.0f} solves/s, solved {batch.success.mean() * 100:.2f} %"
     )
+    if not arguments.no_compile:
+        cold, warm = measure_compile()
+        print(f"cold start (empty cache): {cold}")
+        print(f"warm start: {warm}")
 
 
 if __name__ == "__main__":
