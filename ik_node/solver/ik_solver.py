@@ -13,31 +13,25 @@ from __future__ import annotations
 
 import enum
 import logging
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
+from ..errors import IKNodeError, TargetError
 from . import kernels
+from .inputs import check_pose, joint_vector, resolve_tasks, stack_targets, tightened_limits, timeout_ns
 from .jit import COMPILED
-from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions, TipTask
+from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
 
 __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared", "prepare_kernels"]
 
-#: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
-#: errors would overflow to infinity.
-MAX_TARGET_DISTANCE = 1e9
 #: Trees with up to this many tips prepare the task-priority problems of every split of their
 #: tips when built (at most 14), so that none is built inside a solve's budget.
 PREPARED_PRIORITY_TIPS = 4
-#: How far a target's rotation may be from orthonormal (max |R^T R - I|).
-ORTHONORMAL_TOLERANCE = 1e-6
-
 
 _log = logging.getLogger("ik_node.solver")
 _preparation: tuple[float, bool] | None = None  # (seconds, compiled) once the kernels are ready
@@ -55,7 +49,7 @@ def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
     began = time.perf_counter()
     problem, dof = solver.problem, len(solver.joint_names)
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
-    kernels.check_poses(identity, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+    check_pose(problem.tips[0], identity)
     kernels.lm_attempt(
         problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
         problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, 0.0, 1, 0, kernels.NO_DEADLINE,
@@ -158,9 +152,12 @@ class IKSolver:
         if not self.joint_names:
             raise IKNodeError(f"nothing moves the tips {list(self.tip_links)} relative to '{base_link}'")
         options = self.options
-        self.lower, self.upper = self._limits(options.lower or {}, options.upper or {})
+        names = self.joint_names
+        self.lower, self.upper = tightened_limits(
+            names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
+        )
         self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
-        self.joint_weights = self._joint_vector(options.joint_weights, 1.0, "joint_weights")
+        self.joint_weights = joint_vector(names, options.joint_weights, 1.0, "joint_weights")
         if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
             raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
         bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
@@ -169,9 +166,11 @@ class IKSolver:
         )
         # Within the limits: the rest posture is also the default seed.
         self.rest_posture = np.clip(
-            self._joint_vector(options.rest_posture, middle, "rest_posture"), self.lower, self.upper
+            joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
         )
-        self.tasks = self._tasks(options.tasks or {})
+        self.tasks = resolve_tasks(
+            self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
+        )
         self.problem = Problem(
             self.tree,
             self.tip_links,
@@ -197,55 +196,6 @@ class IKSolver:
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
 
-    # ------------------------------------------------------------------ configuration
-
-    def _joint_vector(self, values, default, what: str) -> np.ndarray:
-        vector = np.broadcast_to(np.asarray(default, dtype=float), (len(self.joint_names),)).copy()
-        if values is None:
-            return vector
-        if isinstance(values, Mapping):
-            for name, value in values.items():
-                if name not in self.joint_names:
-                    raise UnknownJointError(name, self.joint_names, what=f"joint in {what}")
-                vector[self.joint_names.index(name)] = float(value)
-            return vector
-        array = np.asarray(values, dtype=float).reshape(-1)
-        if array.shape != vector.shape:
-            raise IKNodeError(
-                f"{what} needs {len(vector)} values ({list(self.joint_names)}), got {array.size}"
-            )
-        return array
-
-    def _limits(self, lower: Mapping, upper: Mapping) -> tuple[np.ndarray, np.ndarray]:
-        """URDF limits, tightened by the given ones (a looser bound than the URDF is ignored)."""
-        low, high = self.tree.lower.copy(), self.tree.upper.copy()
-        for bounds, target, pick in ((lower, low, np.maximum), (upper, high, np.minimum)):
-            for name, value in bounds.items():
-                if name not in self.joint_names:
-                    raise UnknownJointError(name, self.joint_names, what="joint in limits")
-                if not math.isfinite(value):
-                    raise IKNodeError(f"limit for joint '{name}' must be finite, got {value}")
-                index = self.joint_names.index(name)
-                target[index] = pick(target[index], value)
-        for index in np.flatnonzero(low > high):
-            raise IKNodeError(
-                f"joint '{self.joint_names[index]}': lower limit {low[index]} "
-                f"is above upper limit {high[index]}"
-            )
-        return low, high
-
-    def _tasks(self, tasks: Mapping) -> dict:
-        for tip in tasks:
-            if tip not in self.tip_links:
-                raise UnknownLinkError(tip, self.tip_links, what="tip in tasks")
-        resolved = {}
-        for tip in self.tip_links:
-            task = tasks.get(tip, "pose")
-            if not isinstance(task, TipTask):
-                task = TipTask(task, 1.0, self.options.position_tolerance, self.options.orientation_tolerance)
-            resolved[tip] = task
-        return resolved
-
     # ------------------------------------------------------------------ input
 
     def _seed(self, seed) -> np.ndarray:
@@ -258,71 +208,6 @@ class IKSolver:
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
         return self.tree.joint_vector(seed, what="seed")
-
-    def _check_pose(self, tip: str, pose) -> np.ndarray:
-        """``pose`` (4, 4) or (N, 4, 4) as a C-contiguous float array, or a :class:`TargetError`
-        naming the tip and the problem."""
-        pose = np.array(pose, dtype=float, order="C")  # writable: one compiled signature
-        if pose.shape[-2:] != (4, 4) or pose.ndim not in (2, 3):
-            raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
-        problem = kernels.check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
-        if problem == kernels.POSE_NOT_FINITE:
-            raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
-        if problem == kernels.POSE_TOO_FAR:
-            raise TargetError(
-                f"target for tip '{tip}' is at {pose[..., :3, 3].tolist()} m; coordinates beyond "
-                f"{MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
-            )
-        if problem == kernels.POSE_NOT_RIGID:
-            raise TargetError(
-                f"target for tip '{tip}' is not a rigid transform (its rotation must be "
-                "orthonormal with determinant +1 and its last row 0 0 0 1)"
-            )
-        return pose
-
-    def _targets(self, targets, seed: np.ndarray | None, batch: bool) -> np.ndarray:
-        """Validated targets as (T, 4, 4), or (N, T, 4, 4) for a batch; in a single solve, tips
-        without a target are held at their pose at the seed."""
-        if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
-            if len(self.tip_links) != 1:
-                raise TargetError(
-                    f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(self.tip_links)}"
-                )
-            targets = {self.tip_links[0]: targets}
-        for tip in targets:
-            if tip not in self.tip_links:
-                raise UnknownLinkError(tip, self.tip_links, what="tip")
-        checked = {tip: self._check_pose(tip, pose) for tip, pose in targets.items()}
-        if batch:
-            missing = [tip for tip in self.tip_links if tip not in checked]
-            shapes = {pose.shape for pose in checked.values()}
-            if missing or len(shapes) != 1 or len(next(iter(shapes))) != 3:
-                raise TargetError(
-                    f"solve_many needs an (N, 4, 4) array for every tip {list(self.tip_links)} with "
-                    f"the same N; got {{tip: shape}} { ({tip: pose.shape for tip, pose in checked.items()}) }"
-                )
-            return np.ascontiguousarray(np.stack([checked[tip] for tip in self.tip_links], axis=1))
-        stacked = np.empty((len(self.tip_links), 4, 4))
-        for index, tip in enumerate(self.tip_links):
-            if tip in checked:
-                if checked[tip].shape != (4, 4):
-                    raise TargetError(
-                        f"target for tip '{tip}' must be a 4x4 pose, got shape {checked[tip].shape}"
-                    )
-                stacked[index] = checked[tip]
-            else:
-                stacked[index] = self.tree.forward(seed, tip)
-        return stacked
-
-    def _timeout_ns(self, timeout: float | None) -> int:
-        """The time budget [ns] of one solve (-1: none, then ``max_attempts`` bounds it)."""
-        if timeout is None:
-            if self.options.max_attempts is None:
-                raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
-            return -1
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
-        return int(timeout * 1e9)
 
     # ------------------------------------------------------------------ solving
 
@@ -349,13 +234,14 @@ class IKSolver:
         not an error: the best configuration found comes back with ``success=False``.
         """
         start = time.perf_counter()
-        timeout_ns = self._timeout_ns(timeout)
-        deadline = kernels.NO_DEADLINE if timeout_ns < 0 else time.monotonic_ns() + timeout_ns
+        budget = timeout_ns(timeout, self.options.max_attempts)
+        deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
-            target_poses = self._check_pose(self.tip_links[0], targets)[None]
+            target_poses = check_pose(self.tip_links[0], targets)[None]
         else:
-            target_poses = self._targets(targets, np.clip(seed, self.lower, self.upper), batch=False)
+            held = np.clip(seed, self.lower, self.upper)
+            target_poses = stack_targets(self.tip_links, targets, lambda tip: self.tree.forward(held, tip))
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
@@ -450,8 +336,8 @@ class IKSolver:
         (a target out of reach comes back unsolved with its closest configuration).
         """
         start = time.perf_counter()
-        timeout_ns = self._timeout_ns(timeout)
-        target_poses = self._targets(targets, None, batch=True)
+        budget = timeout_ns(timeout, self.options.max_attempts)
+        target_poses = stack_targets(self.tip_links, targets, None)
         count = len(target_poses)
         if seed is None:
             seeds = np.broadcast_to(self.rest_posture, (count, len(self.joint_names)))
@@ -476,7 +362,7 @@ class IKSolver:
             METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
             options.posture_gain, options.max_iterations,
             -1 if options.max_attempts is None else options.max_attempts,
-            options.random_seed, timeout_ns, q, norms, outcomes,
+            options.random_seed, budget, q, norms, outcomes,
         )  # fmt: skip
         return BatchResult(
             q=q,

@@ -1,0 +1,142 @@
+"""Checks and conversions of what callers hand the solver: joint vectors by name, limits,
+tasks, target poses and time budgets. Each error names the joint, tip or option and says what
+would be valid."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
+from . import kernels
+from .options import TipTask
+
+__all__ = ["check_pose", "joint_vector", "resolve_tasks", "stack_targets", "tightened_limits", "timeout_ns"]
+
+#: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
+#: errors would overflow to infinity.
+MAX_TARGET_DISTANCE = 1e9
+#: How far a target's rotation may be from orthonormal (max |R^T R - I|).
+ORTHONORMAL_TOLERANCE = 1e-6
+
+
+def joint_vector(names: Sequence[str], values, default, what: str) -> np.ndarray:
+    """``values`` (``{joint: value}`` or an array in ``names`` order) as a vector; joints a
+    mapping leaves out take ``default`` (a scalar or a vector)."""
+    vector = np.broadcast_to(np.asarray(default, dtype=float), (len(names),)).copy()
+    if values is None:
+        return vector
+    if isinstance(values, Mapping):
+        for name, value in values.items():
+            if name not in names:
+                raise UnknownJointError(name, names, what=f"joint in {what}")
+            vector[names.index(name)] = float(value)
+        return vector
+    array = np.asarray(values, dtype=float).reshape(-1)
+    if array.shape != vector.shape:
+        raise IKNodeError(f"{what} needs {len(vector)} values ({list(names)}), got {array.size}")
+    return array
+
+
+def tightened_limits(names: Sequence[str], urdf_lower, urdf_upper, lower: Mapping, upper: Mapping):
+    """The URDF limits [rad, m] tightened by ``{joint: bound}`` ones (a looser bound than the
+    URDF is ignored); (lower, upper) vectors."""
+    low, high = np.array(urdf_lower, dtype=float), np.array(urdf_upper, dtype=float)
+    for bounds, target, pick in ((lower, low, np.maximum), (upper, high, np.minimum)):
+        for name, value in bounds.items():
+            if name not in names:
+                raise UnknownJointError(name, names, what="joint in limits")
+            if not math.isfinite(value):
+                raise IKNodeError(f"limit for joint '{name}' must be finite, got {value}")
+            index = names.index(name)
+            target[index] = pick(target[index], value)
+    for index in np.flatnonzero(low > high):
+        raise IKNodeError(
+            f"joint '{names[index]}': lower limit {low[index]} is above upper limit {high[index]}"
+        )
+    return low, high
+
+
+def resolve_tasks(
+    tips: Sequence[str], tasks: Mapping, position_tolerance: float, orientation_tolerance: float
+):
+    """``{tip: TipTask}`` for every tip: a kind becomes a task with the default tolerances,
+    tips left out control the full pose."""
+    for tip in tasks:
+        if tip not in tips:
+            raise UnknownLinkError(tip, tips, what="tip in tasks")
+    resolved = {}
+    for tip in tips:
+        task = tasks.get(tip, "pose")
+        resolved[tip] = (
+            task
+            if isinstance(task, TipTask)
+            else TipTask(task, 1.0, position_tolerance, orientation_tolerance)
+        )
+    return resolved
+
+
+def check_pose(tip: str, pose) -> np.ndarray:
+    """``pose`` (4, 4) or (N, 4, 4) as a writable C-contiguous float array (one compiled
+    signature for every caller), or a :class:`TargetError` naming the tip and the problem."""
+    pose = np.array(pose, dtype=float, order="C")
+    if pose.shape[-2:] != (4, 4) or pose.ndim not in (2, 3):
+        raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
+    problem = kernels.check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+    if problem == kernels.POSE_NOT_FINITE:
+        raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
+    if problem == kernels.POSE_TOO_FAR:
+        raise TargetError(
+            f"target for tip '{tip}' is at {pose[..., :3, 3].tolist()} m; coordinates beyond "
+            f"{MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
+        )
+    if problem == kernels.POSE_NOT_RIGID:
+        raise TargetError(
+            f"target for tip '{tip}' is not a rigid transform (its rotation must be "
+            "orthonormal with determinant +1 and its last row 0 0 0 1)"
+        )
+    return pose
+
+
+def stack_targets(tips: Sequence[str], targets, held_pose: Callable[[str], np.ndarray] | None) -> np.ndarray:
+    """Targets ``{tip: 4x4}`` (a bare pose for one tip) as (T, 4, 4) in ``tips`` order, tips
+    left out at ``held_pose(tip)``; with ``held_pose=None`` (a batch) ``{tip: (N, 4, 4)}`` for
+    every tip as (N, T, 4, 4)."""
+    if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
+        if len(tips) != 1:
+            raise TargetError(f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(tips)}")
+        targets = {tips[0]: targets}
+    for tip in targets:
+        if tip not in tips:
+            raise UnknownLinkError(tip, tips, what="tip")
+    checked = {tip: check_pose(tip, pose) for tip, pose in targets.items()}
+    if held_pose is None:
+        shapes = {pose.shape for pose in checked.values()}
+        if len(checked) != len(tips) or len(shapes) != 1 or len(next(iter(shapes))) != 3:
+            got = {tip: pose.shape for tip, pose in checked.items()}
+            raise TargetError(
+                f"solve_many needs an (N, 4, 4) array for every tip {list(tips)} with the same N; got {got}"
+            )
+        return np.ascontiguousarray(np.stack([checked[tip] for tip in tips], axis=1))
+    stacked = np.empty((len(tips), 4, 4))
+    for index, tip in enumerate(tips):
+        if tip not in checked:
+            stacked[index] = held_pose(tip)
+        elif checked[tip].shape != (4, 4):
+            raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {checked[tip].shape}")
+        else:
+            stacked[index] = checked[tip]
+    return stacked
+
+
+def timeout_ns(timeout: float | None, max_attempts: int | None) -> int:
+    """A solve's time budget [ns] (-1: none, then ``max_attempts`` must bound it)."""
+    if timeout is None:
+        if max_attempts is None:
+            raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
+        return -1
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
+    return int(timeout * 1e9)
