@@ -33,6 +33,9 @@ __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared",
 #: tips when built (at most 14), so that none is built inside a solve's budget.
 PREPARED_PRIORITY_TIPS = 4
 
+#: The search that prepares the kernels runs at most this long once compiled [ns].
+PREPARATION_SEARCH_NS = 1_000_000
+
 _log = logging.getLogger("ik_node.solver")
 _preparation: tuple[float, bool] | None = None  # (seconds, compiled) once the kernels are ready
 
@@ -55,12 +58,10 @@ def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
         problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, 0.0, 1, 0, kernels.NO_DEADLINE,
         solver.rest_posture.copy(), np.empty((len(problem.tips), 2)),
     )  # fmt: skip
-    table = solver.seed_table
-    kernels.search(
-        problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-        problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale, table.q,
-        table.features, table.spacing, identity, solver.rest_posture, kernels.DLS, kernels.SPEED, 1e-3,
-        0.0, 1, 1, 0, kernels.NO_DEADLINE, np.empty(dof), np.empty((len(problem.tips), 2)),
+    deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
+    solver._search(
+        problem, solver.seed_table, identity, solver.rest_posture, deadline, np.empty(dof),
+        np.empty((len(problem.tips), 2)),
     )  # fmt: skip
     compiled = COMPILED and any(
         sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt)
@@ -211,17 +212,21 @@ class IKSolver:
 
     # ------------------------------------------------------------------ solving
 
-    def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
+    def _search_arguments(self, problem: Problem, table: SeedTable) -> tuple:
+        """The arguments :func:`kernels.search` and :func:`kernels.search_many` take after their
+        targets, seeds, budget and outputs: the problem, the seed table and the options."""
         options = self.options
-        return kernels.search(
+        return (
             problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
             problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
-            table.q, table.features, table.spacing, targets, seed,
+            table.q, table.features, table.spacing,
             METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
             options.posture_gain, options.max_iterations,
-            -1 if options.max_attempts is None else options.max_attempts,
-            options.random_seed, deadline, q, norms,
+            -1 if options.max_attempts is None else options.max_attempts, options.random_seed,
         )  # fmt: skip
+
+    def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
+        return kernels.search(targets, seed, deadline, q, norms, *self._search_arguments(problem, table))
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
@@ -354,16 +359,15 @@ class IKSolver:
         seeds = np.array(seeds, order="C")  # writable: one compiled signature
         q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
         outcomes = np.empty(count, dtype=np.int64)
-        options, problem, table = self.options, self.problem, self.seed_table
         kernels.search_many(
-            problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-            problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
-            table.q, table.features, table.spacing, target_poses, seeds,
-            METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
-            options.posture_gain, options.max_iterations,
-            -1 if options.max_attempts is None else options.max_attempts,
-            options.random_seed, budget, q, norms, outcomes,
-        )  # fmt: skip
+            target_poses,
+            seeds,
+            budget,
+            q,
+            norms,
+            outcomes,
+            *self._search_arguments(self.problem, self.seed_table),
+        )
         return BatchResult(
             q=q,
             success=outcomes == Outcome.CONVERGED,

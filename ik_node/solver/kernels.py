@@ -761,10 +761,10 @@ def _near(value, reference, continuous):
 
 @kernel
 def search(
+    targets, seed, deadline, q_out, norms_out,
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    targets, seed, method, solve_type, min_damping, posture_gain, max_iterations, max_attempts,
-    random_seed, deadline, q_out, norms_out,
+    method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
 ):  # fmt: skip
     """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
@@ -887,20 +887,20 @@ def _nearest_entries(table_features_, target_features):
 
 @parallel_kernel
 def search_many(
+    targets, seeds, timeout_ns, q_out, norms_out, outcomes,
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    targets, seeds, method, solve_type, min_damping, posture_gain, max_iterations, max_attempts,
-    random_seed, timeout_ns, q_out, norms_out, outcomes,
+    method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
 ):  # fmt: skip
     """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), spread over the
     cores (``prange``); each target's deadline is ``timeout_ns`` after its own start (< 0: none).
-    ``outcomes`` (N,) receives each best outcome."""
+    ``outcomes`` (N,) receives each best outcome; the arguments after it are :func:`search`'s."""
     for index in prange(targets.shape[0]):
         deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
         outcome, _, _, _ = search(
+            targets[index], seeds[index], deadline, q_out[index], norms_out[index],
             frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
             feature_spec, feature_scale, table_q, table_features_, table_spacing,
-            targets[index], seeds[index], method, solve_type, min_damping, posture_gain,
-            max_iterations, max_attempts, random_seed, deadline, q_out[index], norms_out[index],
+            method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
         )  # fmt: skip
         outcomes[index] = outcome
