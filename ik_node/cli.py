@@ -5,7 +5,8 @@
 * ``ik_node fk --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...]`` prints the pose;
 * anything else (e.g. ``ik_node --ros-args --params-file config/arm7.yaml``) runs the node.
 
-Errors go to stderr with a non-zero exit code: 2 for unusable input (unknown link, malformed
+Warnings (a joint that cannot be used, an ignored mimic tag) go to stderr as ``warning: ...``
+lines. Errors go to stderr with a non-zero exit code: 2 for unusable input (unknown link, malformed
 numbers), 1 when a goal cannot be reached (with the best error reached).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 from transforms3d.euler import euler2mat, mat2euler
@@ -41,11 +43,17 @@ def main(argv=None) -> int:
             return 2
         return node_main(argv)
     arguments = _parser().parse_args(argv)
+    warnings.showwarning = _print_warning
     try:
         return arguments.run(arguments)
     except IKNodeError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as plain ``warning: ...`` lines on stderr, without a Python source line."""
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .errors import TargetError, UnknownJointError, UnknownLinkError, URDFError
+from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from .lie import adjoint, hat, inverse
 
 __all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]
@@ -48,11 +48,11 @@ def task_rows(task) -> np.ndarray:
     over ``(vx, vy, vz, wx, wy, wz)`` (tip-frame axes for the body Jacobian)."""
     if isinstance(task, str):
         if task not in TASK_ROWS:
-            raise ValueError(f"unknown task '{task}'; use one of {sorted(TASK_ROWS)} or a 6-axis mask")
+            raise IKNodeError(f"unknown task '{task}'; use one of {sorted(TASK_ROWS)} or a 6-axis mask")
         return np.array(TASK_ROWS[task])
     mask = np.asarray(task, dtype=bool)
     if mask.shape != (6,) or not mask.any():
-        raise ValueError(f"a task mask needs 6 booleans (vx vy vz wx wy wz) with one set, got {task}")
+        raise IKNodeError(f"a task mask needs 6 booleans (vx vy vz wx wy wz) with one set, got {task}")
     return np.flatnonzero(mask)
 
 
@@ -75,7 +75,7 @@ class KinematicTree:
         self.robot = robot
         self.base_link = base_link
         self.tip_links = tuple(tips)
-        paths = [robot.path_joints(base_link, tip) for tip in tips]
+        paths = [robot.usable_path_joints(base_link, tip) for tip in tips]
 
         # Links on the paths in topological order (parents first) and the joints reaching them.
         link_joint: dict[str, object] = {base_link: None}
@@ -237,7 +237,10 @@ class KinematicTree:
         ``C_R + sin(theta) C_R hat(a) + (1 - cos(theta)) C_R hat(a)^2`` and the local translation
         ``C_t + theta C_R a_lin`` (both products precomputed).
         """
-        theta = q[..., self._dof] * self._multiplier
+        if self.joint_names:
+            theta = q[..., self._dof] * self._multiplier
+        else:  # nothing moves: every frame at its constant offset
+            theta = np.zeros(q.shape[:-1] + self._multiplier.shape)
         if self._has_offsets:
             theta += self._offset
         batch = q.shape[:-1]
@@ -284,7 +287,7 @@ class KinematicTree:
         """Index into :meth:`link_poses` of a tip or of the child link of a movable joint."""
         frame, offset = self._link_location(link)
         if not np.array_equal(offset, np.eye(4)):
-            raise ValueError(f"link '{link}' is fixed to frame '{self._frame_links[frame]}'; use pose_of")
+            raise IKNodeError(f"link '{link}' is fixed to frame '{self._frame_links[frame]}'; use pose_of")
         return frame
 
     def pose_of(self, poses: np.ndarray, link: str) -> np.ndarray:
@@ -356,7 +359,7 @@ class KinematicTree:
         tasks = tasks or {}
         compute = {"body": self.body_jacobian, "mixed": self.mixed_jacobian}.get(frame)
         if compute is None:
-            raise ValueError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
+            raise IKNodeError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
         blocks = [compute(q, tip)[task_rows(tasks.get(tip, "pose"))] for tip in tips]
         return np.vstack(blocks)
 
@@ -393,7 +396,7 @@ class KinematicTree:
         if frame == "body":
             return body_derivative
         if frame != "mixed":
-            raise ValueError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
+            raise IKNodeError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
         rotation = (poses[frame_index] @ offset)[:3, :3]
         angular_velocity = body[3:] @ qdot
         return _rotate_twists(rotation @ hat(angular_velocity), body) + _rotate_twists(
@@ -428,7 +431,7 @@ def _as_offset(offset) -> np.ndarray:
         pose[:3, 3] = offset
         return pose
     if offset.shape != (4, 4):
-        raise ValueError(f"offset must be a 3-vector or a 4x4 pose, got shape {offset.shape}")
+        raise TargetError(f"offset must be a 3-vector or a 4x4 pose, got shape {offset.shape}")
     return offset
 
 

@@ -22,7 +22,6 @@ from transforms3d.euler import euler2mat
 __all__ = [
     "hat",
     "adjoint",
-    "ad",
     "inverse",
     "so3_log",
     "pose_from_xyz_rpy",
@@ -48,18 +47,6 @@ def adjoint(pose: np.ndarray) -> np.ndarray:
     out[..., :3, :3] = rotation
     out[..., 3:, 3:] = rotation
     out[..., :3, 3:] = hat(translation) @ rotation
-    return out
-
-
-def ad(twist: np.ndarray) -> np.ndarray:
-    """Lie bracket matrix ``ad(V) = [[hat(w), hat(v)], [0, hat(w)]]`` of a twist ``V = [v; w]``.
-
-    ``ad(V)`` is the time derivative of the adjoint along ``V`` (``d/dt Ad = Ad ad(V_body)``), the
-    seed material's "adjoint derivative" ``Ad_dot Ad^-1 = [[w^, v^], [0, w^]]``.
-    """
-    out = np.zeros((6, 6))
-    out[:3, :3] = out[3:, 3:] = hat(twist[3:])
-    out[:3, 3:] = hat(twist[:3])
     return out
 
 

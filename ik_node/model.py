@@ -1,8 +1,14 @@
 """Robot model: a URDF turned into a validated kinematic tree of joints and links.
 
-:func:`load_robot` reads a URDF (file path or XML string) with ``urdf_parser_py`` and checks
-everything the parser lets through (missing links, cycles, zero axes, inverted limits, dangling
-mimic joints, non-finite numbers). The resulting :class:`Robot` is immutable; solvers work on a
+:func:`load_robot` reads a URDF (file path, XML string or bytes) with ``urdf_parser_py`` and checks
+what the parser lets through. **Liberal when loading, strict when used**: what IK never reads
+(visual, collision, inertial, materials, transmissions, gazebo blocks, dynamics, leftover xacro
+elements) is dropped before parsing; a problem in one joint (an unsupported type, a zero axis,
+inverted or non-overlapping limits, a mimic cycle) is a warning at load time and an error only
+when a tree that contains the joint is built. The tree's structure itself (links named by
+joints, one parent per link, one root) must hold for anything to load.
+
+The resulting :class:`Robot` is immutable; solvers work on a
 :class:`~ik_node.kinematics.KinematicTree` cut from it between a base link and one or more tips.
 
 Units: metres, radians, m/s and rad/s. Joint frames follow URDF: the child link frame of a joint
@@ -11,8 +17,10 @@ is ``T_parent_child(q) = origin @ motion(axis, q)``.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import re
 import warnings
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
@@ -23,14 +31,21 @@ from pathlib import Path
 import numpy as np
 
 from .errors import UnknownLinkError, URDFError
+from .kinematics import KinematicTree
 from .lie import inverse, pose_from_xyz_rpy
 
 __all__ = ["Joint", "Mimic", "Robot", "load_robot", "SUPPORTED_JOINT_TYPES"]
 
 #: Joint types ik_node models. Each moving one has a single degree of freedom.
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
-_MULTI_DOF_TYPES = ("floating", "planar")
-_KINEMATIC_TAGS = ("link", "joint", "material")
+#: The children of a ``<joint>`` that kinematics reads; the rest (dynamics, calibration, ...) is
+#: dropped before parsing.
+_JOINT_CHILDREN = ("origin", "parent", "child", "axis", "limit", "mimic", "safety_controller")
+_BYTE_ORDER_MARK = "\ufeff"
+_XML_DECLARATION = re.compile(r"^<\?xml[^>]*\?>")
+_PREFIXED_TAG = re.compile(rb"</?\s*([A-Za-z_][\w.-]*):[A-Za-z_]")
+_DECLARED_PREFIX = re.compile(rb"xmlns:([A-Za-z_][\w.-]*)\s*=")
+_log = logging.getLogger("ik_node.model")
 
 
 @dataclass(frozen=True)
@@ -48,7 +63,9 @@ class Joint:
 
     ``origin`` is ``T_parent_jointframe`` (4x4); ``axis`` is a unit vector in the joint frame;
     ``lower``/``upper`` are position limits in rad (revolute) or m (prismatic), ``-inf``/``inf``
-    for continuous joints; ``max_velocity`` in rad/s or m/s (``inf`` when the URDF gives none).
+    for continuous joints; ``max_velocity`` in rad/s or m/s (``inf`` when the URDF gives none, 0
+    or a negative one: unknown). ``problem`` says why the joint cannot be used (None: it can);
+    a tree containing such a joint is refused with that reason.
     """
 
     name: str
@@ -61,6 +78,7 @@ class Joint:
     upper: float = math.inf
     max_velocity: float = math.inf
     mimic: Mimic | None = None
+    problem: str | None = None
 
     @property
     def is_movable(self) -> bool:
@@ -83,7 +101,8 @@ class Robot:
 
     Attributes: ``name``; ``root`` (the URDF root link); ``links`` (link names); ``joints``
     (name -> :class:`Joint`); ``joint_names`` (the independent degrees of freedom of the whole
-    robot — movable, non-mimic joints — in depth-first order from the root).
+    robot that can be used — movable, non-mimic joints without a ``problem`` — in depth-first
+    order from the root).
     """
 
     def __init__(self, name: str, links: Sequence[str], joints: Sequence[Joint]):
@@ -130,9 +149,23 @@ class Robot:
             link = joint.parent
         return joints[::-1]
 
+    def usable_path_joints(self, base_link: str, tip_link: str) -> list[Joint]:
+        """:meth:`path_joints`, refusing a path through a joint that cannot be used (or whose
+        mimic leader cannot): the error names the joint and its problem."""
+        joints = self.path_joints(base_link, tip_link)
+        for joint in joints:
+            if joint.problem is not None:
+                raise URDFError(
+                    f"joint '{joint.name}' on the path from '{base_link}' to '{tip_link}' cannot be "
+                    f"used: {joint.problem}"
+                )
+        return joints
+
     def leader_of(self, joint_name: str) -> str:
         """The independent joint that drives ``joint_name`` (itself unless it is a mimic joint)."""
         joint = self.joints[joint_name]
+        if joint.problem is not None:
+            raise URDFError(f"joint '{joint_name}' cannot be used: {joint.problem}")
         while joint.mimic is not None:
             joint = self.joints[joint.mimic.leader]
         return joint.name
@@ -149,17 +182,22 @@ class Robot:
             joint = self.joints[joint.mimic.leader]
         return joint.name, multiplier, offset
 
-    def tree(self, base_link: str, tip_links: str | Sequence[str]):
+    def tree(self, base_link: str, tip_links: str | Sequence[str]) -> KinematicTree:
         """The :class:`~ik_node.kinematics.KinematicTree` between ``base_link`` and the tips."""
-        from .kinematics import KinematicTree
-
         return KinematicTree(self, base_link, tip_links)
 
     @cached_property
-    def full_tree(self):
-        """The whole robot as one tree from the root to every leaf link."""
-        leaves = [link for link in self.links if not self.child_joints[link]]
-        return self.tree(self.root, leaves)
+    def full_tree(self) -> KinematicTree:
+        """Every usable part of the robot as one tree from the root: to each leaf link, or to
+        the parent link of the first joint on the way that cannot be used."""
+        tips = []
+        for leaf in (link for link in self.links if not self.child_joints[link]):
+            path = self.path_joints(self.root, leaf)
+            blocked = next((joint for joint in path if joint.problem is not None), None)
+            tip = leaf if blocked is None else blocked.parent
+            if tip not in tips:
+                tips.append(tip)
+        return self.tree(self.root, tips)
 
     def joint_vector(self, q) -> np.ndarray:
         """``q`` as an array in :attr:`joint_names` order; a mapping may name any subset of the
@@ -170,8 +208,12 @@ class Robot:
         """4x4 pose of ``link`` in the frame of ``base`` (default: the URDF root).
 
         ``q`` is a mapping ``{joint_name: value}`` (joints not named sit at 0, mimic joints follow
-        their leader) or an array in :attr:`joint_names` order. Units: m, rad.
+        their leader) or an array in :attr:`joint_names` order. Units: m, rad. A link behind a
+        joint that cannot be used is refused, naming the joint.
         """
+        for end in (link, base):
+            if end is not None:
+                self.usable_path_joints(self.root, end)
         tree = self.full_tree
         poses = tree.link_poses(self.joint_vector(q))
         pose = tree.pose_of(poses, link)
@@ -181,24 +223,20 @@ class Robot:
 
 
 def load_robot(urdf: str | os.PathLike | bytes) -> Robot:
-    """Load and validate a URDF given as a file path, an XML string or XML bytes.
+    """Load a URDF given as a file path, an XML string or XML bytes.
 
-    Raises :class:`~ik_node.errors.URDFError` naming the offending link or joint for anything
-    the kinematics cannot use; unsupported joint types (``floating``, ``planar``) are refused.
+    Raises :class:`~ik_node.errors.URDFError` when the XML or the tree's structure is broken;
+    a joint that cannot be used is warned about (``UserWarning``) and refused only when a tree
+    containing it is built. Content IK never reads is dropped silently (logged at debug level).
     """
-    xml_bytes = _read_urdf_bytes(urdf)
-    try:
-        raw = ElementTree.fromstring(xml_bytes)
-    except ElementTree.ParseError as error:
-        raise URDFError(f"malformed URDF XML: {error}") from None
+    raw = _parse_xml(_read_urdf_bytes(urdf))
     if raw.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, found <{raw.tag}>")
     _check_unique_names(raw)
-    # Only links and joints matter to kinematics: transmissions, gazebo and ros2_control blocks
-    # (often in formats urdf_parser_py rejects, e.g. PR2's old transmissions) are left out.
-    for element in list(raw):
-        if element.tag not in _KINEMATIC_TAGS:
-            raw.remove(element)
+    _keep_kinematics_only(raw)
+    unknown_types = _neutralise_unknown_joint_types(raw)
+    if not raw.get("name"):
+        raw.set("name", "robot")
     parsed = _parse_with_urdf_parser_py(ElementTree.tostring(raw))
     present_soft_limits = {
         element.get("name"): element.find("safety_controller").attrib
@@ -206,23 +244,110 @@ def load_robot(urdf: str | os.PathLike | bytes) -> Robot:
         if element.find("safety_controller") is not None
     }
     link_names = [link.name for link in parsed.links]
-    joints = [_convert_joint(joint, set(link_names), present_soft_limits) for joint in parsed.joints]
+    joints = [
+        _convert_joint(joint, set(link_names), present_soft_limits, unknown_types.get(joint.name))
+        for joint in parsed.joints
+    ]
     _check_tree(link_names, joints)
-    _check_mimics(joints)
-    return Robot(parsed.name or "robot", link_names, joints)
+    joints = _resolve_mimics(joints)
+    for joint in joints:
+        if joint.problem is not None:
+            warnings.warn(
+                f"URDF: joint '{joint.name}' cannot be used ({joint.problem}); trees through it are refused",
+                stacklevel=2,
+            )
+    return Robot(parsed.name, link_names, joints)
+
+
+# ------------------------------------------------------------------ reading the XML
 
 
 def _read_urdf_bytes(urdf) -> bytes:
+    """The document's bytes: a file's as stored; a string's as UTF-8 with its XML declaration
+    dropped (a declared encoding described the string's source, not these bytes) and a
+    leading byte-order mark or whitespace removed; trailing NUL bytes and whitespace removed."""
     if isinstance(urdf, bytes):
-        return urdf
-    if isinstance(urdf, os.PathLike) or (isinstance(urdf, str) and not urdf.lstrip().startswith("<")):
+        data = urdf
+    elif isinstance(urdf, os.PathLike) or (
+        isinstance(urdf, str) and not urdf.lstrip(_BYTE_ORDER_MARK + " \t\r\n").startswith("<")
+    ):
         path = Path(urdf)
-        if not path.is_file():
-            raise URDFError(f"URDF file not found: '{path}' (pass a file path or the URDF XML)")
-        return path.read_bytes()
-    if isinstance(urdf, str):
-        return urdf.encode("utf-8")
-    raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
+        try:
+            found = path.is_file()
+        except OSError:  # e.g. a name too long for the file system
+            found = False
+        if not found:
+            shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+            raise URDFError(f"URDF file not found: '{shown}' (pass a file path or the URDF XML)")
+        data = path.read_bytes()
+    elif isinstance(urdf, str):
+        text = _XML_DECLARATION.sub("", urdf.lstrip(_BYTE_ORDER_MARK + " \t\r\n"), count=1)
+        data = text.encode("utf-8")
+    else:
+        raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
+    if data.startswith(_BYTE_ORDER_MARK.encode("utf-8")):
+        data = data[3:]
+    return data.strip(b" \t\r\n\x00")
+
+
+def _parse_xml(data: bytes) -> ElementTree.Element:
+    """The XML tree, tags without namespaces. Prefixes used but never declared (``xacro:`` in
+    a file that skipped xacro) are declared first so that the document parses; the root's
+    default namespace is dropped from every tag."""
+    used = set(_PREFIXED_TAG.findall(data)) - set(_DECLARED_PREFIX.findall(data)) - {b"xml", b"xmlns"}
+    if used:
+        declarations = b"".join(
+            b' xmlns:%s="urn:ik-node:undeclared:%s"' % (prefix, prefix) for prefix in sorted(used)
+        )
+        data = re.sub(rb"<robot\b", b"<robot" + declarations, data, count=1)
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as error:
+        raise URDFError(f"malformed URDF XML: {error}") from None
+    if root.tag.startswith("{"):
+        default = root.tag[: root.tag.index("}") + 1]
+        for element in root.iter():
+            if isinstance(element.tag, str) and element.tag.startswith(default):
+                element.tag = element.tag[len(default) :]
+    return root
+
+
+def _keep_kinematics_only(raw: ElementTree.Element) -> None:
+    """Drop what IK never reads: top-level elements other than links and joints, every child of
+    a link (visual, collision, inertial), joint children other than ``_JOINT_CHILDREN``, and
+    elements of other XML namespaces (leftover xacro, warned about: run xacro first)."""
+    foreign = []
+    for element in list(raw):
+        if not isinstance(element.tag, str) or element.tag not in ("link", "joint"):
+            if isinstance(element.tag, str) and element.tag.startswith("{"):
+                foreign.append(element.tag)
+            raw.remove(element)
+            continue
+        keep = () if element.tag == "link" else _JOINT_CHILDREN
+        for child in list(element):
+            if isinstance(child.tag, str) and child.tag.startswith("{"):
+                foreign.append(child.tag)
+            if child.tag not in keep:
+                element.remove(child)
+    if foreign:
+        names = sorted({tag.split("}")[-1] for tag in foreign})
+        warnings.warn(
+            f"URDF: ignored {len(foreign)} elements of another XML namespace ({', '.join(names)}): "
+            "this looks like an unprocessed xacro file; run xacro first",
+            stacklevel=3,
+        )
+
+
+def _neutralise_unknown_joint_types(raw: ElementTree.Element) -> dict[str, str]:
+    """Joints of a type urdf_parser_py rejects (``screw``, a typo) are parsed as fixed so that
+    the rest of the robot loads; returns {joint: its type} to refuse them when used."""
+    known = (*SUPPORTED_JOINT_TYPES, "floating", "planar")
+    unknown = {}
+    for element in raw.findall("joint"):
+        if element.get("type") not in known:
+            unknown[element.get("name")] = element.get("type")
+            element.set("type", "fixed")
+    return unknown
 
 
 def _check_unique_names(raw: ElementTree.Element) -> None:
@@ -238,8 +363,9 @@ def _check_unique_names(raw: ElementTree.Element) -> None:
 
 
 def _parse_with_urdf_parser_py(xml_bytes: bytes):
-    # urdf_parser_py prints unknown tags to stderr and raises bare exceptions on bad values;
-    # turn both into something a user can act on.
+    # urdf_parser_py prints unknown tags and attributes to stderr and raises bare exceptions on
+    # bad values: the former are logged at debug level (kinematics never reads them), the
+    # latter become a URDFError a user can act on.
     from urdf_parser_py import xml_reflection
     from urdf_parser_py.urdf import URDF
 
@@ -253,48 +379,60 @@ def _parse_with_urdf_parser_py(xml_bytes: bytes):
         raise URDFError(f"invalid URDF: {detail}") from None
     finally:
         xml_reflection.core.on_error = previous
-    if messages:
-        more = f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""
-        warnings.warn(f"URDF: ignored {messages[0]}{more}", stacklevel=3)
+    for message in messages:
+        _log.debug("URDF: ignored %s", message)
     return parsed
 
 
-def _finite_vector(values, default, what: str, joint_name: str) -> np.ndarray:
-    vector = np.asarray(default if values is None else values, dtype=float)
+# ------------------------------------------------------------------ joints
+
+
+def _finite_vector(values, default, what: str) -> tuple[np.ndarray, str | None]:
+    """A 3-vector (``default`` where the URDF gives none), and a problem when it is unusable."""
+    try:
+        vector = np.asarray(default if values is None else values, dtype=float)
+    except (TypeError, ValueError):
+        return np.asarray(default, dtype=float), f"{what} must be 3 numbers, got {values}"
     if vector.shape != (3,) or not np.all(np.isfinite(vector)):
-        raise URDFError(f"joint '{joint_name}': {what} must be 3 finite numbers, got {values}")
-    return vector
+        return np.asarray(default, dtype=float), f"{what} must be 3 finite numbers, got {values}"
+    return vector, None
 
 
-def _convert_joint(parsed, link_names: set, present_soft_limits: dict) -> Joint:
+def _convert_joint(parsed, link_names: set, present_soft_limits: dict, unknown_type: str | None) -> Joint:
+    """A :class:`Joint`; what makes it unusable becomes its ``problem``. A joint naming a link
+    that does not exist breaks the tree itself and is refused at once. ``unknown_type``: the type
+    the URDF gave a joint parsed as fixed (see :func:`_neutralise_unknown_joint_types`)."""
     name, kind = parsed.name, parsed.type
-    if kind in _MULTI_DOF_TYPES:
-        raise URDFError(
-            f"joint '{name}' has type '{kind}', which ik_node does not support; model it as a "
-            "chain of prismatic and revolute/continuous joints (e.g. x, y, yaw for a mobile base)"
-        )
-    if kind not in SUPPORTED_JOINT_TYPES:
-        raise URDFError(
-            f"joint '{name}' has unknown type '{kind}'; supported: {', '.join(SUPPORTED_JOINT_TYPES)}"
-        )
     for role, link in (("parent", parsed.parent), ("child", parsed.child)):
         if link not in link_names:
             raise URDFError(f"joint '{name}' names {role} link '{link}', which does not exist")
-    xyz = _finite_vector(parsed.origin.xyz if parsed.origin else None, (0, 0, 0), "origin xyz", name)
-    rpy = _finite_vector(parsed.origin.rpy if parsed.origin else None, (0, 0, 0), "origin rpy", name)
-    axis = _finite_vector(parsed.axis, (1, 0, 0), "axis", name)
-    if kind != "fixed":
+    problems = []
+    if unknown_type is not None:
+        problems.append(f"unknown type '{unknown_type}'; supported: {', '.join(SUPPORTED_JOINT_TYPES)}")
+    elif kind in ("floating", "planar"):
+        problems.append(
+            f"type '{kind}' is not supported; model it as a chain of prismatic and "
+            "revolute/continuous joints (e.g. x, y, yaw for a mobile base)"
+        )
+    xyz, xyz_problem = _finite_vector(parsed.origin.xyz if parsed.origin else None, (0, 0, 0), "origin xyz")
+    rpy, rpy_problem = _finite_vector(parsed.origin.rpy if parsed.origin else None, (0, 0, 0), "origin rpy")
+    axis, axis_problem = _finite_vector(parsed.axis, (1, 0, 0), "axis")
+    problems += [problem for problem in (xyz_problem, rpy_problem, axis_problem) if problem]
+    if kind != "fixed" and axis_problem is None:
         norm = np.linalg.norm(axis)
         if norm < 1e-12:
-            raise URDFError(f"joint '{name}' ({kind}) has a zero axis; give a non-zero direction")
-        axis = axis / norm
-    lower, upper, max_velocity = _limits(parsed, present_soft_limits.get(name, {}))
+            problems.append(f"{kind} joint with a zero axis; give a non-zero direction")
+        else:
+            axis = axis / norm
+    lower, upper, max_velocity, limit_problem = _limits(parsed, present_soft_limits.get(name, {}))
+    if limit_problem:
+        problems.append(limit_problem)
     mimic = None
     if parsed.mimic is not None:
         multiplier = 1.0 if parsed.mimic.multiplier is None else float(parsed.mimic.multiplier)
         offset = 0.0 if parsed.mimic.offset is None else float(parsed.mimic.offset)
         if not (math.isfinite(multiplier) and math.isfinite(offset)):
-            raise URDFError(f"joint '{name}': mimic multiplier and offset must be finite")
+            problems.append("mimic multiplier and offset must be finite")
         mimic = Mimic(parsed.mimic.joint, multiplier, offset)
     return Joint(
         name=name,
@@ -307,41 +445,43 @@ def _convert_joint(parsed, link_names: set, present_soft_limits: dict) -> Joint:
         upper=upper,
         max_velocity=max_velocity,
         mimic=mimic,
+        problem="; ".join(problems) or None,
     )
 
 
-def _limits(parsed, soft_attributes: Mapping[str, str]) -> tuple[float, float, float]:
+def _limits(parsed, soft_attributes: Mapping[str, str]) -> tuple[float, float, float, str | None]:
     """Position limits (hard limits intersected with a safety controller's soft limits, for the
-    soft bounds the URDF actually states) and the velocity limit (``inf`` when absent or 0)."""
-    name, kind, limit = parsed.name, parsed.type, parsed.limit
-    if kind in ("revolute", "prismatic") and limit is None:
-        raise URDFError(f"joint '{name}' ({kind}) has no <limit>; URDF requires one")
+    soft bounds the URDF actually states), the velocity limit (``inf`` when absent, 0 or
+    negative: unknown, as SDF writes "unlimited"), and a problem that makes them unusable."""
+    kind, limit = parsed.type, parsed.limit
     max_velocity = math.inf
     if limit is not None and limit.velocity is not None:
-        max_velocity = float(limit.velocity)
-        if math.isnan(max_velocity) or max_velocity < 0.0:
-            raise URDFError(f"joint '{name}': velocity limit must be >= 0, got {limit.velocity}")
-        max_velocity = max_velocity or math.inf
+        velocity = float(limit.velocity)
+        if velocity > 0.0:  # (NaN, 0 and negative values are unknown)
+            max_velocity = velocity
     if kind not in ("revolute", "prismatic"):
-        return -math.inf, math.inf, max_velocity
+        return -math.inf, math.inf, max_velocity, None
+    if limit is None:
+        return -math.inf, math.inf, max_velocity, f"{kind} joint with no <limit>; URDF requires one"
     lower = float(limit.lower or 0.0)
     upper = float(limit.upper or 0.0)
     if not (math.isfinite(lower) and math.isfinite(upper)):
-        raise URDFError(f"joint '{name}': limits must be finite, got [{lower}, {upper}]")
+        return -math.inf, math.inf, max_velocity, f"limits must be finite, got [{lower}, {upper}]"
     if lower > upper:
-        raise URDFError(f"joint '{name}': lower limit {lower} is above upper limit {upper}")
+        return lower, upper, max_velocity, f"lower limit {lower} is above upper limit {upper}"
     safety = parsed.safety_controller
     if safety is not None:
-        if "soft_lower_limit" in soft_attributes:
+        if "soft_lower_limit" in soft_attributes and safety.soft_lower_limit is not None:
             lower = max(lower, float(safety.soft_lower_limit))
-        if "soft_upper_limit" in soft_attributes:
+        if "soft_upper_limit" in soft_attributes and safety.soft_upper_limit is not None:
             upper = min(upper, float(safety.soft_upper_limit))
         if not lower <= upper:
-            raise URDFError(
-                f"joint '{name}': safety_controller soft limits leave no range inside the hard "
-                f"limits [{limit.lower}, {limit.upper}]"
+            problem = (
+                f"safety_controller soft limits leave no range inside the hard limits "
+                f"[{limit.lower}, {limit.upper}]"
             )
-    return lower, upper, max_velocity
+            return lower, upper, max_velocity, problem
+    return lower, upper, max_velocity, None
 
 
 def _check_tree(link_names: list[str], joints: list[Joint]) -> None:
@@ -373,21 +513,43 @@ def _check_tree(link_names: list[str], joints: list[Joint]) -> None:
         raise URDFError(f"links {unreached} are not connected to the root '{roots[0]}' (a cycle)")
 
 
-def _check_mimics(joints: list[Joint]) -> None:
+def _resolve_mimics(joints: list[Joint]) -> list[Joint]:
+    """Mimic tags as peers read them: ignored on a fixed joint, and a follower of a fixed or
+    missing leader moves on its own (each warned about, since it changes the kinematics). A
+    follower in a mimic cycle, or whose leader cannot be used, cannot be used either."""
     by_name = {joint.name: joint for joint in joints}
-    followers = [joint for joint in joints if joint.mimic is not None]
-    for joint in followers:
+    for joint in joints:
+        if joint.mimic is None:
+            continue
         leader = by_name.get(joint.mimic.leader)
-        if leader is None:
-            raise URDFError(
-                f"mimic joint '{joint.name}' follows joint '{joint.mimic.leader}', which does not exist"
+        reason = None
+        if not joint.is_movable:
+            reason = f"mimic tag on fixed joint '{joint.name}' ignored"
+        elif leader is None:
+            reason = (
+                f"joint '{joint.name}' mimics '{joint.mimic.leader}', which does not exist: "
+                "it moves on its own"
             )
-        if not (leader.is_movable and joint.is_movable):
-            raise URDFError(f"mimic joint '{joint.name}' and its leader '{leader.name}' must both move")
-    for joint in followers:
-        seen, leader = {joint.name}, by_name[joint.mimic.leader]
-        while leader.mimic is not None:
-            if leader.name in seen:
-                raise URDFError(f"mimic joints form a cycle through '{joint.name}'")
-            seen.add(leader.name)
-            leader = by_name[leader.mimic.leader]
+        elif not leader.is_movable:
+            reason = f"joint '{joint.name}' mimics fixed joint '{leader.name}': it moves on its own"
+        if reason:
+            warnings.warn(f"URDF: {reason}", stacklevel=4)
+            by_name[joint.name] = _replace(joint, mimic=None)
+    for name, joint in list(by_name.items()):
+        seen, current = {name}, joint
+        while current.mimic is not None and current.problem is None:
+            current = by_name[current.mimic.leader]
+            if current.name in seen:
+                by_name[name] = _replace(joint, problem=f"mimic joints form a cycle through '{name}'")
+                break
+            seen.add(current.name)
+        else:
+            if current is not joint and current.problem is not None and joint.problem is None:
+                by_name[name] = _replace(
+                    joint, problem=f"its mimic leader '{current.name}': {current.problem}"
+                )
+    return [by_name[joint.name] for joint in joints]
+
+
+def _replace(joint: Joint, **changes) -> Joint:
+    return Joint(**{**joint.__dict__, **changes})

@@ -385,6 +385,12 @@ class IKNode(Node):
             elif limits.warnings and touched:
                 raise IKNodeError(limits.warnings[0])  # a change wider than the URDF is rejected
             lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
+        unknown = [joint for joint, limit in zip(tree.joint_names, velocity) if not math.isfinite(limit)]
+        if values["mode"] == "track" and unknown:
+            raise IKNodeError(
+                f"track mode needs a velocity limit for joints {unknown}: the URDF gives none (or 0, or "
+                "a negative 'unlimited'); set joint_limits.<joint>.has_velocity_limits and max_velocity"
+            )
         options = SolverOptions(
             tasks={
                 tip: TipTask(

@@ -84,7 +84,72 @@ def test_loader_raises_only_its_own_clear_errors(urdf):
     leaves = [link for link in robot.links if not robot.child_joints[link]]
     with np.errstate(all="ignore"):  # absurd but finite origins may overflow in FK: not an error
         for leaf in leaves:
-            robot.forward({}, leaf)
+            try:  # a leaf behind a joint that cannot be used is refused, naming the joint
+                robot.forward({}, leaf)
+            except IKNodeError as error:
+                assert "cannot be used" in str(error), error
+
+
+NON_KINEMATIC_CASES = 500
+NON_KINEMATIC_BLOCK = re.compile(r"<(visual|collision|inertial)>.*?</\1>", re.DOTALL)
+STRAY_ELEMENTS = ["<capsule radius='1' length='2'/>", "<texture/>", "<plane normal='0 0 1'/>", "<cdf/>",
+                  "<material name='m'><color rgba='1 0'/></material>", "<geometry/>", "<mass/>"]  # fmt: skip
+
+
+@st.composite
+def urdfs_with_mutated_non_kinematic_content(draw):
+    """A bundled URDF after 1-6 mutations inside <visual>, <collision> and <inertial> blocks
+    only (absurd numbers, deleted attributes or elements, duplicates, stray elements): content IK
+    never reads. Returns (name, mutated text)."""
+    name = draw(st.sampled_from(sorted(SOURCE_URDFS)))
+    text = SOURCE_URDFS[name]
+    for _ in range(draw(st.integers(1, 6))):
+        blocks = list(NON_KINEMATIC_BLOCK.finditer(text))
+        block = blocks[draw(st.integers(0, len(blocks) - 1))]
+        inner = block.group(0)
+        kind = draw(st.sampled_from(["number", "attribute", "element", "duplicate", "stray"]))
+        if kind == "number":
+            matches = list(NUMBER.finditer(inner))
+            if matches:
+                match = matches[draw(st.integers(0, len(matches) - 1))]
+                inner = inner[: match.start()] + draw(st.sampled_from(ABSURD)) + inner[match.end() :]
+        elif kind == "attribute":
+            matches = list(re.finditer(r'\s\w+="[^"]*"', inner))
+            if matches:
+                match = matches[draw(st.integers(0, len(matches) - 1))]
+                inner = inner[: match.start()] + inner[match.end() :]
+        elif kind in ("element", "duplicate"):
+            matches = list(re.finditer(r"<\w+\b[^>]*/>", inner))
+            if matches:
+                match = matches[draw(st.integers(0, len(matches) - 1))]
+                replacement = "" if kind == "element" else match.group(0) * 2
+                inner = inner[: match.start()] + replacement + inner[match.end() :]
+        else:
+            position = inner.index(">") + 1
+            inner = inner[:position] + draw(st.sampled_from(STRAY_ELEMENTS)) + inner[position:]
+        text = text[: block.start()] + inner + text[block.end() :]
+    return name, text
+
+
+@settings(
+    max_examples=NON_KINEMATIC_CASES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
+)
+@given(urdfs_with_mutated_non_kinematic_content())
+def test_mutations_of_what_ik_never_reads_never_refuse_the_robot(case):
+    """Visual, collision and inertial content is not kinematics: whatever it holds, the robot
+    loads without a warning and its FK is the unmutated robot's."""
+    name, text = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot = load_robot(text)
+    reference = REFERENCE_ROBOTS[name]
+    assert robot.joint_names == reference.joint_names
+    q = np.linspace(-0.5, 0.5, len(robot.joint_names))
+    for link in reference.links:
+        np.testing.assert_array_equal(robot.forward(q, link), reference.forward(q, link))
+
+
+REFERENCE_ROBOTS = {name: load_robot(text) for name, text in SOURCE_URDFS.items()}
 
 
 def rotation(draw_values) -> np.ndarray:

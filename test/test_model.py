@@ -87,26 +87,7 @@ def test_transmissions_and_unknown_tags_do_not_break_loading():
     [
         ("<robot name='t'><link name='a'>", ["malformed URDF XML"]),
         ("<robt/>", ["<robot>"]),
-        (robot_xml(joint_xml(kind="floating", limit=""), ("a", "b")), ["'j'", "floating", "not support"]),
-        (robot_xml(joint_xml(kind="planar", limit=""), ("a", "b")), ["'j'", "planar"]),
-        (robot_xml(joint_xml(kind="screw"), ("a", "b")), ["'j'", "screw"]),
-        (robot_xml(joint_xml(body='<axis xyz="0 0 0"/>'), ("a", "b")), ["'j'", "zero axis"]),
-        (
-            robot_xml(joint_xml(limit='<limit lower="1" upper="-1" effort="1" velocity="1"/>'), ("a", "b")),
-            ["'j'", "lower limit 1.0 is above upper limit -1.0"],
-        ),
-        (robot_xml(joint_xml(limit=""), ("a", "b")), ["'j'", "no <limit>"]),
-        (
-            robot_xml(joint_xml(body='<origin xyz="nan 0 0"/>'), ("a", "b")),
-            ["'j'", "origin xyz", "finite"],
-        ),
         (robot_xml(joint_xml(child="ghost"), ("a", "b")), ["'j'", "'ghost'", "does not exist"]),
-        (
-            robot_xml(
-                TWO_JOINTS.replace('<axis xyz="0 0 1"/>', '<axis xyz="0 0 1"/><mimic joint="nobody"/>')
-            ),
-            ["'j2'", "'nobody'", "does not exist"],
-        ),
         (robot_xml(TWO_JOINTS + joint_xml("j3", parent="c", child="b")), ["'b'", "two joints"]),
         (robot_xml(joint_xml("j1") + joint_xml("j2", parent="b", child="a"), ("a", "b")), ["cycle"]),
         (robot_xml(joint_xml("j1"), ("a", "b", "c")), ["root links", "'c'"]),
@@ -115,11 +96,77 @@ def test_transmissions_and_unknown_tags_do_not_break_loading():
     ],
     ids=lambda value: value[0] if isinstance(value, list) else None,
 )
-def test_bad_urdf_raises_a_clear_error(xml, fragments):
+def test_broken_structure_is_refused_at_load_with_a_clear_error(xml, fragments):
+    """What breaks the tree itself (or the XML) cannot be loaded at all."""
     with pytest.raises(URDFError) as error:
         load_robot(xml)
     for fragment in fragments:
         assert fragment in str(error.value)
+
+
+MIMIC_CYCLE = (
+    joint_xml("j1", body='<mimic joint="j2"/>')
+    + joint_xml("j2", parent="b", child="c", body='<mimic joint="j1"/>')
+    + joint_xml("side", parent="a", child="d")
+)
+
+
+@pytest.mark.parametrize(
+    "joints, fragments",
+    [
+        (joint_xml(kind="floating", limit=""), ["floating", "not supported"]),
+        (joint_xml(kind="planar", limit=""), ["planar"]),
+        (joint_xml(kind="screw"), ["screw"]),
+        (joint_xml(body='<axis xyz="0 0 0"/>'), ["zero axis"]),
+        (
+            joint_xml(limit='<limit lower="1" upper="-1" effort="1" velocity="1"/>'),
+            ["lower limit 1.0 is above upper limit -1.0"],
+        ),
+        (joint_xml(limit=""), ["no <limit>"]),
+        (joint_xml(body='<origin xyz="nan 0 0"/>'), ["origin xyz", "finite"]),
+        (
+            joint_xml(body='<safety_controller soft_lower_limit="2" soft_upper_limit="3" k_velocity="1"/>'),
+            ["safety_controller", "no range"],
+        ),
+    ],
+    ids=["floating", "planar", "screw", "zero_axis", "inverted", "no_limit", "nan_origin", "safety"],
+)
+def test_a_bad_joint_warns_at_load_and_refuses_only_the_trees_through_it(joints, fragments):
+    """Liberal loading, strict use: the robot loads with a warning naming the joint; a tree or
+    FK through it is refused with the same reason; the rest of the robot works."""
+    xml = robot_xml(joints + joint_xml("ok", parent="a", child="c"))
+    with pytest.warns(UserWarning, match="joint 'j' cannot be used"):
+        robot = load_robot(xml)
+    assert robot.joint_names == ("ok",)
+    assert robot.tree("a", "c").joint_names == ("ok",)
+    np.testing.assert_allclose(robot.forward({"ok": 0.0}, "c"), np.eye(4))
+    for use in (
+        lambda: robot.tree("a", "b"),
+        lambda: robot.forward({}, "b"),
+        lambda: robot.tree("a", ["c", "b"]),
+    ):
+        with pytest.raises(URDFError) as error:
+            use()
+        message = str(error.value)
+        assert "joint 'j'" in message and "cannot be used" in message
+        for fragment in fragments:
+            assert fragment in message
+
+
+def test_mimic_cycle_refuses_only_the_trees_through_it():
+    with pytest.warns(UserWarning, match="cycle"):
+        robot = load_robot(robot_xml(MIMIC_CYCLE, ("a", "b", "c", "d")))
+    assert robot.tree("a", "d").joint_names == ("side",)
+    with pytest.raises(URDFError, match="mimic joints form a cycle"):
+        robot.tree("a", "c")
+
+
+def test_negative_or_zero_velocity_limit_is_unknown_not_an_error():
+    """SDF-derived URDFs write velocity="-1" for "unlimited": read as no known limit."""
+    for velocity in ("-1", "0"):
+        limit = f'<limit lower="-1" upper="1" effort="1" velocity="{velocity}"/>'
+        joint = load_robot(robot_xml(joint_xml(limit=limit), ("a", "b"))).joints["j"]
+        assert joint.problem is None and joint.max_velocity == math.inf
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
@@ -161,7 +208,8 @@ def test_core_imports_without_rclpy():
                 if name.split('.')[0] in ('rclpy', 'rclpy_message_converter'):
                     raise ImportError('rclpy is blocked in this test')
         sys.meta_path.insert(0, BlockROS())
-        import ik_node, ik_node.model, ik_node.kinematics, ik_node.lie
+        import ik_node, ik_node.model, ik_node.kinematics, ik_node.lie, ik_node.control
+        import ik_node.conversions, ik_node.solver, ik_node.errors
         from ik_node import load_robot
         assert 'rclpy' not in sys.modules
         """

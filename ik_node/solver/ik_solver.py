@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import IKNodeError, TargetError
+from ..errors import IKNodeError, TargetError, URDFError
 from . import kernels
 from .inputs import check_pose, joint_vector, resolve_tasks, stack_targets, tightened_limits, timeout_ns
 from .jit import COMPILED
@@ -151,7 +151,10 @@ class IKSolver:
         self.joint_names = self.tree.joint_names
         self.tip_links = self.tree.tip_links
         if not self.joint_names:
-            raise IKNodeError(f"nothing moves the tips {list(self.tip_links)} relative to '{base_link}'")
+            raise URDFError(
+                f"nothing moves the tips {list(self.tip_links)} relative to '{base_link}' (every joint "
+                "between them is fixed): there is no IK to solve"
+            )
         options = self.options
         names = self.joint_names
         self.lower, self.upper = tightened_limits(

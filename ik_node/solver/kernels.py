@@ -14,7 +14,9 @@ Array layout (built by :class:`ik_node.solver.problem.Problem` from a
   and its axis 0-5 of ``[v; w]``; ``row_weights`` (m,); ``tolerances`` (T, 2): position [m],
   orientation [rad].
 * ``joints`` (n, 7): lower, upper [rad or m], weight (0 locks), rest posture, sampling lower and
-  upper bounds for restarts, 1.0 for a continuous joint (sampled around the seed).
+  upper bounds for restarts, 1.0 for a joint that turns freely (continuous, or revolute with a
+  range over 2 pi, as SDF-derived URDFs write "unlimited": sampled over a turn around the seed,
+  returned as the equivalent angle nearest the seed).
 
 Conventions: twists ``[v; w]``; the body Jacobian with body-frame errors (tip axes); poses are
 ``T_base_frame``. Small-matrix algebra is written as loops (numba's ``np.linalg`` and ``@`` need
@@ -54,7 +56,7 @@ SEED_NOT_FINITE = -1
 #: A deadline that never comes [ns].
 NO_DEADLINE = np.iinfo(np.int64).max
 
-LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, CONTINUOUS = 0, 1, 2, 3, 4, 5, 6
+LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
 
 
 # ------------------------------------------------------------------ kinematics
@@ -725,7 +727,7 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
     if solve_type == DISTANCE:
         value = 0.0
         for j in range(q.shape[0]):
-            difference = _near(q[j], seed[j], joints[j, CONTINUOUS] > 0.0) - seed[j]
+            difference = _near(q[j], seed[j], joints[j]) - seed[j]
             value += joints[j, WEIGHT] * difference * difference
         return 0.0, value
     if solve_type == MANIPULABILITY:
@@ -752,11 +754,18 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
 
 
 @kernel
-def _near(value, reference, continuous):
-    """A continuous joint's value wrapped to within pi of ``reference`` (same pose)."""
-    if not continuous:
+def _near(value, reference, joint):
+    """For a joint that turns freely (``WRAPS``: continuous, or revolute over more than a turn),
+    the 2 pi-equivalent of ``value`` (same pose) within the joint's limits nearest
+    ``reference``; other joints' values as they are. ``joint`` is the joint's row of ``joints``."""
+    if joint[WRAPS] <= 0.0:
         return value
-    return reference + (value - reference + math.pi) % (2.0 * math.pi) - math.pi
+    wrapped = reference + (value - reference + math.pi) % (2.0 * math.pi) - math.pi
+    if wrapped < joint[LOWER]:  # (a range over 2 pi holds the next turn)
+        wrapped += 2.0 * math.pi
+    elif wrapped > joint[UPPER]:
+        wrapped -= 2.0 * math.pi
+    return wrapped
 
 
 @kernel
@@ -859,10 +868,10 @@ def search(
                 continue
             low, high = joints[j, SAMPLE_LOWER], joints[j, SAMPLE_UPPER]
             start[j] = low + (high - low) * np.random.random()
-            if joints[j, CONTINUOUS] > 0.0:
-                start[j] += seed[j]
+            if joints[j, WRAPS] > 0.0:  # a turn around the seed, within the limits
+                start[j] = min(max(start[j] + seed[j], joints[j, LOWER]), joints[j, UPPER])
     for j in range(dof):
-        q_out[j] = _near(q_out[j], seed[j], joints[j, CONTINUOUS] > 0.0)
+        q_out[j] = _near(q_out[j], seed[j], joints[j])
     return best_outcome, iterations, attempts, deadline_reached
 
 

@@ -42,16 +42,23 @@ class Problem:
         rest: np.ndarray,
     ):
         self.frames, self.frame_links = tree.frame_arrays()
-        continuous = np.isinf(lower) & np.isinf(upper)
+        # A joint that turns freely (continuous, or revolute over more than a turn) is sampled
+        # over (-pi, pi] around the seed; other bounded joints within their limits, a joint
+        # bounded on one side over a full turn next to its bound.
+        revolute = np.array(
+            [tree.robot.joints[name].type in ("revolute", "continuous") for name in tree.joint_names],
+            dtype=bool,
+        )
+        wraps = revolute & ~(upper - lower <= 2 * np.pi)
         finite_lower, finite_upper = np.isfinite(lower), np.isfinite(upper)
-        # Restarts sample bounded joints within their limits, a joint bounded on one side over a
-        # full turn next to its bound, an unbounded one over (-pi, pi] around the seed.
         sample_lower = np.where(finite_lower, lower, np.where(finite_upper, upper - 2 * np.pi, -np.pi))
         sample_upper = np.where(finite_upper, upper, np.where(finite_lower, lower + 2 * np.pi, np.pi))
+        sample_lower, sample_upper = (
+            np.where(wraps, -np.pi, sample_lower),
+            np.where(wraps, np.pi, sample_upper),
+        )
         self.joints = np.ascontiguousarray(
-            np.stack(
-                (lower, upper, weights, rest, sample_lower, sample_upper, continuous.astype(float)), axis=1
-            )
+            np.stack((lower, upper, weights, rest, sample_lower, sample_upper, wraps.astype(float)), axis=1)
         )
         self._tasks = dict(tasks)
         self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
