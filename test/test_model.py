@@ -215,3 +215,18 @@ def test_core_imports_without_rclpy():
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_kinematics_errors_are_ik_node_errors():
+    """Every error the kinematics layer raises derives from IKNodeError and names the problem."""
+    from ik_node import TipTask
+
+    tree = load_robot(robot_xml(TWO_JOINTS)).tree("a", "c")
+    with pytest.raises(IKNodeError, match="unknown task 'bogus'"):
+        TipTask("bogus")
+    with pytest.raises(IKNodeError, match="6 booleans"):
+        TipTask((1, 0))
+    with pytest.raises(IKNodeError, match="unknown Jacobian frame 'spatial'"):
+        tree.jacobian([0.0, 0.0], frame="spatial")
+    with pytest.raises(TargetError, match="offset must be a 3-vector or a 4x4 pose"):
+        tree.body_jacobian([0.0, 0.0], offset=[1.0, 2.0])
