@@ -28,6 +28,7 @@ setup(
         "ros": [
             "ros-rclpy[fastrtps]",
             "ros-std-msgs",
+            "ros-std-srvs",
             "ros-geometry-msgs",
             "ros-sensor-msgs",
             "ros-visualization-msgs",

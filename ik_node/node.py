@@ -37,7 +37,8 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -157,6 +158,33 @@ PARAMETERS = {
         False,
         {},
     ),
+    "publish_position_commands": (
+        False,
+        "also publish std_msgs/Float64MultiArray on ~/position_commands (ros2_control's forward "
+        "position controller), in command_joints order",
+        False,
+        {},
+    ),
+    "command_joints": (
+        Parameter.Type.STRING_ARRAY,
+        "joint order of ~/position_commands (default: the chain's joints, base to tip)",
+        True,
+        {},
+    ),
+    "joint_state_rate": (
+        10.0,
+        "rate of ~/joint_states, the latest command (or the rest posture before any goal when "
+        "publish_rest_posture_at_start) [Hz] (0: off)",
+        False,
+        _range(0.0, 1000.0),
+    ),
+    "max_joint_move": (
+        0.5,
+        "a solution moving a joint farther than this from the current state is kept only if no "
+        "nearer one is found within the timeout: no branch flips [rad or m] (0: off)",
+        False,
+        _range(0.0, 100.0),
+    ),
     "min_trajectory_duration": (
         0.1,
         "smallest time_from_start of a solve-mode trajectory point [s]",
@@ -209,6 +237,7 @@ class _Model:
     lower: np.ndarray
     upper: np.ndarray
     max_velocity: np.ndarray
+    command_order: np.ndarray  # indices of command_joints in joint_names
 
 
 class IKNode(Node):
@@ -249,11 +278,17 @@ class IKNode(Node):
         self._last_command: np.ndarray | None = None
         self._last_velocity: np.ndarray | None = None
         self._joint_goal: np.ndarray | None = None  # track mode: where the steps lead
+        self._state: np.ndarray | None = None  # what ~/joint_states repeats: the latest command
+        self._enabled = True  # ~/enable: paused nodes refuse goals
 
         self._command_publisher = self.create_publisher(JointState, "~/joint_commands", 10)
         self._trajectory_publisher = self.create_publisher(JointTrajectory, "~/joint_trajectory", 10)
         self._marker_publisher = self.create_publisher(MarkerArray, "~/markers", 10)
         self._diagnostics_publisher = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._state_publisher = self.create_publisher(JointState, "~/joint_states", 10)
+        self._position_publisher = self.create_publisher(Float64MultiArray, "~/position_commands", 10)
+        self.create_service(SetBool, "~/enable", self._on_enable)
+        self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         for tip in tips:
             topic = "~/target_pose" if len(tips) == 1 else f"~/{tip}/target_pose"
@@ -261,6 +296,7 @@ class IKNode(Node):
                 PoseStamped, topic, lambda message, tip=tip: self._on_goal(tip, message), GOAL_QOS
             )
         self._timer = None
+        self._state_timer = None
         self._reset_timer()
         # Markers are for eyes: drawn at MARKER_RATE from the latest solve, off the goal path.
         self._pending_markers = None
@@ -305,6 +341,7 @@ class IKNode(Node):
             f"joints {list(model.joint_names)}"
         )
         self._warn_unknown_overrides(model)
+        self._state = None
         if self._values["publish_rest_posture_at_start"]:
             rest = model.solver.rest_posture
             self._publish_command(model, rest, None, rest)
@@ -410,6 +447,7 @@ class IKNode(Node):
             min_damping=values["min_damping"],
             max_iterations=values["max_iterations"],
             random_seed=values["random_seed"],
+            max_joint_move=values["max_joint_move"] or None,
         )
         first_solver = not kernels_prepared()
         if first_solver:
@@ -421,7 +459,23 @@ class IKNode(Node):
             seconds, compiled = kernels_prepared()
             how = "compiled and cached for later starts" if compiled else "loaded"
             self.get_logger().info(f"IK kernels {how} in {seconds:.1f} s")
-        return _Model(robot, solver, tree.joint_names, solver.lower, solver.upper, velocity)
+        return _Model(
+            robot, solver, tree.joint_names, solver.lower, solver.upper, velocity,
+            self._command_order(tree.joint_names, values["command_joints"]),
+        )  # fmt: skip
+
+    @staticmethod
+    def _command_order(joint_names, command_joints) -> np.ndarray:
+        """Indices into ``joint_names`` of the ``command_joints`` parameter (default: all, in order)."""
+        if not command_joints:
+            return np.arange(len(joint_names))
+        unknown = [name for name in command_joints if name not in joint_names]
+        if unknown or len(set(command_joints)) != len(command_joints):
+            raise IKNodeError(
+                f"parameter command_joints must name each joint of the chain at most once, from "
+                f"{list(joint_names)}; got {list(command_joints)}"
+            )
+        return np.array([joint_names.index(name) for name in command_joints], dtype=int)
 
     # ------------------------------------------------------------------ parameters
 
@@ -455,7 +509,9 @@ class IKNode(Node):
         except IKNodeError as error:
             self.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))
-        rate_changed = candidate["publish_rate"] != self._values["publish_rate"]
+        rate_changed = any(
+            candidate[name] != self._values[name] for name in ("publish_rate", "joint_state_rate")
+        )
         mode_changed = candidate["mode"] != self._values["mode"]
         self._values = candidate
         if model is not None:
@@ -466,11 +522,51 @@ class IKNode(Node):
         return SetParametersResult(successful=True)
 
     def _reset_timer(self) -> None:
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
+        for timer in (self._timer, self._state_timer):
+            if timer is not None:
+                self.destroy_timer(timer)
+        self._timer = self._state_timer = None
         if self._values["mode"] == "track":
             self._timer = self.create_timer(1.0 / self._values["publish_rate"], self._on_track_timer)
+        if self._values["joint_state_rate"] > 0.0:
+            self._state_timer = self.create_timer(1.0 / self._values["joint_state_rate"], self._publish_state)
+
+    # ------------------------------------------------------------------ services
+
+    def _on_enable(self, request, response):
+        """``~/enable`` (std_srvs/SetBool): false pauses (goals are refused with status 'paused';
+        track mode stops where it is; ~/joint_states continues), true resumes."""
+        if bool(request.data) == self._enabled:
+            response.success = True
+            response.message = f"already {'enabled' if self._enabled else 'paused'}"
+            return response
+        self._enabled = bool(request.data)
+        model = self._model
+        if not self._enabled:
+            self._joint_goal = None
+            moving = self._last_velocity is not None and np.any(self._last_velocity)
+            if model is not None and moving and self._last_command is not None:
+                q = self._last_command
+                self._publish_command(model, q, np.zeros_like(q), q)  # one stop command
+        response.success = True
+        response.message = "enabled: goals are solved" if self._enabled else "paused: goals are refused"
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_reset(self, request, response):
+        """``~/reset`` (std_srvs/Trigger): forget the goals and the last command, so that the next
+        solve is seeded from /joint_states (or the rest posture when none are fresh)."""
+        if self._model is None:
+            response.success = False
+            response.message = "nothing to reset: no robot description yet"
+            return response
+        self._goals = {}
+        self._joint_goal = None
+        self._last_command = self._last_velocity = None
+        response.success = True
+        response.message = "goals forgotten; the next goal is seeded from /joint_states"
+        self.get_logger().info(response.message)
+        return response
 
     # ------------------------------------------------------------------ inputs
 
@@ -525,6 +621,11 @@ class IKNode(Node):
 
     def _on_goal(self, tip: str, message: PoseStamped) -> None:
         model = self._model
+        if not self._enabled:
+            why = "the node is paused (~/enable false)"
+            self.get_logger().warning(f"goal ignored: {why}", throttle_duration_sec=WARNING_PERIOD)
+            self._publish_status(False, "paused", why, {}, message)
+            return
         if model is None:
             why = self._description_error or (
                 "no robot description yet (parameter robot_description, robot_description_file or "
@@ -638,11 +739,30 @@ class IKNode(Node):
         if velocity is not None:
             command.velocity = [float(value) for value in velocity]
         self._command_publisher.publish(command)
+        if self._values["publish_position_commands"]:
+            self._position_publisher.publish(
+                Float64MultiArray(data=[float(q[i]) for i in model.command_order])
+            )
+        self._state = np.array(q, dtype=float)
+        self._publish_state()
         if self._values["publish_trajectory"]:
             self._publish_trajectory(model, q, velocity, previous)
         self._last_command = np.array(q, dtype=float)
         self._last_velocity = None if velocity is None else np.array(velocity, dtype=float)
         return True
+
+    def _publish_state(self) -> None:
+        """``~/joint_states``: the latest command's positions, now and at ``joint_state_rate`` (as
+        joint_state_publisher does), so that a robot_state_publisher or RViz started later shows
+        the robot at once."""
+        model = self._model
+        if model is None or self._state is None:
+            return
+        state = JointState()
+        state.header.stamp = self.get_clock().now().to_msg()
+        state.name = list(model.joint_names)
+        state.position = [float(value) for value in self._state]
+        self._state_publisher.publish(state)
 
     def _publish_trajectory(self, model: _Model, q, velocity, previous) -> None:
         """One point for ros2_control's joint trajectory controller: reached after the period

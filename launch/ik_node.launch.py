@@ -5,9 +5,14 @@
     ros2 launch ik_node ik_node.launch.py urdf_file:=/path/robot.urdf params_file:=/path/ik.yaml
     ros2 launch ik_node ik_node.launch.py use_rviz:=false
 
+    ros2 launch ik_node ik_node.launch.py command_topic:=/forward_position_controller/commands
+
 The URDF becomes the ``robot_description`` parameter of robot_state_publisher and ik_node.
-ik_node's commands are remapped to ``/joint_states`` so robot_state_publisher (and RViz) show
-the solutions; on a real robot remap them to your controller instead.
+ik_node's steady joint state (``~/joint_states``: the latest command at ``joint_state_rate``, the
+rest posture before the first goal) is remapped to ``/joint_states``, so robot_state_publisher
+and RViz show the robot from the first second and every solution after. Its commands stay on
+``~/joint_commands`` (JointState); ``command_topic`` remaps ``~/position_commands``
+(Float64MultiArray, for ros2_control's forward position controller, which it then enables).
 """
 
 from pathlib import Path
@@ -32,6 +37,12 @@ def _nodes(context):
     parameters = yaml.safe_load(Path(params_file).read_text()) or {}
     settings = next(iter(parameters.values()), {}).get("ros__parameters", {})
     fixed_frame = settings.get("base_link") or "base_link"
+    command_topic = LaunchConfiguration("command_topic").perform(context)
+    overrides = {"robot_description": description, "publish_rest_posture_at_start": True}
+    remappings = [("~/joint_states", "/joint_states")]
+    if command_topic:
+        overrides["publish_position_commands"] = True
+        remappings.append(("~/position_commands", command_topic))
     return [
         Node(
             package="robot_state_publisher",
@@ -41,11 +52,8 @@ def _nodes(context):
         Node(
             package="ik_node",
             executable="ik_node",
-            parameters=[
-                params_file,
-                {"robot_description": description, "publish_rest_posture_at_start": True},
-            ],
-            remappings=[("~/joint_commands", "/joint_states")],
+            parameters=[params_file, overrides],
+            remappings=remappings,
             output="screen",
         ),
         Node(
@@ -75,6 +83,12 @@ def generate_launch_description():
                 description="ik_node parameter file (default: config/<robot>.yaml)",
             ),
             DeclareLaunchArgument("use_rviz", default_value="true", description="start RViz"),
+            DeclareLaunchArgument(
+                "command_topic",
+                default_value="",
+                description="where ~/position_commands (Float64MultiArray) go, e.g. "
+                "/forward_position_controller/commands (empty: not published)",
+            ),
             DeclareLaunchArgument(
                 "rviz_config",
                 default_value=str(share / "config" / "ik_node.rviz"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import signal
+import time
 
 import numpy as np
 import pytest
@@ -448,3 +449,116 @@ def test_limits_refused_at_start_up_fall_back_to_the_urdf_and_do_not_block_later
         command = client.wait_command(before)
         assert command is not None
         assert positions(command)[1] <= 1.7628
+
+
+# ---------------------------------------------------------------- steady state, ros2_control, services
+
+
+def test_a_subscriber_that_starts_late_receives_the_joint_state_within_a_second(arm7):
+    """~/joint_states repeats the latest command at joint_state_rate (10 Hz by default): a
+    robot_state_publisher started 3 s after the node still shows the robot, at once."""
+    from sensor_msgs.msg import JointState
+
+    with running_node("--params-file", str(ARM7_CONFIG), "-p", "publish_rest_posture_at_start:=true") as (
+        _,
+        client,
+    ):
+        client.spin_for(3.0)
+        received = []
+        client.node.create_subscription(JointState, "/ik_node/joint_states", received.append, 10)
+        began = time.monotonic()
+        assert client.spin_until(lambda: received, timeout=5.0)
+        assert time.monotonic() - began < 1.0 + 0.5  # (+ discovery of the new reader)
+        state = received[0]
+        assert list(state.name) == JOINTS
+        rest = np.array([0.5 * (low + high) for low, high, _ in parameter_limits().values()])
+        np.testing.assert_allclose(positions(state), rest, atol=1e-9)
+        goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
+        before = len(client.commands)
+        client.send_goal(goal)
+        command = client.wait_command(before)
+        assert client.spin_until(lambda: np.allclose(positions(received[-1]), positions(command)))
+
+
+@pytest.mark.parametrize(
+    "arm7_node",
+    [
+        (
+            "-p",
+            "publish_position_commands:=true",
+            "-p",
+            "command_joints:=[joint7,joint1,joint3,joint2,joint4,joint6,joint5]",
+        )
+    ],
+    indirect=True,
+)
+def test_position_commands_equal_the_joint_state_command_in_command_joints_order(arm7, arm7_node):
+    from std_msgs.msg import Float64MultiArray
+
+    _, client = arm7_node
+    arrays = []
+    client.node.create_subscription(Float64MultiArray, "/ik_node/position_commands", arrays.append, 10)
+    order = ["joint7", "joint1", "joint3", "joint2", "joint4", "joint6", "joint5"]
+    assert client.spin_until(lambda: client.node.count_subscribers("/ik_node/position_commands") > 0)
+    client.spin_for(0.5)
+    for offset in (0.0, 0.1):
+        before, arrays_before = len(client.commands), len(arrays)
+        client.send_goal(arm7.forward(dict(zip(JOINTS, Q_START + offset)), "tool0", "base_link"))
+        command = client.wait_command(before)
+        assert command is not None
+        assert client.spin_until(lambda count=arrays_before: len(arrays) > count)
+        np.testing.assert_array_equal(arrays[-1].data, positions(command, order))
+
+
+def test_command_joints_naming_an_unknown_joint_refuses_the_description_clearly():
+    with running_node("--params-file", str(ARM7_CONFIG), "-p", "command_joints:=[joint1,gripper]") as (
+        process,
+        _,
+    ):
+        assert process.wait_for_log("command_joints must name each joint of the chain"), process.log()
+
+
+def call(client, service_type, name: str, **fields):
+    """Call a service of the node under test; the response."""
+    service = client.node.create_client(service_type, f"/ik_node/{name}")
+    assert service.wait_for_service(timeout_sec=10.0), f"no ~/{name} service"
+    future = service.call_async(service_type.Request(**fields))
+    assert client.spin_until(future.done), f"~/{name} did not answer"
+    return future.result()
+
+
+def test_enable_pauses_and_resumes_and_reset_reseeds_from_joint_states(arm7, arm7_node):
+    from sensor_msgs.msg import JointState
+    from std_srvs.srv import SetBool, Trigger
+
+    _, client = arm7_node
+    states = []
+    client.node.create_subscription(JointState, "/ik_node/joint_states", states.append, 10)
+    goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
+    before = len(client.commands)
+    client.send_goal(goal)
+    assert client.wait_command(before) is not None
+    paused = call(client, SetBool, "enable", data=False)
+    assert paused.success and "paused" in paused.message
+    again = call(client, SetBool, "enable", data=False)
+    assert again.success and again.message == "already paused"
+    statuses, commands, seen = len(client.statuses), len(client.commands), len(states)
+    client.send_goal(arm7.forward(dict(zip(JOINTS, Q_START + 0.05)), "tool0", "base_link"))
+    assert client.spin_until(lambda: len(client.statuses) > statuses)
+    assert client.statuses[-1]["reason"] == "paused" and client.statuses[-1]["success"] == "false"
+    assert client.spin_until(lambda: len(states) >= seen + 3), "~/joint_states stopped while paused"
+    assert len(client.commands) == commands, "a paused node published a command"
+    resumed = call(client, SetBool, "enable", data=True)
+    assert resumed.success and "enabled" in resumed.message
+    # reset: the next goal is seeded from /joint_states (a state next to the goal's solution)
+    target = Q_START + np.array([0.2, -0.1, 0.1, 0.1, -0.1, 0.1, 0.1])
+    client.send_joint_state(JOINTS, target + 1e-4)
+    client.spin_for(0.2)
+    reset = call(client, Trigger, "reset")
+    assert reset.success and "seeded from /joint_states" in reset.message
+    before = len(client.commands)
+    client.send_joint_state(JOINTS, target + 1e-4)
+    client.send_goal(arm7.forward(dict(zip(JOINTS, target)), "tool0", "base_link"))
+    command = client.wait_command(before)
+    assert command is not None
+    np.testing.assert_allclose(positions(command), target, atol=1e-3)

@@ -226,6 +226,7 @@ class IKSolver:
             METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
             options.posture_gain, options.max_iterations,
             -1 if options.max_attempts is None else options.max_attempts, options.random_seed,
+            0.0 if options.max_joint_move is None else options.max_joint_move,
         )  # fmt: skip
 
     def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):

@@ -44,6 +44,8 @@ STATIONARY = 1e-3
 NULL_SPACE_REGULARISATION, PINV_DAMPING = 1e-10, 1e-12
 #: Nearest seed-table entries tried as restarts before random configurations.
 TABLE_RESTARTS = 64
+#: Restarts around the seed when a solution moved a joint more than ``max_joint_move``.
+NEAR_RESTARTS = 12
 #: Feature components per tip: position (3), rotation matrix (9, row-major).
 TIP_FEATURES = 12
 
@@ -754,6 +756,15 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
 
 
 @kernel
+def _largest_move(q, seed, joints):
+    """``max_j |q_j - seed_j|`` [rad or m], joints that turn freely compared at the nearest turn."""
+    largest = 0.0
+    for j in range(q.shape[0]):
+        largest = max(largest, abs(_near(q[j], seed[j], joints[j]) - seed[j]))
+    return largest
+
+
+@kernel
 def _near(value, reference, joint):
     """For a joint that turns freely (``WRAPS``: continuous, or revolute over more than a turn),
     the 2 pi-equivalent of ``value`` (same pose) within the joint's limits nearest
@@ -774,6 +785,7 @@ def search(
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
     method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+    max_joint_move,
 ):  # fmt: skip
     """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
@@ -786,6 +798,12 @@ def search(
     Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`), then
     uniform random configurations within the sampling bounds (continuous joints around the seed,
     locked joints at the seed; numba's generator seeded with ``random_seed``).
+
+    No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
+    joint move from the seed (:func:`_largest_move`) exceeds ``max_joint_move`` does not end the
+    search; the restarts then begin around the seed (``NEAR_RESTARTS`` of them, within a box
+    that doubles from ``max_joint_move``) and the solution with the smallest largest move found
+    within the budget is returned (ssik's criterion).
     """
     dof, tips = seed.shape[0], tip_frames.shape[0]
     for j in range(dof):
@@ -824,7 +842,7 @@ def search(
 
     norms = np.empty((tips, 2))
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
-    iterations, attempts, deadline_reached = 0, 0, False
+    iterations, attempts, deadline_reached, near_restarts = 0, 0, False, 0
     while True:
         q = start.copy()
         outcome, used = lm_attempt(
@@ -837,6 +855,9 @@ def search(
         rank, value = _score(
             frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, norms, converged, solve_type
         )
+        avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
+        if avoid_flips:
+            value = _largest_move(q, seed, joints)
         if rank < best_rank or (rank == best_rank and value < best_value):
             best_rank, best_value, best_outcome = rank, value, outcome
             q_out[:] = q
@@ -844,7 +865,7 @@ def search(
         if outcome == DEADLINE:
             deadline_reached = True
             break
-        if converged and solve_type == SPEED:
+        if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
             break
         if max_attempts >= 0 and attempts >= max_attempts:
             break
@@ -855,6 +876,13 @@ def search(
         if pending_seed:
             start[:] = seed
             pending_seed = False
+            continue
+        if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
+            box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
+            for j in range(dof):
+                step = box * (2.0 * np.random.random() - 1.0) if joints[j, WEIGHT] > 0.0 else 0.0
+                start[j] = min(max(seed[j] + step, joints[j, LOWER]), joints[j, UPPER])
+            near_restarts += 1
             continue
         if table_size > 1 and nearest.shape[0] == 0:
             nearest = _nearest_entries(table_features_, target_features)
@@ -900,6 +928,7 @@ def search_many(
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
     method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+    max_joint_move,
 ):  # fmt: skip
     """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), spread over the
     cores (``prange``); each target's deadline is ``timeout_ns`` after its own start (< 0: none).
@@ -911,5 +940,6 @@ def search_many(
             frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
             feature_spec, feature_scale, table_q, table_features_, table_spacing,
             method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+            max_joint_move,
         )  # fmt: skip
         outcomes[index] = outcome

@@ -75,7 +75,11 @@ class SolverOptions:
       are the first restarts (0: random restarts only; None: ``SEED_TABLE_ONE_TIP`` for one tip,
       ``SEED_TABLE_TREE`` for several, see there);
     * ``random_seed``: for the table and the random restarts; results are deterministic for a
-      seed when the time budget is not what ends the search.
+      seed when the time budget is not what ends the search;
+    * ``max_joint_move`` [rad or m] (``speed`` only; None: off): a solution moving some joint
+      farther than this from the seed ends the search only if no nearer one is found within the
+      budget (restarts around the seed first): no branch flips while following a path, at the
+      price of the whole budget for a goal that truly needs a large move.
     """
 
     tasks: Mapping | None = None
@@ -93,6 +97,7 @@ class SolverOptions:
     max_attempts: int | None = None
     seed_table_size: int | None = None
     random_seed: int = 0
+    max_joint_move: float | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -114,6 +119,14 @@ class SolverOptions:
                 continue
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
                 raise IKNodeError(f"{name} must be an integer >= {low}, got {value!r}")
+        if self.max_joint_move is not None and not (
+            isinstance(self.max_joint_move, numbers.Real)
+            and math.isfinite(self.max_joint_move)
+            and self.max_joint_move > 0
+        ):
+            raise IKNodeError(
+                f"max_joint_move must be a positive number of rad or m (or None), got {self.max_joint_move}"
+            )
         if not isinstance(self.random_seed, numbers.Integral) or not 0 <= self.random_seed < 2**32:
             raise IKNodeError(f"random_seed must be an integer in [0, 2**32), got {self.random_seed!r}")
 
