@@ -12,8 +12,10 @@ LOCALHOST``). Exit code 0 when every reachable goal was met and the unreachable 
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -78,7 +80,9 @@ def ros_environment() -> dict:
     environment = dict(os.environ)
     environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     environment.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100))
-    environment.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_demo_log_"))
+    if "ROS_LOG_DIR" not in environment:  # the node's logs, removed when the demo ends
+        environment["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="ik_node_demo_log_")
+        atexit.register(shutil.rmtree, environment["ROS_LOG_DIR"], ignore_errors=True)
     environment.setdefault(
         "FASTDDS_DEFAULT_PROFILES_FILE", str(share_directory() / "config" / "fastdds_profile.xml")
     )

@@ -12,7 +12,11 @@ fi
 .venv/bin/ruff check ik_node test benchmark scripts urdf launch
 # DDS stays on this machine; each pytest worker picks its own ROS_DOMAIN_ID (test/conftest.py).
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_LOG_DIR=${ROS_LOG_DIR:-$(mktemp -d)}
+if [ -z "${ROS_LOG_DIR:-}" ]; then
+  ROS_LOG_DIR=$(mktemp -d -t ik_node_test_logs.XXXXXX)
+  trap 'rm -rf "$ROS_LOG_DIR"' EXIT
+fi
+export ROS_LOG_DIR
 # Compile the IK kernels into numba's cache once (~30 s cold, 0.2 s warm), before the workers
 # and the node processes they start would each compile them.
 .venv/bin/python -m ik_node.solver

@@ -1,6 +1,8 @@
 """Shared test setup: DDS on loopback with one ROS domain per pytest worker, and robot fixtures."""
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,7 +14,9 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 # Assigned, not defaulted: xdist workers inherit the controller's environment, so a default
 # would put every worker in the controller's domain. Workers differ by one, pids by fives.
 os.environ["ROS_DOMAIN_ID"] = str(40 + (os.getpid() % 10) * 5 + _worker_index % 5)
-os.environ.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_ros_log_"))
+if "ROS_LOG_DIR" not in os.environ:  # (scripts/test.sh sets one for the run and removes it)
+    os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="ik_node_ros_log_")
+    atexit.register(shutil.rmtree, os.environ["ROS_LOG_DIR"], ignore_errors=True)
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 URDF_DIR = PACKAGE_ROOT / "urdf"

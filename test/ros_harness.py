@@ -38,7 +38,7 @@ def ros_environment() -> dict:
     environment = dict(os.environ)
     environment["FASTDDS_DEFAULT_PROFILES_FILE"] = str(FASTDDS_PROFILE)
     environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    environment.setdefault("ROS_LOG_DIR", tempfile.mkdtemp(prefix="ik_node_ros_log_"))
+    environment["ROS_LOG_DIR"] = os.environ["ROS_LOG_DIR"]  # one per test session (conftest.py)
     environment["PYTHONUNBUFFERED"] = "1"
     environment["RCUTILS_LOGGING_BUFFERED_STREAM"] = "0"
     return environment
