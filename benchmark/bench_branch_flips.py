@@ -22,19 +22,12 @@ import datetime
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 
-from ik_node import IKSolver, load_robot
+from ik_node import IKSolver, catalogue, load_robot
 
-URDF_DIR = Path(__file__).resolve().parent.parent / "urdf"
-ARMS = {
-    "arm6": ("arm6.urdf", "base_link", "tool0"),
-    "arm7": ("arm7.urdf", "base_link", "tool0"),
-    "mobile_manipulator": ("mobile_manipulator.urdf", "odom", "tool0"),
-    "dual_arm_left": ("dual_arm.urdf", "base_link", "left_tool0"),
-}
+ARMS = ("arm6", "arm7", "mobile_manipulator", "dual_arm_left")  # bundled chains (ik_node.catalogue)
 STEP_DISTANCE = 1e-3  # m: largest goal-to-goal move
 STEP_ANGLE = np.radians(0.5)  # rad: largest goal-to-goal rotation
 SMALL, LARGE = 0.05, 0.5  # rad: the goal's thresholds on the largest joint change
@@ -100,7 +93,7 @@ def largest_changes(solver: IKSolver, paths: list) -> tuple[np.ndarray, int, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", type=int, default=1000)
-    parser.add_argument("--robots", nargs="*", default=list(ARMS), choices=list(ARMS))
+    parser.add_argument("--robots", nargs="*", default=list(ARMS), choices=ARMS)
     parser.add_argument(
         "--solve-type", default=None, help="the solver's solve_type (default: its own default)"
     )
@@ -125,11 +118,11 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for name in arguments.robots:
-        urdf, base, tip = ARMS[name]
+        robot = catalogue.case(name)
         options = {} if arguments.solve_type is None else {"solve_type": arguments.solve_type}
         if arguments.max_joint_move is not None:
             options["max_joint_move"] = arguments.max_joint_move
-        solver = IKSolver(load_robot(URDF_DIR / urdf), base, [tip], **options)
+        solver = IKSolver(load_robot(robot.urdf), robot.base, list(robot.tips), **options)
         rng = np.random.default_rng((arguments.seed, sum(map(ord, name))))
         paths = [smooth_path(solver, rng) for _ in range(arguments.paths)]
         began = time.perf_counter()

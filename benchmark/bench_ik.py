@@ -43,11 +43,11 @@ from pathlib import Path
 import numpy as np
 
 import ik_node
-from ik_node import IKSolver, load_robot
+from ik_node import IKSolver, catalogue, load_robot
+from ik_node.catalogue import RobotCase as Case
 
 BENCHMARK_DIR = Path(__file__).resolve().parent
 PACKAGE_ROOT = BENCHMARK_DIR.parent
-URDF_DIR = PACKAGE_ROOT / "urdf"
 IK_NODE_DIR = Path(ik_node.__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARK_DIR))
 
@@ -69,56 +69,15 @@ PEER_EPS_SCALE = {"implied": {"trac_ik": 3**-0.5, "kdl": 3**-0.5, "rtb_ik_lm": 1
 # --------------------------------------------------------------------------- robots
 
 
-@dataclass(frozen=True)
-class Case:
-    name: str
-    urdf: Path
-    base: str
-    tips: tuple[str, ...]
-
-    @property
-    def single_chain(self) -> bool:
-        return len(self.tips) == 1
-
-
-def example_robot_data_dir() -> Path | None:
-    """Where PyPI's example-robot-data put its robot descriptions, or None (as test/robots.py)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
-        share = distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data")
-    except PackageNotFoundError:
-        return None
-    robots = Path(share) / "robots"
-    return robots if robots.is_dir() else None
+#: The robots of the benchmark, from the one catalogue (example-robot-data's when installed).
+ROBOTS = ("arm6", "arm7", "mobile_manipulator", "dual_arm", "dual_arm_left", "humanoid")
+ROBOTS += ("panda", "ur5", "tiago", "pr2_right_arm")
 
 
 def all_cases() -> list[Case]:
-    """The bundled robots, then example-robot-data's Panda, UR5, TIAGo, PR2 right arm if installed."""
-    cases = [
-        Case("arm6", URDF_DIR / "arm6.urdf", "base_link", ("tool0",)),
-        Case("arm7", URDF_DIR / "arm7.urdf", "base_link", ("tool0",)),
-        Case("mobile_manipulator", URDF_DIR / "mobile_manipulator.urdf", "odom", ("tool0",)),
-        Case("dual_arm", URDF_DIR / "dual_arm.urdf", "base_link", ("left_tool0", "right_tool0")),
-        Case("dual_arm_left", URDF_DIR / "dual_arm.urdf", "base_link", ("left_tool0",)),
-        Case(
-            "humanoid",
-            URDF_DIR / "humanoid.urdf",
-            "pelvis",
-            ("left_hand", "right_hand", "left_foot", "right_foot"),
-        ),
-    ]
-    robots = example_robot_data_dir()
-    if robots is not None:
-        for name, relative, base, tip in (
-            ("panda", "panda_description/urdf/panda.urdf", "panda_link0", "panda_link8"),
-            ("ur5", "ur_description/urdf/ur5_robot.urdf", "base_link", "tool0"),
-            ("tiago", "tiago_description/robots/tiago.urdf", "base_link", "arm_tool_link"),
-            ("pr2_right_arm", "pr2_description/urdf/pr2.urdf", "torso_lift_link", "r_wrist_roll_link"),
-        ):
-            if (robots / relative).is_file():
-                cases.append(Case(name, robots / relative, base, (tip,)))
-    return cases
+    """The benchmark's robots that are present, in ``ROBOTS`` order."""
+    present = {case.name: case for case in catalogue.all_cases()}
+    return [present[name] for name in ROBOTS if name in present]
 
 
 # --------------------------------------------------------------------------- independent check

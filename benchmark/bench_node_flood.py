@@ -43,8 +43,6 @@ import math
 import os
 import platform
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -53,6 +51,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ik_node.process import NodeProcess
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_node_latency import (  # noqa: E402  (the benchmark folder is not a package)
@@ -60,7 +60,6 @@ from bench_node_latency import (  # noqa: E402  (the benchmark folder is not a p
     DIAGNOSTICS_TOPIC,
     GOAL_TOPIC,
     NODE_NAME,
-    PACKAGE_ROOT,
     PARAMS_FILE,
     QUIET,
     WAIT,
@@ -184,14 +183,9 @@ class Bench:
         self._geometry, self._header = geometry_msgs.msg, Header
         self.path = GoalPath()
         self.recorder = Recorder()
-        self.log = Path(log_dir) / "ik_node.log"
-        self._log_file = self.log.open("w")
         self.process = self.node = self.executor = self._thread = None
         rclpy.init()
-        command = [sys.executable, "-m", "ik_node.node", "--ros-args", "--params-file", str(PARAMS_FILE)]
-        self.process = subprocess.Popen(
-            command, stdout=self._log_file, stderr=subprocess.STDOUT, env=environment, cwd=PACKAGE_ROOT
-        )
+        self.process = NodeProcess("--params-file", str(PARAMS_FILE), environment=environment)
         self.node = rclpy.create_node(f"ik_node_flood_bench_{os.getpid()}")
 
         def qos(depth: int) -> QoSProfile:
@@ -219,8 +213,9 @@ class Bench:
             self.node.count_publishers(COMMAND_TOPIC),
         )
         while min(matched()) < 1:
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise RuntimeError(f"node not discovered within {WAIT} s (exit code {self.process.poll()})")
+            if time.monotonic() > deadline or self.process.process.poll() is not None:
+                exit_code = self.process.process.poll()
+                raise RuntimeError(f"node not discovered within {WAIT} s (exit code {exit_code})")
             time.sleep(0.02)
         time.sleep(0.5)
         if matched() != (1, 1):
@@ -260,8 +255,8 @@ class Bench:
         return self.recorder.take()
 
     def rss_kb(self) -> int:
-        if self.process.poll() is not None:
-            raise RuntimeError(f"the node exited (code {self.process.returncode})")
+        if self.process.process.poll() is not None:
+            raise RuntimeError(f"the node exited (code {self.process.process.returncode})")
         return read_rss_kb(self.process.pid)
 
     def close(self) -> int | None:
@@ -274,18 +269,7 @@ class Bench:
         if self.node is not None:
             self.node.destroy_node()
         self._rclpy.try_shutdown()
-        code = None
-        if self.process is not None:
-            if self.process.poll() is None:
-                self.process.send_signal(signal.SIGINT)
-                try:
-                    self.process.wait(WAIT)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait()
-            code = self.process.returncode
-        self._log_file.close()
-        return code
+        return None if self.process is None else self.process.stop(timeout=WAIT)
 
 
 # ---------------------------------------------------------------------- phases
@@ -469,11 +453,9 @@ def run(args, environment: dict, log_dir: str) -> int:
             print(f"node stopped with SIGINT: exit code {code}" + (" (ok)" if code == 0 else " (NOT 0)"))
             if code != 0:
                 status = 1
-            if status != 0 and bench.log.exists():
-                print(
-                    f"--- node log ({bench.log}), last lines:\n"
-                    + "\n".join(bench.log.read_text().splitlines()[-20:])
-                )
+            if status != 0 and bench.process is not None:
+                tail = "\n".join(bench.process.log().splitlines()[-20:])
+                print(f"--- node log ({bench.process.log_path}), last lines:\n{tail}")
     return status
 
 

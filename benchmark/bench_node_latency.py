@@ -38,8 +38,6 @@ import math
 import os
 import platform
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -48,8 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ik_node.process import NodeProcess, ros_environment
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-FASTDDS_PROFILE = PACKAGE_ROOT / "config" / "fastdds_profile.xml"
 PARAMS_FILE = PACKAGE_ROOT / "config" / "arm7.yaml"
 URDF = PACKAGE_ROOT / "urdf" / "arm7.urdf"
 NODE_NAME = "ik_node"
@@ -73,21 +72,13 @@ WARMUP_GOALS, WARMUP_RATE = 50, 50.0
 
 
 def configure_environment(domain_id: int, log_dir: str) -> dict:
-    """Set the ROS/DDS variables in this process (before rclpy is imported) and return the
-    environment for the node's process."""
-    os.environ.update(
-        {
-            "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-            "ROS_DOMAIN_ID": str(domain_id),
-            "ROS_LOG_DIR": log_dir,
-            "FASTDDS_DEFAULT_PROFILES_FILE": str(FASTDDS_PROFILE),
-        }
-    )
-    environment = dict(os.environ)
-    environment["PYTHONUNBUFFERED"] = "1"
+    """Set the ROS/DDS variables in this process (before rclpy is imported; the node process's
+    environment by :func:`ik_node.process.ros_environment`) and return them."""
+    environment = ros_environment({**os.environ, "ROS_LOG_DIR": log_dir}, domain_id=domain_id)
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(PACKAGE_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
     )
+    os.environ.update(environment)
     return environment
 
 
@@ -264,21 +255,13 @@ def run(args, environment: dict, log_dir: str) -> int:
     from ik_node.conversions import pose_to_fields
 
     path = GoalPath()
-    node_log = Path(log_dir) / "ik_node.log"
-    log_file = node_log.open("w")
     process = None
     executor = thread = bench = None
     status = 0
     rclpy.init()
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "ik_node.node", "--ros-args", "--params-file", str(PARAMS_FILE)]
-            + [item for value in args.param for item in ("-p", value)],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env=environment,
-            cwd=PACKAGE_ROOT,
-        )
+        extra = [item for value in args.param for item in ("-p", value)]
+        process = NodeProcess("--params-file", str(PARAMS_FILE), *extra, environment=environment)
         bench = rclpy.create_node(f"ik_node_latency_bench_{os.getpid()}")
         recorder = Recorder()
         goal_qos = QoSProfile(
@@ -326,12 +309,14 @@ def run(args, environment: dict, log_dir: str) -> int:
 
         # discovery: our goal publisher matched and the node's command publisher seen
         deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline and process.poll() is None:
+        while time.monotonic() < deadline and process.process.poll() is None:
             if publisher.get_subscription_count() > 0 and bench.count_publishers(COMMAND_TOPIC) > 0:
                 break
             time.sleep(0.02)
         else:
-            raise RuntimeError(f"the node was not discovered within {WAIT} s (exit code {process.poll()})")
+            raise RuntimeError(
+                f"the node was not discovered within {WAIT} s (exit code {process.process.poll()})"
+            )
         time.sleep(0.5)
         if publisher.get_subscription_count() != 1 or bench.count_publishers(COMMAND_TOPIC) != 1:
             raise RuntimeError(
@@ -370,23 +355,15 @@ def run(args, environment: dict, log_dir: str) -> int:
             bench.destroy_node()
         rclpy.try_shutdown()
         if process is not None:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-                try:
-                    process.wait(WAIT)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            code = process.returncode
+            code = process.stop(timeout=WAIT)
             print(f"node stopped with SIGINT: exit code {code}" + (" (ok)" if code == 0 else " (NOT 0)"))
             if code != 0:
                 status = 1
-        log_file.close()
-        if status != 0 and node_log.exists():
-            print(
-                f"--- node log ({node_log}), last lines:\n"
-                + "\n".join(node_log.read_text().splitlines()[-20:])
-            )
+            if status != 0:
+                print(
+                    f"--- node log ({process.log_path}), last lines:\n"
+                    + "\n".join(process.log().splitlines()[-20:])
+                )
     return status
 
 

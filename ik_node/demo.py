@@ -12,14 +12,9 @@ LOCALHOST``). Exit code 0 when every reachable goal was met and the unreachable 
 from __future__ import annotations
 
 import argparse
-import atexit
 import math
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -28,6 +23,7 @@ from transforms3d.euler import euler2mat, mat2euler
 
 from .conversions import pose_to_fields
 from .model import load_robot
+from .process import NodeProcess, ros_environment
 from .resources import bundled_urdf, share_directory
 
 #: (robot, base link, tip) the demo drives.
@@ -75,34 +71,13 @@ def demo_goals(robot) -> list[Goal]:
     return goals
 
 
-def ros_environment() -> dict:
-    """This process's environment with DDS on loopback and fast discovery."""
-    environment = dict(os.environ)
-    environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    environment.setdefault("ROS_DOMAIN_ID", str(os.getpid() % 100))
-    if "ROS_LOG_DIR" not in environment:  # the node's logs, removed when the demo ends
-        environment["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="ik_node_demo_log_")
-        atexit.register(shutil.rmtree, environment["ROS_LOG_DIR"], ignore_errors=True)
-    environment.setdefault(
-        "FASTDDS_DEFAULT_PROFILES_FILE", str(share_directory() / "config" / "fastdds_profile.xml")
-    )
-    return environment
-
-
-def run(goals: list[Goal], robot, node_log) -> list[Outcome]:
-    """Start the node, send each goal, collect its status and command; stop the node."""
+def run(goals: list[Goal], robot) -> list[Outcome]:
+    """Send each goal to the running node, collect its status and command."""
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
     from sensor_msgs.msg import JointState
 
-    config = share_directory() / "config" / f"{ROBOT}.yaml"
-    node_process = subprocess.Popen(
-        [sys.executable, "-m", "ik_node.node", "--ros-args", "--params-file", str(config)],
-        stdout=node_log,
-        stderr=subprocess.STDOUT,
-        env=os.environ,
-    )
     rclpy.init()
     client = rclpy.create_node("ik_node_demo")
     commands, statuses = [], []
@@ -157,12 +132,6 @@ def run(goals: list[Goal], robot, node_log) -> list[Outcome]:
     finally:
         client.destroy_node()
         rclpy.try_shutdown()
-        node_process.send_signal(signal.SIGINT)
-        try:
-            node_process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            node_process.kill()
-            node_process.wait()
     return outcomes
 
 
@@ -245,20 +214,21 @@ def main(argv=None) -> int:
         "--plot", metavar="FILE.png", help="draw the robot at the solutions (needs matplotlib)"
     )
     arguments = parser.parse_args(argv)
-    os.environ.update(ros_environment())
+    os.environ.update(ros_environment(domain_id=int(os.environ.get("ROS_DOMAIN_ID", os.getpid() % 100))))
     robot = load_robot(bundled_urdf(ROBOT))
     goals = demo_goals(robot)
     print(
         f"ik_node demo: bundled {ROBOT} ({BASE} -> {TIP}), {len(goals)} goals via /ik_node/target_pose "
         f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, DDS on loopback)\n"
     )
-    with tempfile.NamedTemporaryFile("w+", prefix="ik_node_demo_", suffix=".log") as node_log:
-        try:
-            outcomes = run(goals, robot, node_log)
-        except RuntimeError as error:
-            node_log.seek(0)
-            print(f"error: {error}\nnode log:\n{node_log.read()}", file=sys.stderr)
-            return 1
+    node_process = NodeProcess("--params-file", str(share_directory() / "config" / f"{ROBOT}.yaml"))
+    try:
+        outcomes = run(goals, robot)
+    except RuntimeError as error:
+        print(f"error: {error}\nnode log:\n{node_process.log()}", file=sys.stderr)
+        return 1
+    finally:
+        node_process.stop()
     good = report(outcomes, robot)
     if arguments.plot:
         plot(outcomes, robot, arguments.plot)

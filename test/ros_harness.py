@@ -1,5 +1,6 @@
 """Real ROS 2 plumbing for the node tests: the node as a separate process, and a client node in
-the test process that publishes goals and joint states and records what the node publishes.
+the test process that publishes goals and joint states and records what the node publishes (the
+node process itself is :class:`ik_node.process.NodeProcess`, shared with the demo and benchmarks).
 
 DDS stays on loopback (test/conftest.py sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a
 ``ROS_DOMAIN_ID`` per worker); ``config/fastdds_profile.xml`` makes discovery take < 0.3 s.
@@ -8,10 +9,6 @@ DDS stays on loopback (test/conftest.py sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOC
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,67 +24,12 @@ from std_msgs.msg import String
 from transforms3d.quaternions import mat2quat
 from visualization_msgs.msg import MarkerArray
 
+from ik_node.process import NodeProcess, ros_environment
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 CONFIG_DIR = PACKAGE_ROOT / "config"
-FASTDDS_PROFILE = CONFIG_DIR / "fastdds_profile.xml"
 #: Seconds to wait for discovery and for an answer (generous: the machine may be loaded).
 WAIT = 10.0
-
-
-def ros_environment() -> dict:
-    environment = dict(os.environ)
-    environment["FASTDDS_DEFAULT_PROFILES_FILE"] = str(FASTDDS_PROFILE)
-    environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    environment["ROS_LOG_DIR"] = os.environ["ROS_LOG_DIR"]  # one per test session (conftest.py)
-    environment["PYTHONUNBUFFERED"] = "1"
-    environment["RCUTILS_LOGGING_BUFFERED_STREAM"] = "0"
-    return environment
-
-
-class NodeProcess:
-    """``python -m ik_node.node --ros-args ...`` in its own process; its log goes to a file."""
-
-    def __init__(self, *ros_arguments: str, name: str = "ik_node"):
-        self.name = name
-        log_directory = os.environ.get("ROS_LOG_DIR") or tempfile.gettempdir()
-        self.log_path = Path(tempfile.mkstemp(prefix="ik_node_", suffix=".log", dir=log_directory)[1])
-        self._log = self.log_path.open("w")
-        arguments = ["--ros-args", *ros_arguments]
-        if name != "ik_node":
-            arguments += ["-r", f"__node:={name}"]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "ik_node.node", *arguments],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=ros_environment(),
-            cwd=PACKAGE_ROOT,
-        )
-
-    def log(self) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text()
-
-    def wait_for_log(self, text: str, timeout: float = WAIT) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in self.log():
-                return True
-            if self.process.poll() is not None:
-                return text in self.log()
-            time.sleep(0.05)
-        return False
-
-    def stop(self, signal_number=signal.SIGINT, timeout: float = WAIT) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal_number)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
-        return self.process.returncode
 
 
 def pose_message(matrix, frame_id: str = "", stamp=None) -> PoseStamped:
@@ -201,7 +143,7 @@ class Client:
         self.node.destroy_node()
 
 
-__all__ = ["Client", "NodeProcess", "running_node", "pose_message", "ros_environment"]
+__all__ = ["Client", "NodeProcess", "running_node", "pose_message", "ros_environment"]  # (re-exported)
 
 
 @contextmanager

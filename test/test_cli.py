@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import numpy as np
-from robots import URDF_DIR
 
 from ik_node import load_robot
+from ik_node.catalogue import URDF_DIR
 
 ARM7 = str(URDF_DIR / "arm7.urdf")
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from robots import BUNDLED
 
 from ik_node import IKSolver, load_robot
+from ik_node.catalogue import BUNDLED
 from ik_node.errors import TargetError
 
 BY_NAME = {case.name: case for case in BUNDLED}

@@ -14,9 +14,9 @@ import warnings
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from robots import URDF_DIR
 
 from ik_node import IKNodeError, IKSolver, load_robot
+from ik_node.catalogue import URDF_DIR
 
 URDF_CASES = 2500
 SOLVER_CASES = 2500

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from robots import ALL, BUNDLED, RobotCase
 
 from ik_node import load_robot
+from ik_node.catalogue import BUNDLED, RobotCase, all_cases
 from ik_node.lie import so3_log
 from ik_node.solver import kernels
 
@@ -78,7 +78,7 @@ def cross_product_mixed_jacobian(tree, q, link):
     return jacobian
 
 
-@pytest.fixture(scope="module", params=ALL, ids=str)
+@pytest.fixture(scope="module", params=all_cases(), ids=str)
 def case(request) -> RobotCase:
     return request.param
 

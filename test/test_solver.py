@@ -11,10 +11,10 @@ import zlib
 
 import numpy as np
 import pytest
-from robots import BUNDLED, RobotCase, example_robot_data_cases
 from transforms3d.axangles import axangle2mat, mat2axangle
 
 from ik_node import load_robot
+from ik_node.catalogue import BUNDLED, RobotCase, example_robot_data_cases
 from ik_node.errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
 from ik_node.solver import METHODS, IKSolver, TipTask
 from ik_node.solver.jit import COMPILED, SLOWDOWN_WITHOUT_NUMBA

@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 import pytest
-from robots import URDF_DIR, example_robot_data_dir
 
 from ik_node import IKSolver, load_robot
+from ik_node.catalogue import URDF_DIR, example_robot_data_dir
 from ik_node.errors import URDFError
 
 pinocchio = pytest.importorskip("pinocchio", reason="pinocchio (PyPI 'pin') is a test extra")
