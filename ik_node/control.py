@@ -1,10 +1,14 @@
 """Joint-space command logic of the node, free of rclpy so it is tested on its own.
 
 * :func:`effective_joint_limits`: the MoveIt / ros2_control ``joint_limits`` parameters merged
-  with the URDF (the tighter bound wins);
+  with the URDF (the tighter bound wins), and :func:`merge_joint_limits` for a chain with the
+  node's start-up and run-time rules;
+* :func:`trajectory_duration`: when a command's trajectory point is to be reached;
 * :func:`velocity_limited_step`: one tracking step toward a joint goal, every joint within its
   velocity limit, scaled uniformly so the motion keeps its direction;
-* :func:`singularity_scale`: MoveIt Servo's slow-down near singularities;
+* :func:`singularity_scale`: MoveIt Servo's slow-down near singularities, and
+  :func:`singularity_scale_toward` evaluating it for a step;
+* :func:`current_state`: the seed from /joint_states while they are fresh;
 * :func:`command_violation`: the check every command passes before it is published.
 
 Units: rad and m for positions, rad/s and m/s for velocities, s for time.
@@ -13,6 +17,7 @@ Units: rad and m for positions, rad/s and m/s for velocities, s for time.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +27,11 @@ from .errors import IKNodeError
 __all__ = [
     "EffectiveLimits",
     "command_violation",
+    "current_state",
+    "singularity_scale_toward",
     "effective_joint_limits",
+    "merge_joint_limits",
+    "trajectory_duration",
     "singularity_scale",
     "velocity_limited_step",
 ]
@@ -110,6 +119,84 @@ def effective_joint_limits(
             )
         velocity = min(urdf_max_velocity, max_velocity)
     return EffectiveLimits(lower, upper, velocity, tuple(warnings))
+
+
+LIMIT_KEYS = ("has_position_limits", "min_position", "max_position", "has_velocity_limits", "max_velocity")
+
+
+def current_state(joint_names, joint_state: Mapping, age: float, timeout: float, fallback) -> tuple:
+    """The current joint values (``joint_names`` order) and whether /joint_states are stale:
+    ``joint_state`` (by name; joints it lacks from ``fallback``) while its ``age`` [s] is within
+    ``timeout``, else ``fallback`` (the last command or the rest posture). Stale only once some
+    state has arrived (``age`` finite)."""
+    fallback = np.asarray(fallback, dtype=float)
+    if age > timeout:
+        return fallback.copy(), math.isfinite(age)
+    return np.array([joint_state.get(name, fallback[index]) for index, name in enumerate(joint_names)]), False
+
+
+def singularity_scale_toward(task_jacobian, q, difference, lower: float, hard_stop: float) -> tuple:
+    """(:func:`singularity_scale` for a step along ``difference`` from ``q``, the condition
+    number at ``q``), the conditions of ``task_jacobian(q)`` and 1e-3 further along the step."""
+    condition = float(np.linalg.cond(task_jacobian(q)))
+    ahead = np.asarray(q) + 1e-3 * np.asarray(difference) / np.linalg.norm(difference)
+    condition_ahead = float(np.linalg.cond(task_jacobian(ahead)))
+    return singularity_scale(condition, condition_ahead, lower, hard_stop), condition
+
+
+def merge_joint_limits(
+    joint_names, urdf_lower, urdf_upper, urdf_max_velocity, values, changed=None, mode=None
+):
+    """The chain's active limits (lower, upper, max_velocity vectors) and the warnings to log,
+    from the URDF's and the ``joint_limits.<joint>.*`` entries of ``values``.
+
+    At start-up (``changed`` None) an override that is unusable or wider than the URDF is refused
+    with a warning and the URDF's limit stays. At run time (``changed``: the parameters being set)
+    a change that makes it so raises :class:`IKNodeError` (the change is rejected); joints not
+    touched keep what start-up decided, silently. ``track`` mode (``values['mode']``) needs a
+    velocity limit for every joint and raises naming those without one."""
+    lower = np.array(urdf_lower, dtype=float)
+    upper = np.array(urdf_upper, dtype=float)
+    velocity = np.array(urdf_max_velocity, dtype=float)
+    warnings: list[str] = []
+    for index, joint in enumerate(joint_names):
+        touched = changed is not None and any(name.startswith(f"joint_limits.{joint}.") for name in changed)
+        try:
+            limits = effective_joint_limits(
+                joint,
+                float(lower[index]),
+                float(upper[index]),
+                float(velocity[index]),
+                **{key: values[f"joint_limits.{joint}.{key}"] for key in LIMIT_KEYS},
+            )
+        except IKNodeError as error:
+            if touched:
+                raise
+            if changed is None:
+                warnings.append(f"{error}; the URDF limits of '{joint}' apply")
+            continue
+        if changed is None:
+            warnings.extend(limits.warnings)
+        elif limits.warnings and touched:
+            raise IKNodeError(limits.warnings[0])  # a change wider than the URDF is rejected
+        lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
+    unknown = [joint for joint, limit in zip(joint_names, velocity) if not math.isfinite(limit)]
+    if (mode or values.get("mode")) == "track" and unknown:
+        raise IKNodeError(
+            f"track mode needs a velocity limit for joints {unknown}: the URDF gives none (or 0, or "
+            "a negative 'unlimited'); set joint_limits.<joint>.has_velocity_limits and max_velocity"
+        )
+    return lower, upper, velocity, warnings
+
+
+def trajectory_duration(q, previous, max_velocity, min_duration: float, period: float | None = None) -> float:
+    """``time_from_start`` [s] of a command's trajectory point: the command period in ``track``
+    mode (``period`` given), else the slowest joint's time at its velocity limit from
+    ``previous`` to ``q``, at least ``min_duration``."""
+    if period is not None:
+        return period
+    times = np.abs(np.asarray(q, dtype=float) - np.asarray(previous, dtype=float)) / np.asarray(max_velocity)
+    return max(min_duration, float(np.max(times, initial=0.0)))
 
 
 def velocity_limited_step(q, goal, max_velocity, period: float, speed_scale: float = 1.0):

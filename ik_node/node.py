@@ -42,15 +42,28 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .control import command_violation, effective_joint_limits, singularity_scale, velocity_limited_step
+from .control import (
+    command_violation,
+    current_state,
+    merge_joint_limits,
+    singularity_scale_toward,
+    trajectory_duration,
+    velocity_limited_step,
+)
 from .conversions import pose_from_message, pose_to_fields
 from .errors import IKNodeError
 from .model import load_robot
+from .parameters import (
+    JOINT_PARAMETERS,
+    NODE_PARAMETERS,
+    TIP_PARAMETERS,
+    ParameterSpec,
+    check_values,
+    overridden_names,
+)
 from .resources import resolve_path
-from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask, kernels_prepared
+from .solver import IKSolver, SolverOptions, TipTask, kernels_prepared
 
-MODES = ("solve", "track")
-TASK_KINDS = ("pose", "position", "orientation")
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
 #: Largest rate of the marker array [Hz]: the latest solve is drawn, older ones are skipped.
@@ -59,169 +72,22 @@ MARKER_RATE = 20.0
 WARNING_PERIOD = 2.0
 
 
-def _range(low, high, integer=False):
-    if integer:
-        return {"integer_range": [IntegerRange(from_value=low, to_value=high, step=1)]}
-    return {"floating_point_range": [FloatingPointRange(from_value=low, to_value=high, step=0.0)]}
+def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """The ROS descriptor of a parameter spec: description with unit and choices, read-only,
+    and its range (which rclpy then also enforces)."""
+    extra = {}
+    if spec.low is not None and spec.high is not None:
+        if spec.kind == "integer":
+            extra["integer_range"] = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high), step=1)]
+        else:
+            extra["floating_point_range"] = [
+                FloatingPointRange(from_value=spec.low, to_value=spec.high, step=0.0)
+            ]
+    if spec.choices:
+        extra["additional_constraints"] = f"one of {list(spec.choices)}"
+    return ParameterDescriptor(description=spec.described, read_only=spec.read_only, **extra)
 
 
-#: Parameters declared at start-up: name -> (default, description, read_only, extra descriptor
-#: fields). Per-joint and per-tip parameters are in :data:`JOINT_PARAMETERS` / :data:`TIP_PARAMETERS`.
-PARAMETERS = {
-    "robot_description": (
-        "",
-        "URDF XML. Empty: robot_description_file, else the /robot_description topic",
-        True,
-        {},
-    ),
-    "robot_description_file": (
-        "",
-        "URDF file (a path or package://ik_node/urdf/arm7.urdf), used when robot_description is empty",
-        True,
-        {},
-    ),
-    "base_link": ("", "link the goals and the solver's chain start from (empty: the URDF root)", True, {}),
-    "tip_links": (
-        Parameter.Type.STRING_ARRAY,
-        "links that reach the goals, one goal topic each (required)",
-        True,
-        {},
-    ),
-    "mode": (
-        "solve",
-        "'solve': one command per goal; 'track': step toward the latest goal at publish_rate",
-        False,
-        {},
-    ),
-    "publish_rate": (100.0, "track mode command rate [Hz]", False, _range(1.0, 1000.0)),
-    "method": ("dls", f"IK method, one of {list(METHODS)}", False, {}),
-    "solve_type": (
-        "speed",
-        f"one of {list(SOLVE_TYPES)}; 'speed': the first solution, from the current state; "
-        "'distance': the closest to it found within the timeout (uses the whole budget)",
-        False,
-        {},
-    ),
-    "timeout": (
-        0.05,
-        "time budget per solve [s] (goals near the seed take well under 1 ms)",
-        False,
-        _range(1e-4, 10.0),
-    ),
-    "position_tolerance": (
-        1e-5,
-        "success threshold on each tip's position error [m]",
-        False,
-        _range(1e-9, 1.0),
-    ),
-    "orientation_tolerance": (
-        1e-5,
-        "success threshold on each tip's orientation error [rad]",
-        False,
-        _range(1e-9, 3.2),
-    ),
-    "min_damping": (1e-3, "damped least squares: smallest damping lambda_min [-]", False, _range(0.0, 1.0)),
-    "max_iterations": (
-        100,
-        "iterations per attempt before a restart",
-        False,
-        _range(1, 100000, integer=True),
-    ),
-    "posture_gain": (
-        0.0,
-        "null-space pull toward rest_posture per iteration [-] (0: off)",
-        False,
-        _range(0.0, 1.0),
-    ),
-    "random_seed": (
-        0,
-        "seed of the solver's seed table and random restarts",
-        False,
-        _range(0, 2**31 - 1, integer=True),
-    ),
-    "publish_best_effort": (
-        False,
-        "on a failed solve, publish the closest configuration found (within limits)",
-        False,
-        {},
-    ),
-    "publish_rest_posture_at_start": (
-        False,
-        "publish one command at the rest posture when the robot loads (for visualisation: the launch "
-        "file sets it, so RViz shows the robot before the first goal)",
-        True,
-        {},
-    ),
-    "publish_trajectory": (
-        False,
-        "also publish trajectory_msgs/JointTrajectory on ~/joint_trajectory",
-        False,
-        {},
-    ),
-    "publish_position_commands": (
-        False,
-        "also publish std_msgs/Float64MultiArray on ~/position_commands (ros2_control's forward "
-        "position controller), in command_joints order",
-        False,
-        {},
-    ),
-    "command_joints": (
-        Parameter.Type.STRING_ARRAY,
-        "joint order of ~/position_commands (default: the chain's joints, base to tip)",
-        True,
-        {},
-    ),
-    "joint_state_rate": (
-        10.0,
-        "rate of ~/joint_states, the latest command (or the rest posture before any goal when "
-        "publish_rest_posture_at_start) [Hz] (0: off)",
-        False,
-        _range(0.0, 1000.0),
-    ),
-    "max_joint_move": (
-        0.5,
-        "a solution moving a joint farther than this from the current state is kept only if no "
-        "nearer one is found within the timeout: no branch flips [rad or m] (0: off)",
-        False,
-        _range(0.0, 100.0),
-    ),
-    "min_trajectory_duration": (
-        0.1,
-        "smallest time_from_start of a solve-mode trajectory point [s]",
-        False,
-        _range(0.0, 60.0),
-    ),
-    "joint_state_timeout": (
-        1.0,
-        "/joint_states older than this are stale; the last command seeds [s]",
-        False,
-        _range(0.0, 3600.0),
-    ),
-    "lower_singularity_threshold": (
-        17.0,
-        "track mode: condition number where slowing starts [-]",
-        False,
-        _range(1.0, 1e9),
-    ),
-    "hard_stop_singularity_threshold": (
-        30.0,
-        "track mode: condition number where motion toward a singularity stops [-]",
-        False,
-        _range(1.0, 1e9),
-    ),
-}
-#: Per joint of the solver's chain, declared when the robot description is loaded.
-JOINT_PARAMETERS = {
-    "joint_limits.{}.has_position_limits": "whether min/max_position apply (tighter than the URDF wins)",
-    "joint_limits.{}.min_position": "lower position limit [rad or m]",
-    "joint_limits.{}.max_position": "upper position limit [rad or m]",
-    "joint_limits.{}.has_velocity_limits": "whether max_velocity applies",
-    "joint_limits.{}.max_velocity": "velocity limit [rad/s or m/s], track mode and trajectories",
-    "joint_weights.{}": "joint's share of the motion, >= 0 (0 locks it) [-]",
-    "rest_posture.{}": "null-space rest value [rad or m] (default: mid-range)",
-}
-#: Per tip, declared at start-up.
-TIP_PARAMETERS = {"tip_tasks.{}": f"what the tip's goal controls: one of {list(TASK_KINDS)}"}
 GOAL_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
 DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -244,30 +110,28 @@ class IKNode(Node):
     """The ik_node node. See the module docstring for topics and modes, the README for the
     parameters."""
 
-    def __init__(self, **options):
+    def __init__(self, override_names: frozenset = frozenset(), **options):
+        """``override_names``: the parameters the command line sets (:func:`overridden_names`),
+        so that entries for joints or tips the node does not have are named in a warning."""
         super().__init__("ik_node", **options)
+        self._override_names = frozenset(override_names)
         self._declaring = True
+        self._pending = None  # (values, model) validated by the on-set callback, applied after
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        for name, (default, description, read_only, extra) in PARAMETERS.items():
-            self.declare_parameter(
-                name, default, ParameterDescriptor(description=description, read_only=read_only, **extra)
-            )
-        try:
-            tips = list(self.get_parameter("tip_links").value)
-        except rclpy.exceptions.ParameterUninitializedException:
-            tips = []
-        if not tips or not all(tips):
+        self.add_post_set_parameters_callback(self._after_set_parameters)
+        self._values: dict = {}
+        for spec in NODE_PARAMETERS:
+            self._declare(spec.name, spec, spec.default)
+        self._tips = list(self._values["tip_links"] or [])
+        if not self._tips or not all(self._tips):
             raise IKNodeError(
                 "parameter tip_links is required: the links that reach the goals, e.g. ['tool0']"
             )
-        self._tips = tips
-        for tip in tips:
-            self.declare_parameter(
-                f"tip_tasks.{tip}", "pose", ParameterDescriptor(description=TIP_PARAMETERS["tip_tasks.{}"])
-            )
-        self._values = {name: value.value for name, value in self._parameters.items()}
+        for tip in self._tips:
+            for spec in TIP_PARAMETERS:
+                self._declare(spec.name.format(tip), spec, spec.default)
         self._declaring = False
-        self._check_values(self._values)
+        check_values(self._values)
 
         self._model: _Model | None = None
         self._description_error: str | None = None  # why the last description was refused
@@ -290,8 +154,8 @@ class IKNode(Node):
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
-        for tip in tips:
-            topic = "~/target_pose" if len(tips) == 1 else f"~/{tip}/target_pose"
+        for tip in self._tips:
+            topic = "~/target_pose" if len(self._tips) == 1 else f"~/{tip}/target_pose"
             self.create_subscription(
                 PoseStamped, topic, lambda message, tip=tip: self._on_goal(tip, message), GOAL_QOS
             )
@@ -346,13 +210,23 @@ class IKNode(Node):
             rest = model.solver.rest_posture
             self._publish_command(model, rest, None, rest)
 
+    def _declare(self, name: str, spec: ParameterSpec, default) -> None:
+        """Declare ``name`` from its spec (a start-up override wins over ``default``; a
+        ``string_array`` without a default starts unset) and record its value."""
+        initial = Parameter.Type.STRING_ARRAY if default is None and spec.kind == "string_array" else default
+        self.declare_parameter(name, initial, _descriptor(spec))
+        try:
+            self._values[name] = self.get_parameter(name).value
+        except rclpy.exceptions.ParameterUninitializedException:
+            self._values[name] = None
+
     def _declare_joint_parameters(self, tree) -> None:
+        """The per-joint parameters of the chain, defaulting to the URDF's limits and mid-range."""
         self._declaring = True
         try:
             for index, joint in enumerate(tree.joint_names):
                 lower, upper, velocity = tree.lower[index], tree.upper[index], tree.max_velocity[index]
                 bounded = bool(np.isfinite(lower))
-                middle = 0.5 * (lower + upper) if bounded else 0.0
                 defaults = {
                     "joint_limits.{}.has_position_limits": bounded,
                     "joint_limits.{}.min_position": float(lower) if bounded else 0.0,
@@ -360,22 +234,19 @@ class IKNode(Node):
                     "joint_limits.{}.has_velocity_limits": bool(np.isfinite(velocity)),
                     "joint_limits.{}.max_velocity": float(velocity) if np.isfinite(velocity) else 0.0,
                     "joint_weights.{}": 1.0,
-                    "rest_posture.{}": float(middle),
+                    "rest_posture.{}": float(0.5 * (lower + upper)) if bounded else 0.0,
                 }
-                for pattern, default in defaults.items():
-                    name = pattern.format(joint)
+                for spec in JOINT_PARAMETERS:
+                    name = spec.name.format(joint)
                     if not self.has_parameter(name):
-                        extra = _range(0.0, 1e6) if pattern == "joint_weights.{}" else {}
-                        descriptor = ParameterDescriptor(description=JOINT_PARAMETERS[pattern], **extra)
-                        self.declare_parameter(name, default, descriptor)
-                    self._values[name] = self.get_parameter(name).value
+                        self._declare(name, spec, defaults[spec.name])
         finally:
             self._declaring = False
 
     def _warn_unknown_overrides(self, model: _Model) -> None:
         """Parameter-file entries for joints or tips the node does not have: named, not silent."""
         prefixes = ("joint_limits.", "joint_weights.", "rest_posture.", "tip_tasks.")
-        for name in sorted(self._parameter_overrides):  # rclpy keeps the start-up overrides here
+        for name in sorted(self._override_names):
             if name.startswith(prefixes) and not self.has_parameter(name):
                 self.get_logger().warning(
                     f"parameter '{name}' names no joint of the chain {list(model.joint_names)} or tip "
@@ -388,46 +259,11 @@ class IKNode(Node):
         run time, when a parameter in ``changed`` makes it so, this raises (and the change is
         rejected with the reason)."""
         tree = robot.tree(values["base_link"] or robot.root, self._tips)
-        lower, upper, velocity = tree.lower.copy(), tree.upper.copy(), tree.max_velocity.copy()
-        for index, joint in enumerate(tree.joint_names):
-            touched = changed is not None and any(
-                name.startswith(f"joint_limits.{joint}.") for name in changed
-            )
-            try:
-                limits = effective_joint_limits(
-                    joint,
-                    float(tree.lower[index]),
-                    float(tree.upper[index]),
-                    float(tree.max_velocity[index]),
-                    **{
-                        key: values[f"joint_limits.{joint}.{key}"]
-                        for key in (
-                            "has_position_limits",
-                            "min_position",
-                            "max_position",
-                            "has_velocity_limits",
-                            "max_velocity",
-                        )
-                    },
-                )
-            except IKNodeError as error:
-                if touched:
-                    raise
-                if changed is None:
-                    self.get_logger().warning(f"{error}; the URDF limits of '{joint}' apply")
-                continue  # (at run time: refused at start-up already, the URDF's limits stay)
-            if changed is None:
-                for warning in limits.warnings:
-                    self.get_logger().warning(warning)
-            elif limits.warnings and touched:
-                raise IKNodeError(limits.warnings[0])  # a change wider than the URDF is rejected
-            lower[index], upper[index], velocity[index] = limits.lower, limits.upper, limits.max_velocity
-        unknown = [joint for joint, limit in zip(tree.joint_names, velocity) if not math.isfinite(limit)]
-        if values["mode"] == "track" and unknown:
-            raise IKNodeError(
-                f"track mode needs a velocity limit for joints {unknown}: the URDF gives none (or 0, or "
-                "a negative 'unlimited'); set joint_limits.<joint>.has_velocity_limits and max_velocity"
-            )
+        lower, upper, velocity, warnings = merge_joint_limits(
+            tree.joint_names, tree.lower, tree.upper, tree.max_velocity, values, changed
+        )
+        for warning in warnings:
+            self.get_logger().warning(warning)
         options = SolverOptions(
             tasks={
                 tip: TipTask(
@@ -479,36 +315,30 @@ class IKNode(Node):
 
     # ------------------------------------------------------------------ parameters
 
-    @staticmethod
-    def _check_values(values: dict) -> None:
-        """Checks the descriptors cannot express; raises :class:`IKNodeError` naming the parameter."""
-        choices = {"mode": MODES, "method": METHODS, "solve_type": SOLVE_TYPES}
-        for name, allowed in choices.items():
-            if values[name] not in allowed:
-                raise IKNodeError(f"parameter {name} must be one of {list(allowed)}, got '{values[name]}'")
-        for name, value in values.items():
-            if name.startswith("tip_tasks.") and value not in TASK_KINDS:
-                raise IKNodeError(f"parameter {name} must be one of {list(TASK_KINDS)}, got '{value}'")
-        if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
-            raise IKNodeError(
-                "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "
-                f"{values['lower_singularity_threshold']} and {values['hard_stop_singularity_threshold']}"
-            )
-
     def _on_set_parameters(self, parameters) -> SetParametersResult:
-        """Validate a change as a whole (a candidate model is built from it); accepted changes
-        take effect at the next solve."""
+        """Validate a change as a whole: every value against its spec, the rules across
+        parameters, and a candidate model built from it; applied by :meth:`_after_set_parameters`."""
         if self._declaring:
             return SetParametersResult(successful=True)
         candidate = dict(self._values)
         candidate.update({parameter.name: parameter.value for parameter in parameters})
         try:
-            self._check_values(candidate)
+            check_values(candidate)
             changed = frozenset(parameter.name for parameter in parameters)
             model = None if self._model is None else self._build_model(self._model.robot, candidate, changed)
         except IKNodeError as error:
             self.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))
+        self._pending = (candidate, model)
+        return SetParametersResult(successful=True)
+
+    def _after_set_parameters(self, parameters) -> None:
+        """Install what :meth:`_on_set_parameters` validated: the values, the new model (used from
+        the next solve), the timers when a rate or the mode changed."""
+        if self._declaring or self._pending is None:
+            return
+        candidate, model = self._pending
+        self._pending = None
         rate_changed = any(
             candidate[name] != self._values[name] for name in ("publish_rate", "joint_state_rate")
         )
@@ -519,7 +349,6 @@ class IKNode(Node):
             self._joint_goal = None if mode_changed else self._joint_goal
         if rate_changed or mode_changed:
             self._reset_timer()
-        return SetParametersResult(successful=True)
 
     def _reset_timer(self) -> None:
         for timer in (self._timer, self._state_timer):
@@ -587,19 +416,17 @@ class IKNode(Node):
 
     def _current(self, model: _Model) -> np.ndarray:
         """The seed: fresh /joint_states (by name), else the last command, else the rest posture."""
-        fresh = time.monotonic() - self._joint_state_time <= self._values["joint_state_timeout"]
-        if not fresh and self._joint_state_time > -math.inf and not self._stale_warned:
+        fallback = model.solver.rest_posture if self._last_command is None else self._last_command
+        timeout = self._values["joint_state_timeout"]
+        q, stale = current_state(
+            model.joint_names, self._joint_state, time.monotonic() - self._joint_state_time, timeout, fallback
+        )
+        if stale and not self._stale_warned:
             self.get_logger().warning(
-                f"/joint_states older than joint_state_timeout ({self._values['joint_state_timeout']} s); "
-                "seeding from the last command"
+                f"/joint_states older than joint_state_timeout ({timeout} s); seeding from the last command"
             )
             self._stale_warned = True
-        fallback = model.solver.rest_posture if self._last_command is None else self._last_command
-        if not fresh:
-            return fallback.copy()
-        return np.array(
-            [self._joint_state.get(name, fallback[index]) for index, name in enumerate(model.joint_names)]
-        )
+        return q
 
     def _goal_in_base(self, model: _Model, message: PoseStamped, seed: np.ndarray) -> np.ndarray:
         """The goal as ``T_base_goal``; a ``frame_id`` naming a link goes through the model's FK
@@ -702,12 +529,9 @@ class IKNode(Node):
         self._publish_command(model, q_next, velocity, q)
 
     def _singularity_scale(self, model: _Model, q: np.ndarray, difference: np.ndarray) -> float:
-        condition = np.linalg.cond(model.solver.task_jacobian(q))
-        ahead = q + 1e-3 * difference / np.linalg.norm(difference)
-        condition_ahead = np.linalg.cond(model.solver.task_jacobian(ahead))
         lower = self._values["lower_singularity_threshold"]
         hard = self._values["hard_stop_singularity_threshold"]
-        scale = singularity_scale(condition, condition_ahead, lower, hard)
+        scale, condition = singularity_scale_toward(model.solver.task_jacobian, q, difference, lower, hard)
         if scale < 1.0:
             self.get_logger().warning(
                 f"near a singularity (condition number {condition:.1f}; slowing from {lower}, stop at "
@@ -767,11 +591,10 @@ class IKNode(Node):
     def _publish_trajectory(self, model: _Model, q, velocity, previous) -> None:
         """One point for ros2_control's joint trajectory controller: reached after the period
         (track mode) or after the slowest joint's time at its velocity limit (solve mode)."""
-        if velocity is not None:
-            duration = 1.0 / self._values["publish_rate"]
-        else:
-            times = np.abs(np.asarray(q) - previous) / model.max_velocity
-            duration = max(self._values["min_trajectory_duration"], float(np.max(times, initial=0.0)))
+        period = None if velocity is None else 1.0 / self._values["publish_rate"]
+        duration = trajectory_duration(
+            q, previous, model.max_velocity, self._values["min_trajectory_duration"], period
+        )
         point = JointTrajectoryPoint()
         point.positions = [float(value) for value in q]
         if velocity is not None:
@@ -846,7 +669,7 @@ def main(argv=None) -> int:
     rclpy.init(args=["ik_node", *arguments])
     node = None
     try:
-        node = IKNode()
+        node = IKNode(override_names=overridden_names(arguments))
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

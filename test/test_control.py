@@ -15,8 +15,12 @@ from transforms3d.euler import euler2mat
 
 from ik_node.control import (
     command_violation,
+    current_state,
     effective_joint_limits,
+    merge_joint_limits,
     singularity_scale,
+    singularity_scale_toward,
+    trajectory_duration,
     velocity_limited_step,
 )
 from ik_node.conversions import pose_from_message, pose_to_fields
@@ -157,3 +161,86 @@ def test_message_quaternions_are_xyzw_and_normalised():
 def test_unusable_goal_messages_are_refused(position, quaternion, text):
     with pytest.raises(TargetError, match=text):
         pose_from_message(message(position, quaternion))
+
+
+# ---------------------------------------------------------------- the node's policies, directly
+
+CHAIN = ("shoulder", "elbow")
+URDF = (np.array([-2.0, -1.0]), np.array([2.0, 1.0]), np.array([3.0, 4.0]))
+
+
+def limit_values(**overrides) -> dict:
+    """joint_limits.* parameter values equal to the URDF's, with ``overrides`` ({name: value})."""
+    values = {"mode": "solve"}
+    for index, joint in enumerate(CHAIN):
+        values.update(
+            {
+                f"joint_limits.{joint}.has_position_limits": True,
+                f"joint_limits.{joint}.min_position": float(URDF[0][index]),
+                f"joint_limits.{joint}.max_position": float(URDF[1][index]),
+                f"joint_limits.{joint}.has_velocity_limits": True,
+                f"joint_limits.{joint}.max_velocity": float(URDF[2][index]),
+            }
+        )
+    values.update(overrides)
+    return values
+
+
+def test_limit_parameters_at_start_up_warn_and_keep_the_urdf_where_unusable():
+    values = limit_values(
+        **{"joint_limits.shoulder.min_position": -0.5, "joint_limits.elbow.max_position": 5.0}
+    )
+    lower, upper, velocity, warnings = merge_joint_limits(CHAIN, *URDF, values)
+    np.testing.assert_array_equal(lower, [-0.5, -1.0])  # tighter wins
+    np.testing.assert_array_equal(upper, [2.0, 1.0])  # wider refused: the URDF's stays
+    assert len(warnings) == 1 and "elbow" in warnings[0] and "1.0" in warnings[0]
+
+
+def test_limit_parameters_at_run_time_raise_only_for_the_joint_changed():
+    values = limit_values(**{"joint_limits.elbow.max_position": 5.0})  # refused at start-up already
+    changed = frozenset({"joint_limits.shoulder.max_position"})
+    lower, upper, _, warnings = merge_joint_limits(
+        CHAIN, *URDF, {**values, "joint_limits.shoulder.max_position": 0.5}, changed
+    )
+    assert upper[0] == 0.5 and upper[1] == 1.0 and warnings == []
+    with pytest.raises(IKNodeError, match="elbow"):
+        merge_joint_limits(CHAIN, *URDF, values, frozenset({"joint_limits.elbow.max_position"}))
+
+
+def test_track_mode_needs_a_velocity_limit_for_every_joint():
+    unknown = (URDF[0], URDF[1], np.array([3.0, math.inf]))
+    values = limit_values(**{"joint_limits.elbow.has_velocity_limits": False, "mode": "track"})
+    with pytest.raises(IKNodeError, match=r"track mode needs a velocity limit for joints \['elbow'\]"):
+        merge_joint_limits(CHAIN, *unknown, values)
+    assert merge_joint_limits(CHAIN, *unknown, {**values, "mode": "solve"})[2][1] == math.inf
+
+
+def test_trajectory_duration_is_the_period_or_the_slowest_joint_at_its_limit():
+    assert trajectory_duration([1.0, 0.0], [0.0, 0.0], [2.0, 1.0], 0.1, period=0.01) == 0.01
+    assert trajectory_duration([1.0, 0.5], [0.0, 0.0], [2.0, 0.25], 0.1) == pytest.approx(2.0)
+    assert trajectory_duration([0.0, 0.0], [0.0, 0.0], [2.0, 0.25], 0.1) == 0.1
+
+
+def test_current_state_follows_fresh_joint_states_by_name_else_the_fallback():
+    fallback = np.array([0.1, 0.2, 0.3])
+    names = ("a", "b", "c")
+    q, stale = current_state(names, {"c": 3.0, "a": 1.0, "x": 9.0}, 0.5, 1.0, fallback)
+    np.testing.assert_array_equal(q, [1.0, 0.2, 3.0])
+    assert not stale
+    q, stale = current_state(names, {"a": 1.0}, 2.0, 1.0, fallback)
+    np.testing.assert_array_equal(q, fallback)
+    assert stale
+    q, stale = current_state(names, {}, math.inf, 1.0, fallback)  # none ever arrived: not "stale"
+    assert not stale
+
+
+def test_singularity_scale_toward_a_singular_configuration_slows_down():
+    def jacobian(q):  # a planar two-link arm: singular at q[1] = 0
+        return np.array([[-np.sin(q[0]) - np.sin(q[0] + q[1]), -np.sin(q[0] + q[1])],
+                         [np.cos(q[0]) + np.cos(q[0] + q[1]), np.cos(q[0] + q[1])]])  # fmt: skip
+
+    toward, condition = singularity_scale_toward(
+        jacobian, np.array([0.3, 0.05]), np.array([0.0, -1.0]), 17.0, 30.0
+    )
+    away, _ = singularity_scale_toward(jacobian, np.array([0.3, 0.05]), np.array([0.0, 1.0]), 17.0, 30.0)
+    assert condition > 17.0 and toward < 1.0 and away == 1.0

@@ -548,3 +548,47 @@ def test_enable_pauses_and_resumes_and_reset_reseeds_from_joint_states(arm7, arm
     command = client.wait_command(before)
     assert command is not None
     np.testing.assert_allclose(positions(command), target, atol=1e-3)
+
+
+def invalid_value(spec):
+    """A value of the right kind outside the spec's range or choices (None: nothing to break)."""
+    if spec.choices:
+        return "bogus"
+    if spec.high is not None:
+        return spec.high + (1 if spec.kind == "integer" else 1.0)
+    return None
+
+
+def test_every_schema_parameter_is_declared_and_refuses_invalid_values_naming_the_valid_ones(arm7_node):
+    """Each parameter of the schema exists on the node; an out-of-range or unknown value is
+    refused with the range or the choices in the reason; read-only ones refuse any change."""
+    from rcl_interfaces.srv import ListParameters
+
+    from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
+
+    _, client = arm7_node
+    service = client.node.create_client(ListParameters, "/ik_node/list_parameters")
+    assert service.wait_for_service(timeout_sec=10.0)
+    future = service.call_async(ListParameters.Request())
+    assert client.spin_until(future.done)
+    declared = set(future.result().result.names)
+    instances = [(spec, spec.name) for spec in NODE_PARAMETERS]
+    instances += [(spec, spec.name.format("joint4")) for spec in JOINT_PARAMETERS]
+    instances += [(spec, spec.name.format("tool0")) for spec in TIP_PARAMETERS]
+    for spec, name in instances:
+        assert name in declared, name
+        if spec.read_only:
+            value = "x" if spec.kind == "string" else (["x"] if spec.kind == "string_array" else True)
+            result = client.set_parameters(**{name: value})
+            assert not result.successful and "read-only" in result.reason, (name, result.reason)
+            continue
+        value = invalid_value(spec)
+        if value is None:
+            continue
+        result = client.set_parameters(**{name: value})
+        assert not result.successful, name
+        if spec.choices:
+            assert str(list(spec.choices)) in result.reason, (name, result.reason)
+        else:  # (rclpy's own range check, or ours: the bounds either way)
+            bounds = {f"{spec.high:g}", str(spec.high), str(int(spec.high))}
+            assert any(bound in result.reason for bound in bounds), (name, result.reason)

@@ -6,7 +6,7 @@ import re
 
 from ros_harness import PACKAGE_ROOT
 
-from ik_node.node import JOINT_PARAMETERS, PARAMETERS, TIP_PARAMETERS
+from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
 
 
 def readme_parameters() -> set[str]:
@@ -16,9 +16,9 @@ def readme_parameters() -> set[str]:
 
 
 def test_every_declared_parameter_is_in_the_readme_table_and_nothing_else():
-    declared = set(PARAMETERS)
-    declared |= {pattern.format("<joint>") for pattern in JOINT_PARAMETERS}
-    declared |= {pattern.format("<tip>") for pattern in TIP_PARAMETERS}
+    declared = {spec.name for spec in NODE_PARAMETERS}
+    declared |= {spec.name.format("<joint>") for spec in JOINT_PARAMETERS}
+    declared |= {spec.name.format("<tip>") for spec in TIP_PARAMETERS}
     documented = readme_parameters()
     assert declared - documented == set(), "declared but not in the README"
     assert documented - declared == set(), "in the README but not declared"

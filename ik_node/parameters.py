@@ -1,0 +1,229 @@
+"""The node's parameters as one schema, free of rclpy: one :class:`ParameterSpec` per parameter
+(type, default, unit, range or choices, read-only, description), from which the node declares
+them (descriptors), validates every change (:meth:`ParameterSpec.check`, :func:`check_values`)
+and the README's table is checked. Per-joint and per-tip parameters are patterns (``{}``: the
+joint or tip name), declared when the robot description names the joints.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import yaml
+
+from .errors import IKNodeError
+from .solver import METHODS, SOLVE_TYPES
+
+__all__ = [
+    "JOINT_PARAMETERS",
+    "MODES",
+    "NODE_PARAMETERS",
+    "ParameterSpec",
+    "TASK_KINDS",
+    "TIP_PARAMETERS",
+    "check_values",
+    "overridden_names",
+    "spec_of",
+]
+
+MODES = ("solve", "track")
+TASK_KINDS = ("pose", "position", "orientation")
+#: The value types a spec may have; ``string_array`` parameters without a default are required
+#: or defaulted by the node (``tip_links``, ``command_joints``).
+KINDS = ("bool", "integer", "double", "string", "string_array")
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    """One parameter: ``name`` (a pattern with ``{}`` for per-joint or per-tip ones), ``kind``
+    (one of :data:`KINDS`), ``default`` (None: none), ``description``, ``unit``, an inclusive
+    range ``low``-``high`` or ``choices``, and ``read_only`` (changing it needs a restart)."""
+
+    name: str
+    kind: str
+    default: object
+    description: str
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    read_only: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"parameter spec '{self.name}': unknown kind '{self.kind}'")
+
+    @property
+    def described(self) -> str:
+        """The description with its unit and the valid values, as the descriptor shows it."""
+        text = self.description + (f" [{self.unit}]" if self.unit else "")
+        if self.choices:
+            text += f"; one of {list(self.choices)}"
+        return text
+
+    def check(self, name: str, value) -> None:
+        """Raise :class:`IKNodeError` naming the parameter ``name`` (this spec's, or an instance
+        of its pattern) unless ``value`` has the kind and lies in the range or choices."""
+        expected = {
+            "bool": lambda v: isinstance(v, bool),
+            "integer": lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool),
+            "double": lambda v: isinstance(v, float),
+            "string": lambda v: isinstance(v, str),
+            "string_array": lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+        }[self.kind]
+        if not expected(value):
+            hint = " (write doubles with a decimal point, 100.0 not 100)" if self.kind == "double" else ""
+            raise IKNodeError(
+                f"parameter {name} must be a {self.kind.replace('_', ' ')}{hint}, got {value!r}"
+            )
+        if self.choices and value not in self.choices:
+            raise IKNodeError(f"parameter {name} must be one of {list(self.choices)}, got '{value}'")
+        if self.low is not None or self.high is not None:
+            low = -math.inf if self.low is None else self.low
+            high = math.inf if self.high is None else self.high
+            if not (isinstance(value, numbers.Real) and math.isfinite(value) and low <= value <= high):
+                unit = f" {self.unit}" if self.unit else ""
+                raise IKNodeError(f"parameter {name} must be in [{low:g}, {high:g}]{unit}, got {value}")
+
+
+def _spec(name, kind, default, description, unit="", low=None, high=None, choices=(), read_only=False):
+    return ParameterSpec(name, kind, default, description, unit, low, high, tuple(choices), read_only)
+
+
+#: Declared at start-up.
+NODE_PARAMETERS = (
+    _spec("robot_description", "string", "", "URDF XML. Empty: robot_description_file, else the "
+          "/robot_description topic", read_only=True),
+    _spec("robot_description_file", "string", "", "URDF file (a path or package://ik_node/urdf/arm7.urdf), "
+          "used when robot_description is empty", read_only=True),
+    _spec("base_link", "string", "", "link the goals and the solver's chain start from (empty: the "
+          "URDF root)", read_only=True),
+    _spec("tip_links", "string_array", None, "links that reach the goals, one goal topic each (required)",
+          read_only=True),
+    _spec("mode", "string", "solve", "'solve': one command per goal; 'track': step toward the latest goal "
+          "at publish_rate", choices=MODES),
+    _spec("publish_rate", "double", 100.0, "track mode command rate", "Hz", 1.0, 1000.0),
+    _spec("method", "string", "dls", "IK method", choices=tuple(METHODS)),
+    _spec("solve_type", "string", "speed", "'speed': the first solution, from the current state; "
+          "'distance': the closest to it found within the timeout (uses the whole budget)",
+          choices=tuple(SOLVE_TYPES)),
+    _spec("timeout", "double", 0.05, "time budget per solve (goals near the seed take well under 1 ms)",
+          "s", 1e-4, 10.0),
+    _spec("position_tolerance", "double", 1e-5, "success threshold on each tip's position error", "m",
+          1e-9, 1.0),
+    _spec("orientation_tolerance", "double", 1e-5, "success threshold on each tip's orientation error",
+          "rad", 1e-9, 3.2),
+    _spec("min_damping", "double", 1e-3, "damped least squares: smallest damping lambda_min", "", 0.0, 1.0),
+    _spec("max_iterations", "integer", 100, "iterations per attempt before a restart", "", 1, 100000),
+    _spec("posture_gain", "double", 0.0, "null-space pull toward rest_posture per iteration (0: off)", "",
+          0.0, 1.0),
+    _spec("random_seed", "integer", 0, "seed of the solver's seed table and random restarts", "", 0,
+          2**31 - 1),
+    _spec("max_joint_move", "double", 0.5, "a solution moving a joint farther than this from the current "
+          "state is kept only if no nearer one is found within the timeout: no branch flips (0: off)",
+          "rad or m", 0.0, 100.0),
+    _spec("publish_best_effort", "bool", False, "on a failed solve, publish the closest configuration found "
+          "(within limits)"),
+    _spec("publish_rest_posture_at_start", "bool", False, "publish one command at the rest posture when "
+          "the robot loads (the launch file sets it, so RViz shows the robot before the first goal)",
+          read_only=True),
+    _spec("publish_trajectory", "bool", False, "also publish trajectory_msgs/JointTrajectory on "
+          "~/joint_trajectory"),
+    _spec("publish_position_commands", "bool", False, "also publish std_msgs/Float64MultiArray on "
+          "~/position_commands (ros2_control's forward position controller), in command_joints order"),
+    _spec("command_joints", "string_array", None, "joint order of ~/position_commands (default: the "
+          "chain's joints, base to tip)", read_only=True),
+    _spec("joint_state_rate", "double", 10.0, "rate of ~/joint_states, the latest command (or the rest "
+          "posture before any goal when publish_rest_posture_at_start); 0: only on each command", "Hz",
+          0.0, 1000.0),
+    _spec("min_trajectory_duration", "double", 0.1, "smallest time_from_start of a solve-mode trajectory "
+          "point", "s", 0.0, 60.0),
+    _spec("joint_state_timeout", "double", 1.0, "/joint_states older than this are stale; the last command "
+          "seeds", "s", 0.0, 3600.0),
+    _spec("lower_singularity_threshold", "double", 17.0, "track mode: condition number where slowing starts",
+          "", 1.0, 1e9),
+    _spec("hard_stop_singularity_threshold", "double", 30.0, "track mode: condition number where motion "
+          "toward a singularity stops", "", 1.0, 1e9),
+)  # fmt: skip
+
+#: Per joint of the solver's chain (``{}``: the joint), declared when the robot is loaded; the
+#: defaults come from the URDF (None here).
+JOINT_PARAMETERS = (
+    _spec("joint_limits.{}.has_position_limits", "bool", None, "whether min/max_position apply "
+          "(tighter than the URDF wins)"),
+    _spec("joint_limits.{}.min_position", "double", None, "lower position limit", "rad or m"),
+    _spec("joint_limits.{}.max_position", "double", None, "upper position limit", "rad or m"),
+    _spec("joint_limits.{}.has_velocity_limits", "bool", None, "whether max_velocity applies"),
+    _spec("joint_limits.{}.max_velocity", "double", None, "velocity limit, track mode and trajectories",
+          "rad/s or m/s"),
+    _spec("joint_weights.{}", "double", 1.0, "joint's share of the motion, >= 0 (0 locks it)", "", 0.0, 1e6),
+    _spec("rest_posture.{}", "double", None, "null-space rest value (default: mid-range)", "rad or m"),
+)  # fmt: skip
+
+#: Per tip (``{}``: the tip), declared at start-up.
+TIP_PARAMETERS = (
+    _spec("tip_tasks.{}", "string", "pose", "what the tip's goal controls", choices=TASK_KINDS),
+)
+
+_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
+_PATTERNS = [
+    (spec.name.split("{}")[0], spec.name.split("{}")[1], spec) for spec in JOINT_PARAMETERS + TIP_PARAMETERS
+]
+
+
+def spec_of(name: str) -> ParameterSpec | None:
+    """The spec of parameter ``name`` (an instance of a pattern included), or None."""
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    for prefix, suffix, spec in _PATTERNS:
+        middle = name[len(prefix) : len(name) - len(suffix)]
+        if name.startswith(prefix) and name.endswith(suffix) and middle and "." not in middle:
+            return spec
+    return None
+
+
+def check_values(values: Mapping) -> None:
+    """Every value against its spec, then the rules across parameters; raises
+    :class:`IKNodeError` naming the parameter."""
+    for name, value in values.items():
+        spec = spec_of(name)
+        if spec is not None and value is not None:
+            spec.check(name, value)
+    if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
+        raise IKNodeError(
+            "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "
+            f"{values['lower_singularity_threshold']} and {values['hard_stop_singularity_threshold']}"
+        )
+
+
+def overridden_names(ros_arguments: Iterable[str], node_name: str = "ik_node") -> set[str]:
+    """The parameter names a command line's ``--ros-args`` set for ``node_name``: ``-p NAME:=VALUE``
+    and the entries of ``--params-file`` files (under ``/**``, ``node_name`` or ``/node_name``),
+    nested keys joined with dots. (So that entries for joints the chain does not have are named,
+    not silently ignored.)"""
+    names: set[str] = set()
+    arguments = list(ros_arguments)
+    for flag, value in zip(arguments, arguments[1:]):
+        if flag in ("-p", "--param") and ":=" in value:
+            names.add(value.split(":=", 1)[0].split(":")[-1])
+        elif flag == "--params-file":
+            try:
+                with open(value) as stream:
+                    document = yaml.safe_load(stream) or {}
+            except (OSError, yaml.YAMLError):
+                continue  # rclpy reports an unreadable file itself
+            for key, section in document.items() if isinstance(document, dict) else ():
+                if key in ("/**", node_name, f"/{node_name}") and isinstance(section, dict):
+                    names |= set(_flatten(section.get("ros__parameters", {})))
+    return names
+
+
+def _flatten(tree: Mapping, prefix: str = "") -> Iterable[str]:
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
