@@ -172,6 +172,17 @@ def test_runtime_parameters_bad_rejected_good_applied(arm7, arm7_node):
         result = client.set_parameters(**values)
         assert not result.successful, values
         assert reason in result.reason, (values, result.reason)
+    # The old model still serves: a goal beyond the refused 0.5 upper limit of joint1 is met.
+    before = len(client.commands)
+    wide = Q_START.copy()
+    wide[0] = 0.7
+    client.send_goal(arm7.forward(dict(zip(JOINTS, wide)), "tool0", "base_link"))
+    command = client.wait_command(before)
+    assert command is not None
+    assert (
+        max(pose_error(arm7, positions(command), arm7.forward(dict(zip(JOINTS, wide)), "tool0", "base_link")))
+        < 1e-5
+    )
     # A tighter limit on joint1 takes effect at the next solve.
     result = client.set_parameters(**{"joint_limits.joint1.max_position": 0.25})
     assert result.successful, result.reason
