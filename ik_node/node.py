@@ -32,7 +32,7 @@ from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -668,9 +668,14 @@ def main(argv=None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     rclpy.init(args=["ik_node", *arguments])
     node = None
+    # Made before the node: a signal that lands while an executor is being built leaves a
+    # half-made one whose finaliser prints a traceback (rclpy), and the node's start-up is when
+    # signals come (a launch stopped early).
+    executor = SingleThreadedExecutor()
     try:
         node = IKNode(override_names=overridden_names(arguments))
-        rclpy.spin(node)
+        executor.add_node(node)
+        executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (

@@ -195,6 +195,7 @@ class IKSolver:
         if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
             for mask in range(1, 2 ** len(self.tip_links) - 1):
                 self._priority_problems(tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1))
+        self._arguments = self._search_arguments(self.problem, self.seed_table)  # (the common case's)
         prepare_kernels(self)
 
     def __repr__(self) -> str:
@@ -256,20 +257,20 @@ class IKSolver:
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
             found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach, q, norms)
         else:
-            found = self._search(self.problem, self.seed_table, target_poses, seed, deadline, q, norms)
+            found = kernels.search(target_poses, seed, deadline, q, norms, *self._arguments)
         outcome, iterations, attempts, deadline_reached = found
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-        if outcome == Outcome.CONVERGED:
+        if outcome == kernels.CONVERGED:
             reason = "success"
-        elif outcome == Outcome.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
+        elif outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
             reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
             reason = "timeout" if deadline_reached else "iterations"
         errors = norms.tolist()
         return IKResult(
             q=q,
-            success=outcome == Outcome.CONVERGED,
+            success=outcome == kernels.CONVERGED,
             position_error=max(error[0] for error in errors),
             orientation_error=max(error[1] for error in errors),
             iterations=iterations,
@@ -370,7 +371,7 @@ class IKSolver:
             q,
             norms,
             outcomes,
-            *self._search_arguments(self.problem, self.seed_table),
+            *self._arguments,
         )
         return BatchResult(
             q=q,

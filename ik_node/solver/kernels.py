@@ -46,6 +46,9 @@ NULL_SPACE_REGULARISATION, PINV_DAMPING = 1e-10, 1e-12
 TABLE_RESTARTS = 64
 #: Restarts around the seed when a solution moved a joint more than ``max_joint_move``.
 NEAR_RESTARTS = 12
+#: Solutions compared before the one with the smallest largest move is returned, when none moves
+#: less than ``max_joint_move`` (the budget ends the comparison earlier).
+NEAR_CANDIDATES = 16
 #: Feature components per tip: position (3), rotation matrix (9, row-major).
 TIP_FEATURES = 12
 
@@ -802,8 +805,8 @@ def search(
     No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
     joint move from the seed (:func:`_largest_move`) exceeds ``max_joint_move`` does not end the
     search; the restarts then begin around the seed (``NEAR_RESTARTS`` of them, within a box
-    that doubles from ``max_joint_move``) and the solution with the smallest largest move found
-    within the budget is returned (ssik's criterion).
+    that doubles from ``max_joint_move``) and the solution with the smallest largest move among
+    the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
     """
     dof, tips = seed.shape[0], tip_frames.shape[0]
     for j in range(dof):
@@ -842,7 +845,7 @@ def search(
 
     norms = np.empty((tips, 2))
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
-    iterations, attempts, deadline_reached, near_restarts = 0, 0, False, 0
+    iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     while True:
         q = start.copy()
         outcome, used = lm_attempt(
@@ -858,6 +861,7 @@ def search(
         avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
         if avoid_flips:
             value = _largest_move(q, seed, joints)
+            candidates += 1
         if rank < best_rank or (rank == best_rank and value < best_value):
             best_rank, best_value, best_outcome = rank, value, outcome
             q_out[:] = q
@@ -866,6 +870,8 @@ def search(
             deadline_reached = True
             break
         if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
+            break
+        if avoid_flips and candidates >= NEAR_CANDIDATES:
             break
         if max_attempts >= 0 and attempts >= max_attempts:
             break

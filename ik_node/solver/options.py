@@ -77,9 +77,9 @@ class SolverOptions:
     * ``random_seed``: for the table and the random restarts; results are deterministic for a
       seed when the time budget is not what ends the search;
     * ``max_joint_move`` [rad or m] (``speed`` only; None: off): a solution moving some joint
-      farther than this from the seed ends the search only if no nearer one is found within the
-      budget (restarts around the seed first): no branch flips while following a path, at the
-      price of the whole budget for a goal that truly needs a large move.
+      farther than this from the seed does not end the search: restarts around the seed follow
+      and the solution with the smallest largest move among the first ``NEAR_CANDIDATES`` found
+      within the budget is returned (no branch flips while following a path).
     """
 
     tasks: Mapping | None = None
