@@ -184,3 +184,22 @@ def test_plain_python_mode_warns_once_and_solves():
     assert run.stderr.count("run as plain Python") == 1, run.stderr
     assert "pip install numba" in run.stderr
     assert time.perf_counter() - began < 120
+
+
+def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
+    """Seeds and targets given as read-only or strided arrays (np.broadcast_to, slices) are
+    solved by the kernels already compiled: no new signature (each would cost a compile)."""
+    from ik_node.solver import kernels
+
+    case = BY_NAME["arm7"]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    target = solver.tree.forward(q, "tool0")
+    solver.solve(target, seed=q)
+    signatures = len(kernels.search.signatures), len(kernels.check_poses.signatures)
+    read_only_seed = np.broadcast_to(q, (7,))
+    strided_seed = np.repeat(q, 2)[::2]
+    read_only_target = np.broadcast_to(target, (4, 4))
+    for seed, goal in ((read_only_seed, read_only_target), (strided_seed, target.T.copy().T)):
+        assert solver.solve(goal, seed=seed).success
+    assert (len(kernels.search.signatures), len(kernels.check_poses.signatures)) == signatures

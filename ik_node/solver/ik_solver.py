@@ -209,7 +209,9 @@ class IKSolver:
         if seed is None:
             return self.rest_posture
         if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape and seed.dtype == float:
-            return np.ascontiguousarray(seed)  # the common case, without the general checks
+            # the common case, without the general checks; a writable C array (one compiled
+            # signature: a read-only seed would make numba compile the search again)
+            return seed if seed.flags.c_contiguous and seed.flags.writeable else np.array(seed, order="C")
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
         return self.tree.joint_vector(seed, what="seed")
