@@ -792,15 +792,15 @@ def search(
 ):  # fmt: skip
     """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
-    best end by :func:`_score` goes to ``q_out`` (continuous joints within pi of the seed) and
+    best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
     ``SEED_NOT_FINITE`` for a seed with NaN or infinity. The seed is clipped into the limits.
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
     Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`), then
-    uniform random configurations within the sampling bounds (continuous joints around the seed,
-    locked joints at the seed; numba's generator seeded with ``random_seed``).
+    uniform random configurations within the sampling bounds (joints that turn freely: a turn
+    around the seed; locked joints at the seed; numba's generator seeded with ``random_seed``).
 
     No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
     joint move from the seed (:func:`_largest_move`) exceeds ``max_joint_move`` does not end the
