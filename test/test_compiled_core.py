@@ -72,18 +72,20 @@ def test_solve_many_spends_its_budget_per_target():
 
 
 def test_solve_returns_within_its_timeout():
-    """An unreachable goal runs until the budget ends, then returns (within 10 % plus the
-    result's assembly; the benchmark checks every call on a quiet machine)."""
+    """An unreachable goal runs until the budget ends, then returns: the CPU time the solve takes
+    stays within 10 % of the timeout plus the result's assembly (wall time too on a quiet
+    machine, which the benchmark checks on every call; here other processes may hold the CPU
+    for a scheduler slice, so wall time gets a looser bound)."""
     case = BY_NAME["humanoid"]
     solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
     targets = {tip: np.eye(4) for tip in case.tips}
     for timeout in (0.002, 0.005, 0.02):
-        elapsed = []
-        for _ in range(3):  # the best of three: another process may take the CPU for a while
-            result = solver.solve(targets, timeout=timeout)
-            assert not result.success and result.reason in ("unreachable", "timeout")
-            elapsed.append(result.elapsed)
-        assert min(elapsed) <= 1.1 * timeout + 0.001, (timeout, elapsed)
+        began = time.thread_time()
+        result = solver.solve(targets, timeout=timeout)
+        cpu = time.thread_time() - began
+        assert not result.success and result.reason in ("unreachable", "timeout")
+        assert cpu <= 1.1 * timeout + 0.001, (timeout, cpu)
+        assert result.elapsed <= 2.0 * timeout + 0.02, (timeout, result.elapsed)
 
 
 def test_solve_many_refuses_bad_input_clearly():
