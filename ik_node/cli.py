@@ -17,10 +17,10 @@ import sys
 import warnings
 
 import numpy as np
-from transforms3d.euler import euler2mat, mat2euler
 
 from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
+from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
 from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions
 
@@ -107,7 +107,7 @@ def _joint_values(arguments, names, vector) -> dict:
 def _print_pose(pose: np.ndarray) -> None:
     position, quaternion = pose_to_fields(pose)
     print("xyz [m]:", " ".join(f"{value:.6f}" for value in position))
-    print("rpy [rad]:", " ".join(f"{value:.6f}" for value in mat2euler(pose[:3, :3], axes="sxyz")))
+    print("rpy [rad]:", " ".join(f"{value:.6f}" for value in matrix_to_rpy(pose[:3, :3])))
     print("quaternion xyzw:", " ".join(f"{value:.6f}" for value in quaternion))
 
 
@@ -135,7 +135,7 @@ def _solve(arguments) -> int:
     except IKNodeError as error:
         raise IKNodeError(f"--xyz/--quat: {error} (--quat wants a non-zero quaternion x y z w)") from None
     if arguments.rpy is not None:
-        target[:3, :3] = euler2mat(*arguments.rpy, axes="sxyz")
+        target[:3, :3] = rpy_to_matrix(*arguments.rpy)
     seed = _joint_values(arguments, solver.joint_names, arguments.seed) or None
     result = solver.solve({arguments.tip: target}, seed=seed, timeout=arguments.timeout)
     for name, value in zip(solver.joint_names, result.q):

@@ -1,7 +1,6 @@
 """Poses between ROS message fields and 4x4 matrices, validated. No rclpy import.
 
-Messages carry quaternions in ROS order ``(x, y, z, w)``; transforms3d uses ``(w, x, y, z)``.
-Only here do the two meet.
+Messages carry quaternions in ROS order ``(x, y, z, w)``, as does :mod:`ik_node.lie`.
 """
 
 from __future__ import annotations
@@ -9,9 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
 
 from .errors import TargetError
+from .lie import matrix_to_quaternion, quaternion_to_matrix
 
 __all__ = ["pose_from_fields", "pose_from_message", "pose_to_fields"]
 
@@ -46,14 +45,12 @@ def pose_from_fields(position, quaternion) -> np.ndarray:
         )
     x, y, z, w = (value / norm for value in quaternion)
     matrix = np.eye(4)
-    matrix[:3, :3] = quat2mat([w, x, y, z])
+    matrix[:3, :3] = quaternion_to_matrix(x, y, z, w)
     matrix[:3, 3] = position
     return matrix
 
 
 def pose_to_fields(matrix: np.ndarray) -> tuple[list[float], list[float]]:
     """A 4x4 transform as ``([x, y, z], [qx, qy, qz, qw])`` (m; ROS quaternion order, w >= 0)."""
-    w, x, y, z = mat2quat(np.asarray(matrix)[:3, :3])
-    if w < 0:
-        w, x, y, z = -w, -x, -y, -z
+    x, y, z, w = matrix_to_quaternion(np.asarray(matrix)[:3, :3])  # (w >= 0)
     return [float(value) for value in matrix[:3, 3]], [float(x), float(y), float(z), float(w)]

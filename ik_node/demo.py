@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from transforms3d.euler import euler2mat, mat2euler
 
 from .conversions import pose_to_fields
+from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
 from .process import NodeProcess, ros_environment
 from .resources import bundled_urdf, share_directory
@@ -60,7 +60,7 @@ def demo_goals(robot) -> list[Goal]:
         angle = 2 * math.pi * index / 8
         pose = centre.copy()
         pose[:3, 3] += 0.1 * np.array([0.0, math.cos(angle), math.sin(angle)])
-        pose[:3, :3] = pose[:3, :3] @ euler2mat(0, 0, 0.3 * math.sin(angle))
+        pose[:3, :3] = pose[:3, :3] @ rpy_to_matrix(0, 0, 0.3 * math.sin(angle))
         goals.append(Goal(f"circle {index + 1}/8", pose, BASE, True, pose))
     along_tool = np.eye(4)
     along_tool[2, 3] = 0.05
@@ -149,7 +149,7 @@ def report(outcomes: list[Outcome], robot) -> bool:
     for outcome in outcomes:
         goal, status = outcome.goal, outcome.status
         xyz = " ".join(f"{value:+.3f}" for value in goal.pose[:3, 3])
-        rpy = " ".join(f"{value:+.2f}" for value in mat2euler(goal.pose[:3, :3]))
+        rpy = " ".join(f"{value:+.2f}" for value in matrix_to_rpy(goal.pose[:3, :3]))
         success = status["success"] == "true"
         position_error, rotation_error = float(status["position_error"]), float(status["orientation_error"])
         if outcome.q is not None:  # check the command, not the node's word
