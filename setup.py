@@ -22,7 +22,7 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy", "numba>=0.55", "urdfdom-py", "transforms3d"],
+    install_requires=["setuptools", "numpy", "numba>=0.55", "urdfdom-py"],
     extras_require={
         # The ROS 2 Python wheels, for pip users without a ROS install (never pulled by colcon).
         "ros": [
@@ -39,11 +39,13 @@ setup(
             "pytest",
             "pytest-xdist",
             "pytest-timeout",
+            "ros-domain-coordinator",
             "hypothesis",
             "ruff",
             "pin",
             "example-robot-data",
             "matplotlib",
+            "transforms3d",  # an independent reference in the tests; ik_node.lie has its own
         ],
         "plot": ["matplotlib"],
     },

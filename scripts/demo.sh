@@ -10,5 +10,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[ros,plot]'
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+# DDS on loopback: Iron and later read the first, Humble the second.
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_LOCALHOST_ONLY=1
 exec .venv/bin/ik_node_demo --plot ik_node_demo.png "$@"

@@ -10,8 +10,9 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[ros,test]'
 .venv/bin/ruff check ik_node test benchmark scripts urdf launch
-# DDS stays on this machine; each pytest worker picks its own ROS_DOMAIN_ID (test/conftest.py).
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+# DDS stays on this machine (Iron and later read the first switch, Humble the second); each
+# pytest worker holds a ROS_DOMAIN_ID of its own (test/conftest.py, domain_coordinator).
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_LOCALHOST_ONLY=1
 if [ -z "${ROS_LOG_DIR:-}" ]; then
   ROS_LOG_DIR=$(mktemp -d -t ik_node_test_logs.XXXXXX)
   trap 'rm -rf "$ROS_LOG_DIR"' EXIT

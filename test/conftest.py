@@ -1,19 +1,25 @@
 """Shared test setup: DDS on loopback with one ROS domain per pytest worker, and robot fixtures."""
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-# Set before anything imports rclpy: discovery stays on this machine, each xdist worker gets
-# its own domain so parallel node tests never see each other.
-_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-_worker_index = int(_worker[2:]) if _worker.startswith("gw") and _worker[2:].isdigit() else 0
+from domain_coordinator import domain_id
+
+# Set before anything imports rclpy: discovery stays on this machine (Iron and later read
+# ROS_AUTOMATIC_DISCOVERY_RANGE, Humble ROS_LOCALHOST_ONLY), and each pytest process (every
+# xdist worker, and the controller) holds a ROS domain of its own for its lifetime, so parallel
+# node tests, and other test runs on this machine that use domain_coordinator (ROS's own test
+# practice: it reserves a port per domain), never see each other. Assigned, not defaulted: xdist
+# workers inherit the controller's environment.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-# Assigned, not defaulted: xdist workers inherit the controller's environment, so a default
-# would put every worker in the controller's domain. Workers differ by one, pids by fives.
-os.environ["ROS_DOMAIN_ID"] = str(40 + (os.getpid() % 10) * 5 + _worker_index % 5)
+os.environ["ROS_LOCALHOST_ONLY"] = "1"
+_domain = contextlib.ExitStack()
+os.environ["ROS_DOMAIN_ID"] = str(_domain.enter_context(domain_id()))
+atexit.register(_domain.close)
 if "ROS_LOG_DIR" not in os.environ:  # (scripts/test.sh sets one for the run and removes it)
     os.environ["ROS_LOG_DIR"] = tempfile.mkdtemp(prefix="ik_node_ros_log_")
     atexit.register(shutil.rmtree, os.environ["ROS_LOG_DIR"], ignore_errors=True)
