@@ -1,20 +1,32 @@
-"""The ``ik_node`` command: one-off IK and FK questions without ROS, or the ROS 2 node.
+"""The ``ik_node`` command: IK and FK questions without ROS, a parameter file for your own robot,
+or the ROS 2 node.
 
+* ``ik_node info --urdf FILE`` describes a robot: links, movable joints with their limits, chains,
+  and the base and tip links to choose from;
+* ``ik_node config --urdf FILE --base B --tip T`` writes the node's parameter file for it;
 * ``ik_node solve --urdf FILE --base B --tip T --xyz X Y Z [--rpy R P Y | --quat X Y Z W]``
   prints joint values reaching the pose (m, rad; quaternion in ROS order x y z w);
 * ``ik_node fk --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...]`` prints the pose;
-* anything else (e.g. ``ik_node --ros-args --params-file config/arm7.yaml``) runs the node.
+* ``ik_node node [--ros-args ...]``, or any command line with ``--ros-args`` (as ``ros2 run`` and
+  ``ros2 launch`` give), runs the node. A bare ``ik_node`` prints the help and exits 0.
 
+``--urdf`` takes a URDF or a xacro file (``--xacro-arg NAME:=VALUE``, ``--package-path DIR``).
 Warnings (a joint that cannot be used, an ignored mimic tag) go to stderr as ``warning: ...``
-lines. Errors go to stderr with a non-zero exit code: 2 for unusable input (unknown link, malformed
-numbers), 1 when a goal cannot be reached (with the best error reached).
+lines. Errors go to stderr as ``error: ...`` with a non-zero exit code: 2 for unusable input
+(unknown link, unreadable file, malformed numbers), 1 when a goal cannot be reached (with the
+best error reached).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import re
 import sys
+import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -22,33 +34,83 @@ from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
 from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
+from .parameters import MODES, spec_of
 from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions
 
-SUBCOMMANDS = ("solve", "fk")
+#: The subcommands, in the order the help lists them.
+SUBCOMMANDS = ("info", "config", "solve", "fk", "node")
+#: Exit codes.
+EXIT_OK, EXIT_NOT_REACHED, EXIT_BAD_INPUT = 0, 1, 2
+_HELP_FLAGS = ("-h", "--help")
+
+_EPILOG = """\
+your own robot:
+  ik_node info --urdf robot.urdf                  # joints, limits, suggested base and tip links
+  ik_node config --urdf robot.urdf --base BASE --tip TIP --output my_robot.yaml
+  ik_node --ros-args --params-file my_robot.yaml  # run the node with it
+
+running the ROS 2 node (goals: geometry_msgs/PoseStamped on /ik_node/target_pose):
+  ik_node --ros-args --params-file my_robot.yaml -p robot_description_file:=robot.urdf
+  ik_node node --ros-args --params-file my_robot.yaml       (the same)
+  ros2 run ik_node ik_node --ros-args --params-file my_robot.yaml
+  ros2 launch ik_node ik_node.launch.py urdf_file:=robot.urdf params_file:=my_robot.yaml
+
+--urdf takes a URDF file or a xacro file (robot.urdf.xacro), expanded with --xacro-arg NAME:=VALUE;
+--package-path DIR names a directory holding ROS packages, for $(find PKG) and package://PKG.
+Units: m, rad, m/s, rad/s; quaternions in ROS order x y z w. Each subcommand has its own --help.
+
+exit codes:
+  0  ok
+  1  goal not reached (solve prints the best joint values found)
+  2  bad input or unusable configuration (unknown link, unreadable file, malformed number):
+     the error on stderr names it and says what to do
+"""
 
 
 def main(argv=None) -> int:
-    """Dispatch to ``solve``/``fk`` or, for any other arguments, to the ROS 2 node."""
+    """Dispatch to a subcommand; ``node`` (or a command line with ``--ros-args``) runs the node.
+    Returns the exit code (help and argparse's usage errors exit from argparse: 0 and 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in SUBCOMMANDS:
-        try:
-            from .node import main as node_main  # imports rclpy only when the node is wanted
-        except ImportError as error:
-            print(
-                f"error: the ROS 2 node needs rclpy and the message packages ({error}); source a ROS 2 "
-                "install, or pip install '.[ros]' in the source tree for the PyPI wheels. Without ROS: "
-                "ik_node solve or ik_node fk (see ik_node solve --help).",
-                file=sys.stderr,
-            )
-            return 2
-        return node_main(argv)
-    arguments = _parser().parse_args(argv)
+    if argv and argv[0] == "node" and not _asks_for_help(argv[1:]):
+        return _run_node(argv[1:])
+    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in _HELP_FLAGS:
+        if "--ros-args" in argv:  # ros2 run / ros2 launch: ik_node --ros-args ...
+            return _run_node(argv)
+        _parser().print_usage(sys.stderr)
+        what = "option" if argv[0].startswith("-") else "subcommand"
+        print(
+            f"error: unknown {what} '{argv[0]}'; choose a subcommand: {', '.join(SUBCOMMANDS)}; to run "
+            "the node, put ROS arguments after --ros-args (ik_node --ros-args --params-file FILE)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    arguments = _parser().parse_args(argv or ["--help"])  # bare: the help, exit 0
     warnings.showwarning = _print_warning
     try:
         return arguments.run(arguments)
     except IKNodeError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+
+
+def _asks_for_help(arguments) -> bool:
+    """Whether ``-h``/``--help`` comes before any ``--ros-args`` (after it, it is rclpy's)."""
+    before_ros = arguments[: arguments.index("--ros-args")] if "--ros-args" in arguments else arguments
+    return any(flag in before_ros for flag in _HELP_FLAGS)
+
+
+def _run_node(arguments) -> int:
+    try:
+        from .node import main as node_main  # imports rclpy only when the node is wanted
+    except ImportError as error:
+        print(
+            f"error: the ROS 2 node needs rclpy and the message packages ({error}); source a ROS 2 "
+            "install, or pip install '.[ros]' in the source tree for the PyPI wheels. Without ROS: "
+            "ik_node info, config, solve and fk (see ik_node --help).",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    return node_main(arguments)
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -56,34 +118,206 @@ def _print_warning(message, category, filename, lineno, file=None, line=None) ->
     print(f"warning: {message}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------ the command line
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ik_node", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="ik_node",
+        description="Inverse kinematics for URDF robots: questions without ROS, a parameter file for\n"
+        "your own robot, or the ROS 2 node.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(
+        title="subcommands", dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}"
+    )
     for name, run, help_text in (
-        ("solve", _solve, "joint values that bring the tip to a pose"),
-        ("fk", _forward, "the pose of the tip for joint values"),
+        ("info", _info, "the robot's links, movable joints and limits, chains, suggested base/tip links"),
+        ("config", _config, "write a ROS 2 parameter file for the node (base, tips, the URDF's limits)"),
+        ("solve", _solve, "joint values that bring a tip to a pose"),
+        ("fk", _forward, "the pose of a tip for joint values"),
     ):
-        command = commands.add_parser(name, help=help_text)
+        command = commands.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
         command.set_defaults(run=run)
-        command.add_argument("--urdf", required=True, help="URDF file (or XML)")
-        command.add_argument("--base", required=True, help="base link: poses are in its frame")
-        command.add_argument("--tip", required=True, help="tip link")
-        values = command.add_argument_group("joint values (rad, m), in the order printed by fk")
-        values.add_argument("--q" if name == "fk" else "--seed", nargs="+", type=float, metavar="V")
-        values.add_argument(
-            "--joint", action="append", default=[], metavar="NAME=V", help="one joint by name"
-        )
-    solve = commands.choices["solve"]
-    solve.add_argument("--xyz", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"))
-    orientation = solve.add_mutually_exclusive_group()
-    orientation.add_argument("--rpy", nargs=3, type=float, metavar=("R", "P", "Y"), help="rad")
-    orientation.add_argument("--quat", nargs=4, type=float, metavar=("X", "Y", "Z", "W"))
-    solve.add_argument("--position-only", action="store_true", help="ignore the orientation")
-    solve.add_argument("--method", choices=METHODS, default="dls")
-    solve.add_argument("--solve-type", choices=SOLVE_TYPES, default="speed")
-    solve.add_argument("--timeout", type=float, default=0.05, help="time budget [s] (0.05)")
-    solve.add_argument("--tolerance", type=float, default=1e-5, help="m and rad (1e-5)")
+        _add_robot_arguments(command)
+    _add_info_arguments(commands.choices["info"])
+    _add_config_arguments(commands.choices["config"])
+    for name in ("solve", "fk"):
+        _add_chain_arguments(commands.choices[name], name)
+    _add_solve_arguments(commands.choices["solve"])
+    node = commands.add_parser(
+        "node",
+        help="run the ROS 2 node (the same as ik_node --ros-args ...)",
+        description="Run the ROS 2 node. Its parameters (robot_description_file, base_link, tip_links,\n"
+        "joint_limits...) come from a parameter file (ik_node config writes one) or -p NAME:=VALUE.\n"
+        "Stop it with Ctrl-C (exit 0); an unusable configuration exits 2.",
+        epilog="example:\n  ik_node node --ros-args --params-file my_robot.yaml "
+        "-p robot_description_file:=robot.urdf",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    node.add_argument(
+        "ros_arguments",
+        nargs=argparse.REMAINDER,
+        metavar="--ros-args ...",
+        help="ROS arguments: --params-file FILE, -p NAME:=VALUE, -r FROM:=TO (remap), ...",
+    )
     return parser
+
+
+def _add_robot_arguments(command) -> None:
+    robot = command.add_argument_group("robot description")
+    robot.add_argument(
+        "--urdf", required=True, metavar="FILE", help="URDF file, or xacro file (robot.urdf.xacro)"
+    )
+    robot.add_argument(
+        "--xacro-arg",
+        action="append",
+        default=[],
+        metavar="NAME:=VALUE",
+        help="a xacro argument (repeatable)",
+    )
+    robot.add_argument(
+        "--package-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory holding ROS packages, where $(find PKG) and package://PKG look (repeatable)",
+    )
+
+
+def _add_info_arguments(info) -> None:
+    info.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON instead (limits in rad or m, rad/s or m/s; null: no limit)",
+    )
+
+
+def _add_config_arguments(config) -> None:
+    chain = config.add_argument_group("chain (ik_node info suggests links)")
+    chain.add_argument(
+        "--base",
+        required=True,
+        metavar="LINK",
+        help="link the goals are expressed in and the chain starts from",
+    )
+    chain.add_argument(
+        "--tip",
+        metavar="LINK",
+        action="append",
+        required=True,
+        help="link that reaches a goal; repeat it for several tips (one goal topic each)",
+    )
+    config.add_argument(
+        "--mode",
+        choices=MODES,
+        default="solve",
+        help="solve: one command per goal; track: steps toward the latest goal at publish_rate "
+        "within the velocity limits [rad/s or m/s] (default: solve)",
+    )
+    config.add_argument(
+        "--name", default="ik_node", help="node name the parameters are for (default: ik_node)"
+    )
+    config.add_argument("--output", metavar="FILE", help="write the file here (default: stdout)")
+
+
+def _add_chain_arguments(command, name: str) -> None:
+    chain = command.add_argument_group("chain")
+    chain.add_argument("--base", required=True, metavar="LINK", help="base link: poses are in its frame")
+    chain.add_argument("--tip", required=True, metavar="LINK", help="tip link")
+    values = command.add_argument_group("joint values, in the order fk prints them")
+    values.add_argument(
+        "--q" if name == "fk" else "--seed",
+        nargs="+",
+        type=float,
+        metavar="V",
+        help="one value per joint [rad or m] (default: 0)"
+        if name == "fk"
+        else "start configuration, one value per joint [rad or m] (default: the solver's own)",
+    )
+    values.add_argument(
+        "--joint",
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="one joint's value by name [rad or m] (repeatable)",
+    )
+
+
+def _add_solve_arguments(solve) -> None:
+    goal = solve.add_argument_group("goal pose of the tip, in the base frame")
+    goal.add_argument(
+        "--xyz", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="position [m]"
+    )
+    orientation = goal.add_mutually_exclusive_group()
+    orientation.add_argument(
+        "--rpy",
+        nargs=3,
+        type=float,
+        metavar=("R", "P", "Y"),
+        help="roll, pitch, yaw about the base's fixed x, y, z axes [rad] (default: identity)",
+    )
+    orientation.add_argument(
+        "--quat",
+        nargs=4,
+        type=float,
+        metavar=("X", "Y", "Z", "W"),
+        help="quaternion in ROS order x y z w [unitless; normalised] (default: 0 0 0 1)",
+    )
+    goal.add_argument("--position-only", action="store_true", help="reach the position, any orientation")
+    settings = solve.add_argument_group("solver")
+    settings.add_argument(
+        "--method",
+        choices=METHODS,
+        default="dls",
+        help="dls: damped least squares; pinv: pseudo-inverse; transpose: Jacobian transpose; ccd: "
+        "cyclic coordinate descent (default: dls)",
+    )
+    settings.add_argument(
+        "--solve-type",
+        choices=SOLVE_TYPES,
+        default="speed",
+        help="speed: the first solution; distance: the nearest to the seed, manipulability: the most "
+        "manipulable, found within the timeout (default: speed)",
+    )
+    settings.add_argument(
+        "--timeout", type=float, default=0.05, metavar="S", help="time budget [s] (default: 0.05)"
+    )
+    settings.add_argument(
+        "--tolerance",
+        type=float,
+        metavar="TOL",
+        default=1e-5,
+        help="success threshold on the position [m] and orientation [rad] errors (default: 1e-5)",
+    )
+
+
+def _load(arguments):
+    """The robot of ``--urdf`` (a xacro file expanded with ``--xacro-arg``/``--package-path``)."""
+    options = {}
+    if arguments.package_path:
+        options["package_paths"] = list(arguments.package_path)
+    if arguments.xacro_arg:
+        options["xacro_args"] = _xacro_arguments(arguments.xacro_arg)
+    try:
+        return load_robot(arguments.urdf, **options)
+    except OSError as error:
+        raise IKNodeError(
+            f"--urdf '{arguments.urdf}' cannot be read ({error.strerror or error}); check the path "
+            "and its permissions"
+        ) from None
+
+
+def _xacro_arguments(items) -> dict:
+    """``{name: value}`` from ``--xacro-arg NAME:=VALUE`` items."""
+    values = {}
+    for item in items:
+        name, separator, value = item.partition(":=")
+        if not separator or not name:
+            raise IKNodeError(f"--xacro-arg takes NAME:=VALUE, got '{item}'")
+        values[name] = value
+    return values
 
 
 def _joint_values(arguments, names, vector) -> dict:
@@ -112,7 +346,7 @@ def _print_pose(pose: np.ndarray) -> None:
 
 
 def _forward(arguments) -> int:
-    tree = load_robot(arguments.urdf).tree(arguments.base, arguments.tip)
+    tree = _load(arguments).tree(arguments.base, arguments.tip)
     values = _joint_values(arguments, tree.joint_names, arguments.q)
     print("joints:", " ".join(tree.joint_names))
     _print_pose(tree.forward(values, arguments.tip))
@@ -120,7 +354,7 @@ def _forward(arguments) -> int:
 
 
 def _solve(arguments) -> int:
-    robot = load_robot(arguments.urdf)
+    robot = _load(arguments)
     task = "position" if arguments.position_only else "pose"
     options = SolverOptions(
         tasks={arguments.tip: task},
@@ -154,6 +388,314 @@ def _solve(arguments) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+# ------------------------------------------------------------------ info
+
+
+def _info(arguments) -> int:
+    summary = _robot_summary(_load(arguments))
+    if arguments.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_summary(summary, arguments.urdf)
+    return EXIT_OK
+
+
+def _robot_summary(robot) -> dict:
+    """What ``info`` shows, as plain data: limits in rad or m (by ``unit``), velocities per
+    second, ``None`` where the URDF gives no limit.
+
+    Suggested base links: the lowest link above every usable movable joint (no joint there moves
+    the whole robot, so every chain can start from it), and the root. Suggested tips: the leaf
+    links below that base with at least one movable joint on the way, most joints first.
+    """
+    movable = [joint for joint in robot.joints.values() if joint.is_movable]
+    chains = []
+    for leaf in _leaves(robot):
+        path = robot.path_joints(robot.root, leaf)
+        blocked = next((joint.name for joint in path if joint.problem is not None), None)
+        chains.append({"leaf": leaf, "joints": [j.name for j in path if j.is_movable], "blocked_by": blocked})
+    usable_parents = [joint.parent for joint in movable if joint.problem is None]
+    base = _lowest_common_ancestor(robot, usable_parents) if usable_parents else robot.root
+    tips = []
+    for leaf in _leaves(robot):
+        if base in _ancestry(robot, leaf):
+            path = robot.path_joints(base, leaf)
+            joints = [joint.name for joint in path if joint.is_movable]
+            if joints and all(joint.problem is None for joint in path):
+                tips.append({"link": leaf, "joints": len(joints)})
+    tips.sort(key=lambda tip: -tip["joints"])  # (stable: URDF order among equals)
+    return {
+        "name": robot.name,
+        "root": robot.root,
+        "links": list(robot.links),
+        "movable_joints": [_joint_summary(joint) for joint in movable],
+        "degrees_of_freedom": list(robot.joint_names),
+        "chains": chains,
+        "suggested_base_links": [base] if base == robot.root else [base, robot.root],
+        "suggested_tip_links": tips,
+    }
+
+
+def _joint_summary(joint) -> dict:
+    def finite(value):
+        return float(value) if math.isfinite(value) else None
+
+    return {
+        "name": joint.name,
+        "type": joint.type,
+        "parent": joint.parent,
+        "child": joint.child,
+        "unit": "m" if joint.type == "prismatic" else "rad",
+        "lower": finite(joint.lower),
+        "upper": finite(joint.upper),
+        "max_velocity": finite(joint.max_velocity),
+        "mimic": None if joint.mimic is None else dict(joint.mimic.__dict__),
+        "problem": joint.problem,
+    }
+
+
+def _leaves(robot) -> list[str]:
+    return [link for link in robot.links if not robot.child_joints[link]]
+
+
+def _ancestry(robot, link: str) -> list[str]:
+    """The links from the root down to ``link`` (both included)."""
+    links = [link]
+    while links[-1] in robot.parent_joint:
+        links.append(robot.parent_joint[links[-1]].parent)
+    return links[::-1]
+
+
+def _lowest_common_ancestor(robot, links) -> str:
+    paths = [_ancestry(robot, link) for link in links]
+    common = robot.root
+    for level in zip(*paths):
+        if any(link != level[0] for link in level):
+            break
+        common = level[0]
+    return common
+
+
+def _print_summary(summary: dict, urdf: str) -> None:
+    joints = summary["movable_joints"]
+    print(f"robot: {summary['name']}")
+    print(f"root link: {summary['root']}")
+    print(f"links: {len(summary['links'])}")
+    print(f"movable joints: {len(joints)} ({len(summary['degrees_of_freedom'])} degrees of freedom)")
+    rows = [("name", "type", "position limits", "velocity limit", "")]
+    rows += [(j["name"], j["type"], _position_text(j), _velocity_text(j), _joint_note(j)) for j in joints]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[4]]
+        print(("  " + "  ".join(cells)).rstrip())
+    print(f"chains (leaf link: movable joints from the root '{summary['root']}'):")
+    width = max(len(chain["leaf"]) for chain in summary["chains"])
+    for chain in summary["chains"]:
+        names = ": " + ", ".join(chain["joints"]) if chain["joints"] else ""
+        blocked = f"  (joint '{chain['blocked_by']}' cannot be used)" if chain["blocked_by"] else ""
+        print(f"  {chain['leaf'].ljust(width)}  {len(chain['joints']):>2}{names}{blocked}")
+    base, *others = summary["suggested_base_links"]
+    if others:
+        print(f"suggested base links: {base} (the lowest above every movable joint), {others[0]} (the root)")
+    else:
+        print(f"suggested base links: {base} (the root)")
+    tips = summary["suggested_tip_links"]
+    if not tips:
+        print("suggested tip links: none (no leaf link has a usable movable joint on the way)")
+        return
+    listed = ", ".join(f"{tip['link']} ({tip['joints']} joints)" for tip in tips)
+    print(f"suggested tip links (movable joints from {base}): {listed}")
+    print(f"next: ik_node config --urdf {urdf} --base {base} --tip {tips[0]['link']} --output my_robot.yaml")
+
+
+def _position_text(joint: dict) -> str:
+    if joint["problem"] is not None and joint["type"] not in ("revolute", "prismatic", "continuous"):
+        return "-"
+    if joint["lower"] is None and joint["upper"] is None:
+        return "none"
+    return f"[{_number(joint['lower'])}, {_number(joint['upper'])}] {joint['unit']}"
+
+
+def _velocity_text(joint: dict) -> str:
+    if joint["max_velocity"] is None:
+        return "none"
+    return f"{_number(joint['max_velocity'])} {joint['unit']}/s"
+
+
+def _joint_note(joint: dict) -> str:
+    notes = []
+    if joint["mimic"] is not None:
+        mimic = joint["mimic"]
+        notes.append(f"mimics {mimic['leader']} (x{_number(mimic['multiplier'])} {mimic['offset']:+g})")
+    if joint["problem"] is not None:
+        notes.append(f"cannot be used: {joint['problem']}")
+    return "; ".join(notes)
+
+
+def _number(value) -> str:
+    return "-inf" if value is None else f"{value:.6g}"
+
+
+# ------------------------------------------------------------------ config
+
+#: The node's tuning parameters the generated file shows with their defaults (the rest keep theirs).
+CONFIG_TUNING_PARAMETERS = (
+    "method",
+    "solve_type",
+    "timeout",
+    "position_tolerance",
+    "orientation_tolerance",
+    "publish_rate",
+    "max_joint_move",
+    "publish_best_effort",
+    "publish_trajectory",
+)
+_PLAIN_STRING = re.compile(r"[A-Za-z_/][\w./-]*\Z")
+#: Plain words a YAML or ROS parameter parser reads as something other than a string.
+_NOT_STRINGS = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "inf", "infinity", "nan"}
+
+
+def _config(arguments) -> int:
+    robot = _load(arguments)
+    urdf = Path(arguments.urdf)
+    if not urdf.is_file():
+        raise IKNodeError("config: --urdf must name a file (the node reads it as robot_description_file)")
+    tree = robot.tree(arguments.base, arguments.tip)
+    if not tree.joint_names:
+        raise IKNodeError(
+            f"no movable joint between base link '{arguments.base}' and {list(arguments.tip)}; choose "
+            "links with movable joints between them (ik_node info --urdf FILE suggests some)"
+        )
+    if arguments.mode == "track":
+        velocities = zip(tree.joint_names, tree.max_velocity)
+        unknown = [name for name, velocity in velocities if not math.isfinite(velocity)]
+        if unknown:
+            raise IKNodeError(
+                f"track mode needs a velocity limit for joints {unknown}, and the URDF gives none; add "
+                "<limit velocity=...> to them, or use --mode solve and set "
+                "joint_limits.<joint>.has_velocity_limits / max_velocity [rad/s or m/s] in the file"
+            )
+    output = Path(arguments.output) if arguments.output else None
+    text = _parameter_file(arguments, robot, tree, urdf.resolve(), output)
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        output.write_text(text)
+    except OSError as error:
+        raise IKNodeError(
+            f"--output '{output}' cannot be written ({error.strerror or error}); choose a writable path"
+        ) from None
+    rename = "" if arguments.name == "ik_node" else f" -r __node:={arguments.name}"
+    run = f"ik_node --ros-args --params-file {output}{rename}"
+    print(f"wrote {output}; run the node with: {run}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _parameter_file(arguments, robot, tree, urdf: Path, output: Path | None) -> str:
+    """The node's parameter file: the robot, the chain, the mode, the tuning parameters at their
+    defaults and the joint limits of the chain from the URDF (as the node declares them)."""
+    name, tips = arguments.name, list(tree.tip_links)
+    params_file = str(output) if output is not None else "my_robot.yaml"
+    rename = "" if name == "ik_node" else f" -r __node:={name}"
+    written = f"ik_node config --urdf {urdf} --base {tree.base_link}"
+    written += "".join(f" --tip {tip}" for tip in tips)
+    written += "".join(f" --xacro-arg {item}" for item in arguments.xacro_arg)
+    written += "".join(f" --package-path {item}" for item in arguments.package_path)
+    topics = [f"/{name}/{tip}/target_pose" for tip in tips] if len(tips) > 1 else [f"/{name}/target_pose"]
+    lines = [
+        f"# ik_node parameters for robot '{robot.name}': {tree.base_link} -> {', '.join(tips)}, "
+        f"{len(tree.joint_names)} joints. Written by:",
+        f"#   {written} --mode {arguments.mode} --name {name}",
+        "# Run the node with it:",
+        f"#   ik_node --ros-args --params-file {params_file}{rename}",
+        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}",
+        *([] if name == "ik_node" else ["#   (the launch file's node is ik_node: use --name ik_node there)"]),
+        f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
+        + ", ".join(topics),
+        f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
+        f"# Every parameter is described in the README's table and by: ros2 param describe /{name} NAME",
+        f"{_yaml_scalar(name)}:",
+        "  ros__parameters:",
+        f"    robot_description_file: {_yaml_scalar(str(urdf))}",
+    ]
+    lines += _xacro_lines(arguments)
+    lines += [
+        f"    base_link: {_yaml_scalar(tree.base_link)}",
+        f"    tip_links: {_yaml_scalar(tips)}",
+        f"    mode: {arguments.mode}",
+    ]
+    for parameter in CONFIG_TUNING_PARAMETERS:
+        spec = spec_of(parameter)
+        lines += textwrap.wrap(spec.described, width=96, initial_indent="    # ", subsequent_indent="    # ")
+        lines.append(f"    {parameter}: {_yaml_scalar(spec.default)}")
+    lines += [
+        "    # The URDF's limits (MoveIt's joint_limits convention): tighter values here win, wider",
+        "    # ones are refused. Positions in rad (revolute) or m (prismatic), velocities per second.",
+        "    joint_limits:",
+    ]
+    for index, joint in enumerate(tree.joint_names):
+        lines.append(f"      {_yaml_scalar(joint)}:  # {robot.joints[joint].type}")
+        limits = _joint_limit_values(tree, index)
+        lines += [f"        {key}: {_yaml_scalar(value)}" for key, value in limits.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _xacro_lines(arguments) -> list[str]:
+    """``xacro_args`` and ``package_paths`` for a xacro file, where the node has them."""
+    if not (arguments.xacro_arg or arguments.package_path):
+        return []
+    if spec_of("xacro_args") is None or spec_of("package_paths") is None:
+        warnings.warn(
+            "this node reads robot_description_file without --xacro-arg/--package-path: expand the "
+            "xacro file once (xacro FILE NAME:=VALUE > robot.urdf) and pass robot.urdf",
+            stacklevel=2,
+        )
+        return []
+    packages = [str(Path(directory).resolve()) for directory in arguments.package_path]
+    return [
+        f"    xacro_args: {_yaml_scalar(list(arguments.xacro_arg))}",
+        f"    package_paths: {_yaml_scalar(packages)}",
+    ]
+
+
+def _joint_limit_values(tree, index: int) -> dict:
+    """``joint_limits.<joint>.*`` of the chain's joint ``index`` from the URDF, with the node's
+    conventions (:meth:`ik_node.node.IKNode._declare_joint_parameters`): 0.0 where there is no
+    limit, and the matching ``has_*`` flag false."""
+    lower, upper = float(tree.lower[index]), float(tree.upper[index])
+    velocity = float(tree.max_velocity[index])
+    bounded = math.isfinite(lower)
+    return {
+        "has_position_limits": bounded,
+        "min_position": lower if bounded else 0.0,
+        "max_position": upper if bounded else 0.0,
+        "has_velocity_limits": math.isfinite(velocity),
+        "max_velocity": velocity if math.isfinite(velocity) else 0.0,
+    }
+
+
+def _yaml_scalar(value) -> str:
+    """``value`` as YAML the ROS parameter parser reads with the same type: doubles always with a
+    decimal point (``1.0e-05``, not ``1e-05``), strings quoted unless plainly strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)  # the shortest text that reads back as the same double
+        mantissa, exponent, power = text.partition("e")
+        if "." not in mantissa and mantissa.lstrip("-").isdigit():
+            mantissa += ".0"
+        return mantissa + exponent + power
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml_scalar(item) for item in value) + "]"
+    text = str(value)
+    if _PLAIN_STRING.match(text) and text.lower() not in _NOT_STRINGS:
+        return text
+    return json.dumps(text)  # a JSON string is a YAML double-quoted scalar
 
 
 if __name__ == "__main__":
