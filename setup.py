@@ -46,8 +46,11 @@ setup(
             "example-robot-data",
             "matplotlib",
             "transforms3d",  # an independent reference in the tests; ik_node.lie has its own
+            "xacro",
         ],
         "plot": ["matplotlib"],
+        # Robot descriptions written in xacro (load_robot expands them); ROS installs have it.
+        "xacro": ["xacro"],
     },
     zip_safe=True,
     maintainer="ik_node maintainers",

@@ -1,9 +1,10 @@
 """Robot model: a URDF turned into a validated kinematic tree of joints and links.
 
-:func:`load_robot` reads a URDF (file path, XML string or bytes) with ``urdf_parser_py`` and checks
-what the parser lets through. **Liberal when loading, strict when used**: what IK never reads
-(visual, collision, inertial, materials, transmissions, gazebo blocks, dynamics, leftover xacro
-elements) is dropped before parsing; a problem in one joint (an unsupported type, a zero axis,
+:func:`load_robot` reads a URDF or a xacro file (file path, XML string or bytes; xacro is expanded
+first, see :mod:`ik_node.xacro_expansion`) with ``urdf_parser_py`` and checks what the parser lets
+through. **Liberal when loading, strict when used**: what IK never reads (visual, collision,
+inertial, materials, transmissions, gazebo blocks, dynamics, elements of other XML namespaces)
+is dropped before parsing; a problem in one joint (an unsupported type, a zero axis,
 inverted or non-overlapping limits, a mimic cycle) is a warning at load time and an error only
 when a tree that contains the joint is built. The tree's structure itself (links named by
 joints, one parent per link, one root) must hold for anything to load.
@@ -33,6 +34,7 @@ import numpy as np
 from .errors import UnknownLinkError, URDFError
 from .kinematics import KinematicTree
 from .lie import inverse, pose_from_xyz_rpy
+from .xacro_expansion import XACRO_NAMESPACE, expand_xacro, is_xacro
 
 __all__ = ["Joint", "Mimic", "Robot", "load_robot", "SUPPORTED_JOINT_TYPES"]
 
@@ -222,14 +224,29 @@ class Robot:
         return inverse(tree.pose_of(poses, base)) @ pose
 
 
-def load_robot(urdf: str | os.PathLike | bytes) -> Robot:
-    """Load a URDF given as a file path, an XML string or XML bytes.
+def load_robot(
+    description: str | os.PathLike | bytes,
+    package_paths: Sequence[str | os.PathLike] | None = None,
+    xacro_args: Mapping[str, object] | None = None,
+) -> Robot:
+    """Load a robot description: a URDF or xacro file path, or URDF/xacro XML as a string or bytes.
 
-    Raises :class:`~ik_node.errors.URDFError` when the XML or the tree's structure is broken;
-    a joint that cannot be used is warned about (``UserWarning``) and refused only when a tree
+    A ``.xacro`` file, or XML holding xacro markup (``xmlns:xacro``, ``<xacro:...>``, ``${...}``,
+    ``$(...)``), is expanded first with the ``xacro`` package, as ``xacro FILE name:=value`` does
+    (see :func:`ik_node.xacro_expansion.expand_xacro`): ``xacro_args`` maps argument names to
+    values (``$(arg name)``); ``$(find PKG)`` resolves through ``package_paths`` (directories
+    holding ROS packages, ``DIR/PKG/package.xml``) first, then the ament index of a sourced
+    workspace. Pass a file by its path so that includes relative to it work.
+
+    Raises :class:`~ik_node.errors.URDFError` when the XML, its xacro expansion (naming the file,
+    the package not found, or how to install xacro) or the tree's structure is broken; a joint
+    that cannot be used is warned about (``UserWarning``) and refused only when a tree
     containing it is built. Content IK never reads is dropped silently (logged at debug level).
     """
-    raw = _parse_xml(_read_urdf_bytes(urdf))
+    data, path = _read_description(description)
+    if is_xacro(data, path):
+        data = expand_xacro(data, path, package_paths=package_paths, xacro_args=xacro_args)
+    raw = _parse_xml(data)
     if raw.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, found <{raw.tag}>")
     _check_unique_names(raw)
@@ -262,10 +279,12 @@ def load_robot(urdf: str | os.PathLike | bytes) -> Robot:
 # ------------------------------------------------------------------ reading the XML
 
 
-def _read_urdf_bytes(urdf) -> bytes:
-    """The document's bytes: a file's as stored; a string's as UTF-8 with its XML declaration
-    dropped (a declared encoding described the string's source, not these bytes) and a
-    leading byte-order mark or whitespace removed; trailing NUL bytes and whitespace removed."""
+def _read_description(urdf) -> tuple[bytes, Path | None]:
+    """The document's bytes, and its file's path (None for XML text): a file's bytes as stored;
+    a string's as UTF-8 with its XML declaration dropped (a declared encoding described the
+    string's source, not these bytes) and a leading byte-order mark or whitespace removed;
+    trailing NUL bytes and whitespace removed."""
+    path = None
     if isinstance(urdf, bytes):
         data = urdf
     elif isinstance(urdf, os.PathLike) or (
@@ -287,7 +306,7 @@ def _read_urdf_bytes(urdf) -> bytes:
         raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
     if data.startswith(_BYTE_ORDER_MARK.encode("utf-8")):
         data = data[3:]
-    return data.strip(b" \t\r\n\x00")
+    return data.strip(b" \t\r\n\x00"), path
 
 
 def _parse_xml(data: bytes) -> ElementTree.Element:
@@ -315,7 +334,8 @@ def _parse_xml(data: bytes) -> ElementTree.Element:
 def _keep_kinematics_only(raw: ElementTree.Element) -> None:
     """Drop what IK never reads: top-level elements other than links and joints, every child of
     a link (visual, collision, inertial), joint children other than ``_JOINT_CHILDREN``, and
-    elements of other XML namespaces (leftover xacro, warned about: run xacro first)."""
+    elements of other XML namespaces (warned about; xacro elements left after the expansion,
+    e.g. under a prefix other than ``xacro:``, are named as such)."""
     foreign = []
     for element in list(raw):
         if not isinstance(element.tag, str) or element.tag not in ("link", "joint"):
@@ -331,9 +351,12 @@ def _keep_kinematics_only(raw: ElementTree.Element) -> None:
                 element.remove(child)
     if foreign:
         names = sorted({tag.split("}")[-1] for tag in foreign})
+        xacro_namespaces = (XACRO_NAMESPACE, "urn:ik-node:undeclared:xacro")
+        xacro_left = any(tag[1:].startswith(xacro_namespaces) for tag in foreign)
+        advice = ": xacro elements left after the expansion (bound to a prefix other than 'xacro:'?)"
         warnings.warn(
-            f"URDF: ignored {len(foreign)} elements of another XML namespace ({', '.join(names)}): "
-            "this looks like an unprocessed xacro file; run xacro first",
+            f"URDF: ignored {len(foreign)} elements of another XML namespace ({', '.join(names)})"
+            + (advice if xacro_left else ""),
             stacklevel=3,
         )
 

@@ -227,11 +227,15 @@ def test_xml_quirks_load_from_a_string_and_from_a_file(text, tmp_path):
         )
 
 
-def test_leftover_xacro_elements_are_ignored_with_advice():
-    text = chain(body='<xacro:include filename="x.xacro"/><xacro:property name="p" value="1"/>')
-    with pytest.warns(UserWarning, match="run xacro first"):
-        robot = load_robot(text)
+def test_unprocessed_xacro_is_expanded_even_with_an_undeclared_prefix():
+    """(test_xacro.py tests the expansion itself.)"""
+    pytest.importorskip("xacro")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot = load_robot(chain(body='<xacro:property name="p" value="1"/>'))
     assert robot.joint_names == ("j1", "j2")
+    with pytest.raises(URDFError, match="xacro could not expand.*x.xacro"):
+        load_robot(chain(body='<xacro:include filename="x.xacro"/>'))
 
 
 def test_a_string_declaring_another_encoding_keeps_its_names(tmp_path):
