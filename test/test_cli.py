@@ -1,17 +1,29 @@
-"""The ``ik_node solve`` / ``ik_node fk`` command line: success, unknown link, unreachable goal,
-malformed input — each with its exit code and a message on stderr."""
+"""The ``ik_node`` command line: its usage (help, the node's entry points), ``solve`` / ``fk``
+(success, unknown link, unreachable goal, malformed input), ``info`` on every bundled robot
+against the URDF's XML and the model, and ``config``'s refusals — each with its exit code and a
+message on stderr. (``config``'s files and the node started with them: test_cli_config.py.)"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ik_node import load_robot
 from ik_node.catalogue import URDF_DIR
+from ik_node.cli import SUBCOMMANDS, _parser
 
 ARM7 = str(URDF_DIR / "arm7.urdf")
+BUNDLED_ROBOTS = ("arm6", "arm7", "dual_arm", "humanoid", "mobile_manipulator")
+#: How a numeric option's help states its unit.
+UNIT = r"\[(m|s|rad|rad or m|unitless[^]]*)\]"
 
 
 def run(*arguments: str) -> subprocess.CompletedProcess:
@@ -93,3 +105,190 @@ def test_malformed_input_is_refused_with_a_message():
     assert wrong_count.returncode == 2 and "expected 7 joint values" in wrong_count.stderr
     missing_file = run("fk", "--urdf", "/nonexistent.urdf", "--base", "base_link", "--tip", "tool0")
     assert missing_file.returncode == 2 and "URDF file not found" in missing_file.stderr
+
+
+# ------------------------------------------------------------------ usage
+
+
+@pytest.mark.parametrize("arguments", [(), ("-h",), ("--help",)], ids=["bare", "-h", "--help"])
+def test_help_lists_the_subcommands_how_to_run_the_node_and_the_exit_codes(arguments):
+    result = run(*arguments)
+    assert result.returncode == 0, result.stderr
+    for subcommand in SUBCOMMANDS:
+        assert subcommand in result.stdout
+    assert (
+        "ik_node --ros-args --params-file my_robot.yaml -p robot_description_file:=robot.urdf"
+        in result.stdout
+    )
+    assert "ros2 launch ik_node ik_node.launch.py" in result.stdout
+    assert "exit codes" in result.stdout and "goal not reached" in result.stdout
+
+
+@pytest.mark.parametrize("subcommand", SUBCOMMANDS)
+def test_each_subcommand_has_a_help(subcommand):
+    result = run(subcommand, "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: ik_node {subcommand}")
+
+
+def test_every_option_has_help_and_numbers_have_units():
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"ik_node {name} {action.option_strings or action.dest} has no help"
+            if action.type is float:
+                assert re.search(UNIT, action.help), f"ik_node {name} {action.option_strings}: no unit"
+
+
+@pytest.mark.parametrize("arguments", [("node", "--ros-args"), ("--ros-args",)], ids=["node", "--ros-args"])
+def test_node_runs_from_the_node_subcommand_and_from_ros_args(arguments):
+    """Without parameters the node refuses to start (tip_links is required): the node's own
+    message and exit code show the command line reached it."""
+    result = run(*arguments, "-p", "mode:=solve")
+    assert result.returncode == 2
+    assert "ik_node: parameter tip_links is required" in result.stderr
+
+
+def test_an_unknown_subcommand_is_refused_with_the_choices():
+    result = run("--params-file", "robot.yaml")
+    assert result.returncode == 2
+    assert "unknown option '--params-file'" in result.stderr and "--ros-args" in result.stderr
+
+
+# ------------------------------------------------------------------ info
+
+
+def movable_joints_in_the_xml(urdf: Path) -> dict:
+    """``{joint: element}`` of the URDF's non-fixed joints, read with ElementTree (not the model)."""
+    root = ElementTree.parse(urdf).getroot()
+    return {joint.get("name"): joint for joint in root.iter("joint") if joint.get("type") != "fixed"}
+
+
+@pytest.mark.parametrize("robot", BUNDLED_ROBOTS)
+def test_info_lists_the_movable_joints_with_their_limits(robot):
+    urdf = URDF_DIR / f"{robot}.urdf"
+    expected = movable_joints_in_the_xml(urdf)
+    summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
+    assert [joint["name"] for joint in summary["movable_joints"]] == list(expected)
+    for joint in summary["movable_joints"]:
+        element = expected[joint["name"]]
+        assert joint["type"] == element.get("type")
+        assert joint["unit"] == ("m" if element.get("type") == "prismatic" else "rad")
+        limit, soft = element.find("limit"), element.find("safety_controller")
+        if element.get("type") == "continuous":
+            assert joint["lower"] is None and joint["upper"] is None
+        else:  # the hard limits, tightened by a safety controller's soft limits
+            lower, upper = float(limit.get("lower")), float(limit.get("upper"))
+            if soft is not None:
+                lower = max(lower, float(soft.get("soft_lower_limit", lower)))
+                upper = min(upper, float(soft.get("soft_upper_limit", upper)))
+            assert (joint["lower"], joint["upper"]) == (lower, upper)
+        assert joint["max_velocity"] == float(limit.get("velocity"))
+    model = load_robot(urdf)
+    assert summary["degrees_of_freedom"] == list(model.joint_names)
+    assert summary["root"] == model.root and len(summary["links"]) == len(model.links)
+
+    text = run("info", "--urdf", str(urdf))
+    assert text.returncode == 0, text.stderr
+    assert f"movable joints: {len(expected)} " in text.stdout
+    table = {line.split()[0]: line for line in text.stdout.splitlines() if line.startswith("  ")}
+    for name, element in expected.items():
+        unit = "m" if element.get("type") == "prismatic" else "rad"
+        assert f"{unit}/s" in table[name], table[name]
+
+
+@pytest.mark.parametrize("robot", BUNDLED_ROBOTS)
+def test_info_suggests_a_base_above_every_joint_and_leaf_tips_by_joint_count(robot):
+    urdf = URDF_DIR / f"{robot}.urdf"
+    summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
+    model = load_robot(urdf)
+    base = summary["suggested_base_links"][0]
+    assert summary["suggested_base_links"][-1] == model.root
+    tips = summary["suggested_tip_links"]
+    assert tips, "no tip suggested"
+    parents = {
+        element.find("parent").get("link") for element in ElementTree.parse(urdf).getroot().iter("joint")
+    }
+    counts = [tip["joints"] for tip in tips]
+    assert counts == sorted(counts, reverse=True)
+    for tip in tips:
+        assert tip["link"] not in parents, f"{tip['link']} is not a leaf"
+        path = model.path_joints(base, tip["link"])  # raises unless the tip is below the base
+        assert tip["joints"] == sum(joint.type != "fixed" for joint in path) > 0
+    # every movable joint is below the base: a tree from it to all tips holds every degree of freedom
+    # the leaves reach
+    assert set(model.tree(base, [tip["link"] for tip in tips]).joint_names) == set(model.joint_names)
+
+
+def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):
+    missing = run("info", "--urdf", str(tmp_path / "robot.urdf"))
+    assert missing.returncode == 2 and "URDF file not found" in missing.stderr
+    broken = tmp_path / "broken.urdf"
+    broken.write_text('<robot name="r"><link name="a"/></robot')
+    malformed = run("info", "--urdf", str(broken))
+    assert malformed.returncode == 2 and "malformed URDF XML" in malformed.stderr
+    bad_argument = run("info", "--urdf", ARM7, "--xacro-arg", "prefix")
+    assert (
+        bad_argument.returncode == 2 and "--xacro-arg takes NAME:=VALUE, got 'prefix'" in bad_argument.stderr
+    )
+    for result in (missing, malformed, bad_argument):
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------------ config: bad input
+
+
+def test_config_refuses_a_tip_not_below_the_base():
+    result = run("config", "--urdf", ARM7, "--base", "link3", "--tip", "link2")
+    assert result.returncode == 2 and not result.stdout
+    assert "tip link 'link2' is not below base link 'link3'" in result.stderr
+    assert "choose a base that is an ancestor of the tip" in result.stderr
+
+
+def test_config_refuses_an_unknown_link_and_lists_the_links():
+    result = run("config", "--urdf", ARM7, "--base", "base_link", "--tip", "gripper")
+    assert result.returncode == 2 and not result.stdout
+    assert "unknown link 'gripper'" in result.stderr and "tool0" in result.stderr and "link7" in result.stderr
+
+
+def test_config_refuses_a_chain_without_movable_joints():
+    result = run("config", "--urdf", ARM7, "--base", "world", "--tip", "base_link")
+    assert result.returncode == 2 and "no movable joint between base link 'world'" in result.stderr
+
+
+def test_config_refuses_a_missing_urdf_and_an_unwritable_output(tmp_path):
+    missing = run("config", "--urdf", str(tmp_path / "robot.urdf"), "--base", "a", "--tip", "b")
+    assert missing.returncode == 2 and "URDF file not found" in missing.stderr
+    unwritable = run(
+        "config",
+        "--urdf",
+        ARM7,
+        "--base",
+        "base_link",
+        "--tip",
+        "tool0",
+        "--output",
+        str(tmp_path / "no" / "x.yaml"),
+    )
+    assert (
+        unwritable.returncode == 2
+        and f"--output '{tmp_path / 'no' / 'x.yaml'}' cannot be written" in unwritable.stderr
+    )
+
+
+def test_config_track_mode_needs_velocity_limits(tmp_path):
+    urdf = tmp_path / "slider.urdf"
+    urdf.write_text(
+        '<robot name="slider"><link name="base"/><link name="carriage"/>'
+        '<joint name="slide" type="prismatic"><parent link="base"/><child link="carriage"/>'
+        '<axis xyz="1 0 0"/><limit lower="0" upper="0.5" effort="10" velocity="0"/></joint></robot>'
+    )
+    result = run("config", "--urdf", str(urdf), "--base", "base", "--tip", "carriage", "--mode", "track")
+    assert (
+        result.returncode == 2 and "track mode needs a velocity limit for joints ['slide']" in result.stderr
+    )
+    solve = run("config", "--urdf", str(urdf), "--base", "base", "--tip", "carriage")
+    assert solve.returncode == 0, solve.stderr
+    assert "has_velocity_limits: false" in solve.stdout and "max_velocity: 0.0" in solve.stdout
