@@ -6,8 +6,10 @@ substitutions. :func:`expand_xacro` expands it with the ``xacro`` package (PyPI 
 runs without ROS, or ROS's ``ros-$ROS_DISTRO-xacro``) as ``xacro FILE name:=value ...`` would:
 
 * ``xacro_args`` are xacro's ``name:=value`` arguments, read by ``$(arg name)``;
-* a file is expanded from its path, so includes relative to it work; XML text has no path, and
-  xacro resolves its relative includes against the current directory;
+* a file's includes are relative to it; XML text has no path, and xacro resolves its relative
+  includes against the current directory;
+* ``xacro:`` used without its ``xmlns:xacro`` declaration is declared (xacro itself would refuse
+  the document as malformed XML);
 * ``$(find PKG)`` (and ``find('PKG')`` inside ``$(eval ...)``) resolve through
   :func:`ik_node.resources.find_package`: ``package_paths`` first, then ik_node itself, then the
   ament index.
@@ -67,8 +69,8 @@ def expand_xacro(
 ) -> bytes:
     """The URDF XML (UTF-8 bytes) a xacro document expands to.
 
-    ``path``: the file the document came from (expanded from there, so its relative includes
-    work; ``data`` is then only checked for markup), or None for XML text. ``package_paths``:
+    ``data``: the document's bytes; ``path``: the file they came from (xacro's file stack starts
+    there, so its relative includes work), or None for XML text. ``package_paths``:
     directories holding ROS packages, searched by ``$(find PKG)`` before the ament index (see
     :func:`ik_node.resources.find_package`). ``xacro_args``: ``{name: value}``, xacro's
     ``name:=value`` arguments (values turned to strings).
@@ -92,12 +94,11 @@ def expand_xacro(
         ) from None
     with _xacro_lock, _package_lookup(package_paths):
         try:
-            if path is not None:
-                document = xacro.process_file(str(Path(path).absolute()), mappings=arguments)
-            else:
-                document = xml.dom.minidom.parseString(_with_xacro_namespace(data))
-                xacro.init_stacks(None)  # (a previous file's stack would anchor relative includes)
-                xacro.process_doc(document, mappings=arguments)
+            # What xacro.process_file does, from the bytes already read (an undeclared xacro:
+            # prefix declared): the file stack anchors relative includes.
+            document = xml.dom.minidom.parseString(_with_xacro_namespace(data))
+            xacro.init_stacks(None if path is None else str(Path(path).absolute()))
+            xacro.process_doc(document, mappings=arguments)
         except Exception as error:  # xacro raises XacroException, ExpatError, NameError...
             raise _expansion_error(error, source, xacro, arguments) from None
         finally:

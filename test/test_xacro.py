@@ -120,7 +120,8 @@ def test_markup_alone_makes_a_document_xacro(tmp_path):
     )
     undeclared = with_property.replace(f" {XACRO_NS}", "")
     as_file = write(tmp_path / "robot.urdf", with_property)
-    for description in (with_property, undeclared, as_file):
+    undeclared_file = write(tmp_path / "undeclared.urdf", undeclared)
+    for description in (with_property, undeclared, as_file, undeclared_file):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             robot = load_robot(description)
