@@ -84,8 +84,8 @@ def quaternion_to_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
     """3x3 rotation matrix of the quaternion ``(x, y, z, w)`` (ROS order, scalar last).
 
     A non-unit quaternion is normalised first (``q / |q|``); one shorter than
-    :data:`MIN_QUATERNION_NORM` raises ``ValueError``. With ``s = 2 / |q|^2`` (the unit-quaternion
-    formula of Siciliano et al. 2009, Sec. 2.7, written for a quaternion of any length)::
+    :data:`MIN_QUATERNION_NORM` raises ``ValueError``. Then, with ``s = 2`` (Siciliano et al.
+    2009, Sec. 2.7; ``s = 2 / |q|^2`` for a quaternion of any length)::
 
         R = [[1 - s(y² + z²),   s(xy - zw),       s(xz + yw)    ],
              [s(xy + zw),       1 - s(x² + z²),   s(yz - xw)    ],
@@ -94,10 +94,11 @@ def quaternion_to_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
     Example: ``quaternion_to_matrix(0, 0, sin(pi/4), cos(pi/4))`` is a quarter turn about z,
     ``[[0, -1, 0], [1, 0, 0], [0, 0, 1]]``.
     """
-    norm_squared = x * x + y * y + z * z + w * w
-    if not norm_squared >= MIN_QUATERNION_NORM**2:  # (also refuses NaN)
+    norm = math.hypot(x, y, z, w)  # (no overflow for huge components)
+    if not norm >= MIN_QUATERNION_NORM:  # (also refuses NaN)
         raise ValueError(f"quaternion (x y z w) ({x}, {y}, {z}, {w}) has no direction; identity is (0 0 0 1)")
-    s = 2.0 / norm_squared
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    s = 2.0
     return np.array(
         [
             [1.0 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
