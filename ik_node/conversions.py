@@ -38,7 +38,7 @@ def pose_from_fields(position, quaternion) -> np.ndarray:
         raise TargetError(f"goal position must be finite, got {position}")
     if not all(math.isfinite(value) for value in quaternion):
         raise TargetError(f"goal orientation must be finite, got quaternion (x y z w) {quaternion}")
-    norm = math.sqrt(sum(value * value for value in quaternion))
+    norm = math.hypot(*quaternion)  # (without overflow for huge components)
     if norm < MIN_QUATERNION_NORM:
         raise TargetError(
             f"goal orientation is a zero quaternion (x y z w) {quaternion}; identity is (0 0 0 1)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import yaml
 
@@ -21,6 +21,7 @@ __all__ = [
     "JOINT_PARAMETERS",
     "MODES",
     "NODE_PARAMETERS",
+    "NodeSettings",
     "ParameterSpec",
     "TASK_KINDS",
     "TIP_PARAMETERS",
@@ -97,8 +98,12 @@ def _spec(name, kind, default, description, unit="", low=None, high=None, choice
 NODE_PARAMETERS = (
     _spec("robot_description", "string", "", "URDF XML. Empty: robot_description_file, else the "
           "/robot_description topic", read_only=True),
-    _spec("robot_description_file", "string", "", "URDF file (a path or package://ik_node/urdf/arm7.urdf), "
-          "used when robot_description is empty", read_only=True),
+    _spec("robot_description_file", "string", "", "URDF or xacro file (a path or "
+          "package://ik_node/urdf/arm7.urdf), used when robot_description is empty", read_only=True),
+    _spec("xacro_args", "string_array", None, "xacro arguments NAME:=VALUE for a .xacro "
+          "robot_description_file", read_only=True),
+    _spec("package_paths", "string_array", None, "directories holding ROS packages, for a xacro's "
+          "$(find pkg) and package:// paths outside the ament index", read_only=True),
     _spec("base_link", "string", "", "link the goals and the solver's chain start from (empty: the "
           "URDF root)", read_only=True),
     _spec("tip_links", "string_array", None, "links that reach the goals, one goal topic each (required)",
@@ -147,6 +152,11 @@ NODE_PARAMETERS = (
           "", 1.0, 1e9),
     _spec("hard_stop_singularity_threshold", "double", 30.0, "track mode: condition number where motion "
           "toward a singularity stops", "", 1.0, 1e9),
+    _spec("interactive_markers", "bool", True, "a 6-DOF RViz marker per tip that sends goals as you drag "
+          "it (track mode) or release it (solve mode); needs the interactive_markers package",
+          read_only=True),
+    _spec("transform_timeout", "double", 0.05, "how long a goal in a TF frame outside the model waits "
+          "for the latest transform when none is known at its stamp (needs tf2_ros)", "s", 0.0, 5.0),
 )  # fmt: skip
 
 #: Per joint of the solver's chain (``{}``: the joint), declared when the robot is loaded; the
@@ -174,6 +184,76 @@ _PATTERNS = [
 ]
 
 
+@dataclass(frozen=True)
+class NodeSettings:
+    """The node's parameter values as a typed record (one field per entry of
+    :data:`NODE_PARAMETERS`, same names; the per-joint and per-tip ones as mappings by joint or
+    tip), made whole from validated values by :meth:`from_values` and replaced whole on a change.
+    Units as in the schema: s, Hz, m, rad."""
+
+    robot_description: str
+    robot_description_file: str
+    xacro_args: tuple[str, ...]
+    package_paths: tuple[str, ...]
+    base_link: str
+    tip_links: tuple[str, ...]
+    mode: str
+    publish_rate: float  # [Hz]
+    method: str
+    solve_type: str
+    timeout: float  # [s]
+    position_tolerance: float  # [m]
+    orientation_tolerance: float  # [rad]
+    min_damping: float
+    max_iterations: int
+    posture_gain: float
+    random_seed: int
+    max_joint_move: float  # [rad or m]; 0: off
+    publish_best_effort: bool
+    publish_rest_posture_at_start: bool
+    publish_trajectory: bool
+    publish_position_commands: bool
+    command_joints: tuple[str, ...]  # empty: the chain's joints
+    joint_state_rate: float  # [Hz]
+    min_trajectory_duration: float  # [s]
+    joint_state_timeout: float  # [s]
+    lower_singularity_threshold: float
+    hard_stop_singularity_threshold: float
+    interactive_markers: bool
+    transform_timeout: float  # [s]
+    #: ``{tip: task}`` from ``tip_tasks.<tip>``.
+    tip_tasks: Mapping[str, str]
+    #: ``{joint: weight}``, ``{joint: rest value}`` from ``joint_weights.<joint>``,
+    #: ``rest_posture.<joint>`` (joints declared so far).
+    joint_weights: Mapping[str, float]
+    rest_posture: Mapping[str, float]
+    #: Every value by its parameter name, for the limit merge (``joint_limits.<joint>.<key>``).
+    values: Mapping[str, object]
+
+    @classmethod
+    def from_values(cls, values: Mapping) -> NodeSettings:
+        """The record of ``values`` (parameter name -> value; unset string arrays as None)."""
+
+        def per(prefix: str) -> dict:
+            return {name[len(prefix) :]: value for name, value in values.items() if name.startswith(prefix)}
+
+        record = {
+            spec.name: tuple(values[spec.name] or ()) if spec.kind == "string_array" else values[spec.name]
+            for spec in NODE_PARAMETERS
+        }
+        return cls(
+            **record,
+            tip_tasks=per("tip_tasks."),
+            joint_weights=per("joint_weights."),
+            rest_posture=per("rest_posture."),
+            values=dict(values),
+        )
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(field.name for field in fields(cls))
+
+
 def spec_of(name: str) -> ParameterSpec | None:
     """The spec of parameter ``name`` (an instance of a pattern included), or None."""
     if name in _BY_NAME:
@@ -192,6 +272,9 @@ def check_values(values: Mapping) -> None:
         spec = spec_of(name)
         if spec is not None and value is not None:
             spec.check(name, value)
+    malformed = [argument for argument in values.get("xacro_args") or () if ":=" not in argument]
+    if malformed:
+        raise IKNodeError(f"parameter xacro_args takes NAME:=VALUE entries, got {malformed}")
     if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
         raise IKNodeError(
             "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "

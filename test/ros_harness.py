@@ -20,7 +20,7 @@ from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from std_msgs.msg import Bool, String
 from transforms3d.quaternions import mat2quat
 from visualization_msgs.msg import MarkerArray
 
@@ -57,6 +57,7 @@ class Client:
         self.command_times: list[float] = []
         self.statuses: list = []
         self.markers: list[MarkerArray] = []
+        self.ready: list[bool] = []
         node = self.node
         self.goal_publishers = {
             tip: node.create_publisher(
@@ -73,6 +74,12 @@ class Client:
         node.create_subscription(JointState, f"/{node_name}/joint_commands", self._on_command, 100)
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 100)
         node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, 100)
+        node.create_subscription(
+            Bool,
+            f"/{node_name}/ready",
+            lambda message: self.ready.append(message.data),
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL),
+        )
         self.parameter_client = node.create_client(
             SetParametersAtomically, f"/{node_name}/set_parameters_atomically"
         )
@@ -112,6 +119,11 @@ class Client:
         )
         assert connected, "the ik_node process was not discovered"
 
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until the node says (``~/ready``) that it solves goals: at once with a warm kernel
+        cache, after the kernels' compile with a cold one."""
+        assert self.spin_until(lambda: self.ready and self.ready[-1], timeout), "the node never became ready"
+
     def send_goal(self, matrix, tip: str | None = None, frame_id: str = "") -> None:
         publisher = self.goal_publishers[tip] if tip else next(iter(self.goal_publishers.values()))
         publisher.publish(pose_message(matrix, frame_id, self.node.get_clock().now().to_msg()))
@@ -147,13 +159,16 @@ __all__ = ["Client", "NodeProcess", "running_node", "pose_message", "ros_environ
 
 
 @contextmanager
-def running_node(*ros_arguments: str, tips=("tool0",)):
-    """The node started with ``ros_arguments`` and a client discovered with it; on leaving, the
-    client closes and the node must stop with exit code 0 on SIGINT."""
+def running_node(*ros_arguments: str, tips=("tool0",), wait_ready: bool = True):
+    """The node started with ``ros_arguments`` and a client discovered with it (and, with
+    ``wait_ready``, the node ready to solve); on leaving, the client closes and the node must
+    stop with exit code 0 on SIGINT."""
     process = NodeProcess(*ros_arguments)
     client = Client(tips=tips)
     try:
         client.wait_connected()
+        if wait_ready:
+            client.wait_ready()
         yield process, client
     finally:
         client.close()

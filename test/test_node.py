@@ -233,7 +233,10 @@ def positions_velocity(command) -> np.ndarray:
 
 
 def test_robot_description_arriving_late_on_the_topic(arm7):
-    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link") as (process, client):
+    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link", wait_ready=False) as (
+        process,
+        client,
+    ):
         assert process.wait_for_log("waiting for the robot description on /robot_description")
         goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
         client.send_goal(goal)  # before the description: refused with a status, no command
@@ -294,7 +297,10 @@ def test_parameter_file_naming_unknown_joints_warns(tmp_path):
 
 
 def test_new_description_at_run_time_reloads_or_is_refused_whole(arm7):
-    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link") as (process, client):
+    with running_node("-p", "tip_links:=[tool0]", "-p", "base_link:=base_link", wait_ready=False) as (
+        process,
+        client,
+    ):
         from std_msgs.msg import String
 
         client.description_publisher.publish(String(data=ARM7_URDF.read_text()))
@@ -419,7 +425,12 @@ def test_every_shipped_parameter_file_starts_the_node_without_warnings(config):
 
 def test_goals_refused_with_the_reason_the_description_was_refused(arm7):
     with running_node(
-        "--params-file", str(ARM7_CONFIG), "-p", "tip_links:=[gripper_tip]", tips=("gripper_tip",)
+        "--params-file",
+        str(ARM7_CONFIG),
+        "-p",
+        "tip_links:=[gripper_tip]",
+        tips=("gripper_tip",),
+        wait_ready=False,
     ) as (process, client):
         assert process.wait_for_log("refused: unknown link 'gripper_tip'"), process.log()
         client.send_goal(np.eye(4))
@@ -514,7 +525,9 @@ def test_position_commands_equal_the_joint_state_command_in_command_joints_order
 
 
 def test_command_joints_naming_an_unknown_joint_refuses_the_description_clearly():
-    with running_node("--params-file", str(ARM7_CONFIG), "-p", "command_joints:=[joint1,gripper]") as (
+    with running_node(
+        "--params-file", str(ARM7_CONFIG), "-p", "command_joints:=[joint1,gripper]", wait_ready=False
+    ) as (
         process,
         _,
     ):

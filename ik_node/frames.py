@@ -1,0 +1,52 @@
+"""Goals in TF frames outside the robot model, through tf2 where ``tf2_ros`` is importable.
+
+:func:`transform_lookup` returns a callable ``(frame, base, stamp) -> T_base_frame`` (4x4) for
+:meth:`ik_node.policy.IKPolicy.goal_in_base`, or None with the reason tf2 is unavailable. The
+transform is looked up at the goal's stamp; when tf2 has none there (a stamp from a clock that
+is not the node's, or too old), the latest transform is taken, waiting at most
+``transform_timeout`` seconds. Quaternions from tf2 are ``(x, y, z, w)``.
+"""
+
+from __future__ import annotations
+
+from .conversions import pose_from_fields
+from .errors import IKNodeError
+
+__all__ = ["transform_lookup"]
+
+
+def transform_lookup(node, timeout: float):
+    """``(lookup, None)`` with a tf2 listener on ``node`` (its own spin thread), or ``(None,
+    reason)`` where tf2_ros cannot be imported."""
+    try:
+        import tf2_ros
+        from rclpy.duration import Duration
+        from rclpy.time import Time
+    except ImportError as error:
+        return None, (
+            f"tf2_ros is not importable ({error}): goals are accepted in the robot's own frames only "
+            "(install ros-$ROS_DISTRO-tf2-ros for goals in TF frames such as 'world' or 'map')"
+        )
+    buffer = tf2_ros.Buffer(node=node)
+    listener = tf2_ros.TransformListener(buffer, node, spin_thread=True)
+    failures = (tf2_ros.LookupException, tf2_ros.ConnectivityException, tf2_ros.ExtrapolationException)
+
+    def lookup(frame: str, base: str, stamp):
+        """``T_base_frame`` at ``stamp`` (a ``builtin_interfaces/Time``), else the latest."""
+        try:
+            found = buffer.lookup_transform(base, frame, Time.from_msg(stamp))
+        except failures:
+            try:
+                found = buffer.lookup_transform(base, frame, Time(), Duration(seconds=timeout))
+            except failures as error:
+                raise IKNodeError(
+                    f"no transform from frame '{frame}' to the base '{base}' at the goal's stamp or within "
+                    f"{timeout} s (tf2: {error}); is a TF publisher for '{frame}' running?"
+                ) from None
+        translation, rotation = found.transform.translation, found.transform.rotation
+        return pose_from_fields(
+            [translation.x, translation.y, translation.z], [rotation.x, rotation.y, rotation.z, rotation.w]
+        )
+
+    lookup.listener = listener  # kept alive with the lookup
+    return lookup, None

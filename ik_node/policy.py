@@ -1,0 +1,453 @@
+"""What the node decides, free of rclpy: the model a description and the parameters make, which
+goal is solved from which seed, readiness, pause and reset, and each tracking step.
+
+:class:`IKPolicy` holds the state (goals, the latest ``/joint_states``, the last command) and
+answers each event with a :class:`Reply`: a :class:`Command` to publish (after the limit guard,
+:meth:`IKPolicy.commit`), a :class:`Status` for ``/diagnostics``, a warning to log. The node
+(:mod:`ik_node.node`) turns messages into these calls and replies into messages; tests drive the
+policy directly, without ROS.
+
+Readiness: a description is loaded in milliseconds (:func:`plan_model`: tree, limits, rest
+posture), so the node shows the robot at once; the :class:`~ik_node.IKSolver`, whose first build
+in a process compiles the kernels (~20 s after an install), is attached later
+(:meth:`IKPolicy.attach_solver`). Goals arriving meanwhile are kept, the latest per tip, and
+answered when the solver is attached.
+
+Units: m, rad, s; joint vectors in the model's ``joint_names`` order; poses are 4x4
+``T_base_frame`` matrices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .control import (
+    command_violation,
+    current_state,
+    merge_joint_limits,
+    singularity_scale_toward,
+    velocity_limited_step,
+)
+from .errors import IKNodeError
+from .parameters import NodeSettings
+from .solver import IKSolver, SolverOptions, TipTask
+
+__all__ = ["Command", "GoalRequest", "IKPolicy", "Model", "Reply", "Status", "plan_model", "build_solver"]
+
+#: Joint motion [rad, m] below which a tracked goal counts as reached.
+REACHED = 1e-9
+
+#: ``transform(frame, base, stamp) -> T_base_frame`` for frames outside the model (tf2), raising
+#: :class:`IKNodeError` naming the frame and the missing transform; None where tf2 is missing.
+FrameLookup = Callable[[str, str, object], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Model:
+    """What one robot description and one set of parameter values make; replaced whole.
+
+    ``lower``/``upper``/``max_velocity``: the active limits (URDF merged with the
+    ``joint_limits`` parameters); ``rest_posture``: within them; ``command_order``: indices of
+    ``command_joints`` in ``joint_names``; ``solver``: None until attached."""
+
+    robot: object
+    tree: object
+    options: SolverOptions
+    lower: np.ndarray
+    upper: np.ndarray
+    max_velocity: np.ndarray
+    rest_posture: np.ndarray
+    command_order: np.ndarray
+    warnings: tuple[str, ...] = ()
+    solver: IKSolver | None = None
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.tree.joint_names
+
+    @property
+    def base_link(self) -> str:
+        return self.tree.base_link
+
+
+def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) -> Model:
+    """The model of ``robot`` for ``settings`` without its solver (milliseconds, no compile).
+
+    At start-up (``changed`` None) a joint limit that is unusable or wider than the URDF falls
+    back to the URDF with a warning (in ``Model.warnings``); at run time, when a parameter in
+    ``changed`` makes it so, this raises :class:`IKNodeError` (the change is refused). Raises as
+    well for unknown links, tips not below the base, bad solver options and ``command_joints``
+    that do not name the chain's joints."""
+    tips = list(settings.tip_links)
+    tree = robot.tree(settings.base_link or robot.root, tips)
+    names = tree.joint_names
+    lower, upper, velocity, warnings = merge_joint_limits(
+        names, tree.lower, tree.upper, tree.max_velocity, settings.values, changed
+    )
+    options = SolverOptions(
+        tasks={
+            tip: TipTask(
+                settings.tip_tasks.get(tip, "pose"),
+                position_tolerance=settings.position_tolerance,
+                orientation_tolerance=settings.orientation_tolerance,
+            )
+            for tip in tips
+        },
+        method=settings.method,
+        solve_type=settings.solve_type,
+        joint_weights={joint: settings.joint_weights.get(joint, 1.0) for joint in names},
+        lower={joint: bound for joint, bound in zip(names, lower) if math.isfinite(bound)},
+        upper={joint: bound for joint, bound in zip(names, upper) if math.isfinite(bound)},
+        rest_posture={
+            joint: settings.rest_posture[joint] for joint in names if joint in settings.rest_posture
+        },
+        posture_gain=settings.posture_gain,
+        min_damping=settings.min_damping,
+        max_iterations=settings.max_iterations,
+        random_seed=settings.random_seed,
+        max_joint_move=settings.max_joint_move or None,
+    )
+    bounded = np.isfinite(lower) & np.isfinite(upper)
+    middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))
+    rest = np.array([settings.rest_posture.get(joint, middle[i]) for i, joint in enumerate(names)])
+    command_joints = list(settings.command_joints or names)
+    if any(name not in names for name in command_joints) or len(set(command_joints)) != len(command_joints):
+        raise IKNodeError(
+            f"parameter command_joints must name each joint of the chain at most once, from "
+            f"{list(names)}; got {command_joints}"
+        )
+    return Model(
+        robot=robot,
+        tree=tree,
+        options=options,
+        lower=lower,
+        upper=upper,
+        max_velocity=velocity,
+        rest_posture=np.clip(rest, lower, upper),  # as the solver clips it
+        command_order=np.array([names.index(joint) for joint in command_joints], dtype=int),
+        warnings=tuple(warnings),
+    )
+
+
+def build_solver(model: Model) -> IKSolver:
+    """The solver of a planned model; the first in a process compiles or loads the kernels."""
+    return IKSolver(model.robot, model.base_link, list(model.tree.tip_links), options=model.options)
+
+
+@dataclass
+class GoalRequest:
+    """A goal as it arrived: ``pose`` (4x4) in ``frame`` ('' = the base), ``stamp`` (when the
+    pose was valid, for tf2; opaque here) and ``header`` (what the status echoes)."""
+
+    tip: str
+    pose: np.ndarray
+    frame: str = ""
+    stamp: object = None
+    header: object = None
+
+
+@dataclass
+class Status:
+    """One outcome for ``/diagnostics``: ``reason`` is a word (``success``, ``queued``,
+    ``unreachable``, ``invalid_goal``, ``paused``, ...), ``message`` a sentence."""
+
+    success: bool
+    reason: str
+    message: str = ""
+    details: dict = field(default_factory=dict)
+    goal: GoalRequest | None = None
+
+
+@dataclass
+class Command:
+    """Joint positions to publish (``velocity`` in track mode), and the state they leave from
+    (``previous``, for a trajectory point's duration)."""
+
+    q: np.ndarray
+    velocity: np.ndarray | None
+    previous: np.ndarray
+
+
+@dataclass
+class Reply:
+    """What one event asks the node to do: publish ``command`` (through the guard), publish
+    ``status``, log ``warning``, draw ``solution`` (``(q, success)``)."""
+
+    status: Status | None = None
+    command: Command | None = None
+    warning: str | None = None
+    solution: tuple | None = None
+
+
+class IKPolicy:
+    """The node's decisions for the tips ``tips`` under ``settings`` (replace
+    :attr:`settings` whole when parameters change). Times are ``time.monotonic()`` seconds."""
+
+    def __init__(self, tips, settings: NodeSettings):
+        self.tips = list(tips)
+        self.settings = settings
+        self.model: Model | None = None
+        self.description_error: str | None = None  # why the last description was refused
+        self.goals: dict[str, np.ndarray] = {}  # tip -> T_base_goal
+        self.pending: dict[str, GoalRequest] = {}  # tip -> latest goal while the solver is prepared
+        self.joint_state: dict[str, float] = {}
+        self.joint_state_time = -math.inf
+        self.stale_warned = False
+        self.last_command: np.ndarray | None = None
+        self.last_velocity: np.ndarray | None = None
+        self.joint_goal: np.ndarray | None = None  # track mode: where the steps lead
+        self.state: np.ndarray | None = None  # what ~/joint_states repeats
+        self.enabled = True
+
+    # ------------------------------------------------------------------ model and readiness
+
+    @property
+    def ready(self) -> bool:
+        """Whether goals are solved now (a model with its solver)."""
+        return self.model is not None and self.model.solver is not None
+
+    def install(self, model: Model) -> Command | None:
+        """A new description's model: goals and commands of the old one are forgotten (goals
+        waiting for readiness are kept). Returns the rest-posture command to publish when
+        ``publish_rest_posture_at_start``."""
+        self.model = model
+        self.description_error = None
+        self.goals = {}
+        self.last_command = self.last_velocity = self.joint_goal = None
+        self.state = None
+        if self.settings.publish_rest_posture_at_start:
+            return Command(model.rest_posture.copy(), None, model.rest_posture.copy())
+        return None
+
+    def replace_model(self, model: Model, mode_changed: bool) -> None:
+        """A model rebuilt for new parameter values (same description): goals and commands stay;
+        a mode change drops the tracking goal."""
+        self.model = model
+        if mode_changed:
+            self.joint_goal = None
+
+    def attach_solver(self, solver: IKSolver) -> list[GoalRequest]:
+        """The solver is ready: returns the goals kept meanwhile (answer them in this order)."""
+        self.model = replace(self.model, solver=solver)
+        waiting, self.pending = list(self.pending.values()), {}
+        return waiting
+
+    # ------------------------------------------------------------------ inputs
+
+    def on_joint_state(self, names, positions, now: float) -> str | None:
+        """Keep the latest position of every named joint (NaN entries skipped); a warning when
+        names and positions differ in length (the message is ignored)."""
+        if len(positions) != len(names):
+            return f"/joint_states message has {len(names)} names but {len(positions)} positions; ignored"
+        for name, value in zip(names, positions):
+            if math.isfinite(value):
+                self.joint_state[name] = float(value)
+        self.joint_state_time = now
+        self.stale_warned = False
+        return None
+
+    def current(self, now: float) -> tuple[np.ndarray, str | None]:
+        """The seed and a warning (once per staleness): fresh ``/joint_states`` (by name), else
+        the last command, else the rest posture."""
+        model = self.model
+        fallback = model.rest_posture if self.last_command is None else self.last_command
+        timeout = self.settings.joint_state_timeout
+        q, stale = current_state(
+            model.joint_names, self.joint_state, now - self.joint_state_time, timeout, fallback
+        )
+        if stale and not self.stale_warned:
+            self.stale_warned = True
+            return (
+                q,
+                f"/joint_states older than joint_state_timeout ({timeout} s); seeding from the last command",
+            )
+        return q, None
+
+    def seed(self, now: float) -> tuple[np.ndarray, str | None]:
+        """Track mode steps from its own last command (consecutive commands then respect the
+        velocity limits); solve mode seeds from the current state."""
+        if self.settings.mode == "track" and self.last_command is not None:
+            return self.last_command.copy(), None
+        return self.current(now)
+
+    def goal_in_base(
+        self, request: GoalRequest, seed: np.ndarray, transform: FrameLookup | None
+    ) -> np.ndarray:
+        """``T_base_goal``: a ``frame`` naming a link goes through the model's FK at the current
+        state (the seed for the chain's joints, ``/joint_states`` for the others); another frame
+        through ``transform`` (tf2), refused with the reason when there is none."""
+        model = self.model
+        frame = request.frame.lstrip("/")
+        base = model.base_link
+        if frame in ("", base):
+            return request.pose
+        robot = model.robot
+        if frame in robot.links:
+            state = {name: value for name, value in self.joint_state.items() if name in robot.joint_names}
+            state.update(zip(model.joint_names, seed))
+            return robot.forward(state, frame, base) @ request.pose
+        if transform is None:
+            raise IKNodeError(
+                f"goal frame '{frame}' is not a link of robot '{robot.name}' and tf2_ros is not available "
+                "to look it up (install tf2_ros, or use one of the robot's frames: "
+                f"{', '.join(sorted(robot.links))})"
+            )
+        return transform(frame, base, request.stamp) @ request.pose
+
+    def refusal(self, request: GoalRequest | None, message: str, reason: str = "invalid_goal") -> Reply:
+        """A refused goal or command: its status and the warning to log."""
+        return Reply(Status(False, reason, message, goal=request), warning=message)
+
+    def receive_goal(self, request: GoalRequest, now: float, transform: FrameLookup | None = None) -> Reply:
+        """A goal for ``request.tip``: refused (paused, no description, bad frame), kept until the
+        solver is ready, or solved with the other tips' latest goals."""
+        if not self.enabled:
+            why = "the node is paused (~/enable false)"
+            return Reply(Status(False, "paused", why, goal=request), warning=f"goal ignored: {why}")
+        if self.model is None:
+            why = self.description_error or (
+                "no robot description yet (parameter robot_description, robot_description_file or "
+                "topic /robot_description)"
+            )
+            return Reply(
+                Status(False, "no_robot_description", why, goal=request), warning=f"goal ignored: {why}"
+            )
+        if not self.ready:
+            self.pending[request.tip] = request
+            why = (
+                "the IK solver is being prepared (the first start after an install compiles its kernels, "
+                "about 20 s); the latest goal per tip is answered as soon as it is ready"
+            )
+            return Reply(Status(False, "queued", why, goal=request))
+        seed, stale = self.seed(now)
+        try:
+            goal = self.goal_in_base(request, seed, transform)
+        except IKNodeError as error:
+            return self.refusal(request, f"goal for '{request.tip}' refused: {error}")
+        self.goals[request.tip] = goal
+        reply = self.solve(seed, request)
+        if stale and reply.warning is None:
+            reply.warning = stale
+        return reply
+
+    # ------------------------------------------------------------------ solving
+
+    def solve(self, seed: np.ndarray, request: GoalRequest | None) -> Reply:
+        """Solve every tip's latest goal from ``seed``: in solve mode a command, in track mode a
+        new joint goal for :meth:`track_step`; a failed solve publishes the closest
+        configuration only with ``publish_best_effort``."""
+        model, settings = self.model, self.settings
+        try:
+            result = model.solver.solve(dict(self.goals), seed=seed, timeout=settings.timeout)
+        except IKNodeError as error:  # e.g. a joint state outside the limits of a locked joint
+            return Reply(
+                Status(False, "invalid_goal", str(error), goal=request), warning=f"solve refused: {error}"
+            )
+        details = {
+            "position_error": f"{result.position_error:.3g}",
+            "orientation_error": f"{result.orientation_error:.3g}",
+            "iterations": str(result.iterations),
+            "time_ms": f"{result.elapsed * 1e3:.3f}",
+            "attempts": str(result.attempts),
+        }
+        publish = result.success or settings.publish_best_effort
+        reply = Reply(
+            Status(result.success, result.reason, "", details, request), solution=(result.q, result.success)
+        )
+        if not result.success:
+            reply.warning = (
+                f"no solution for the goal ({result.reason}): position error {result.position_error:.3g} m, "
+                f"orientation error {result.orientation_error:.3g} rad"
+                + ("; publishing the closest configuration found" if publish else "; no command published")
+            )
+        if publish:
+            if settings.mode == "track":
+                self.joint_goal = result.q
+            else:
+                reply.command = Command(result.q, None, seed)
+        return reply
+
+    def track_step(self, now: float) -> Reply:
+        """One step of ``1/publish_rate`` s toward the joint goal, every joint within its
+        velocity limit and slowed near singularities (MoveIt Servo's rule); one stop command
+        (zero velocity) when the goal is reached."""
+        model = self.model
+        if not self.ready or self.joint_goal is None:
+            return Reply()
+        settings = self.settings
+        period = 1.0 / settings.publish_rate
+        q, _ = self.seed(now)
+        difference = self.joint_goal - q
+        if np.max(np.abs(difference), initial=0.0) <= REACHED:
+            self.joint_goal = None
+            if self.last_velocity is not None and np.any(self.last_velocity):
+                return Reply(command=Command(q, np.zeros_like(q), q))
+            return Reply()
+        lower, hard = settings.lower_singularity_threshold, settings.hard_stop_singularity_threshold
+        scale, condition = singularity_scale_toward(model.solver.task_jacobian, q, difference, lower, hard)
+        q_next, velocity = velocity_limited_step(q, self.joint_goal, model.max_velocity, period, scale)
+        reply = Reply(command=Command(q_next, velocity, q))
+        if scale < 1.0:
+            reply.warning = (
+                f"near a singularity (condition number {condition:.1f}; slowing from {lower}, stop at "
+                f"{hard}): speed scaled to {scale:.2f}"
+            )
+        return reply
+
+    def commit(self, command: Command) -> str | None:
+        """The limit guard every command passes: why it must not be published (a position
+        outside the active limits, a velocity over its limit), or None, and then it becomes the
+        last command and the state ``~/joint_states`` repeats."""
+        model = self.model
+        violation = command_violation(
+            model.joint_names,
+            command.q,
+            model.lower,
+            model.upper,
+            command.velocity,
+            None if command.velocity is None else model.max_velocity,
+        )
+        if violation is not None:
+            return violation
+        self.state = self.last_command = np.array(command.q, dtype=float)
+        self.last_velocity = None if command.velocity is None else np.array(command.velocity, dtype=float)
+        return None
+
+    # ------------------------------------------------------------------ services
+
+    def set_enabled(self, enabled: bool) -> tuple[str, Command | None]:
+        """``~/enable``: false pauses (goals are refused; track mode stops where it is, with one
+        stop command if it was moving), true resumes. Returns the message and the stop command."""
+        if enabled == self.enabled:
+            return f"already {'enabled' if enabled else 'paused'}", None
+        self.enabled = enabled
+        if enabled:
+            return "enabled: goals are solved", None
+        self.joint_goal = None
+        stop = None
+        moving = self.last_velocity is not None and np.any(self.last_velocity)
+        if self.model is not None and moving and self.last_command is not None:
+            q = self.last_command
+            stop = Command(q, np.zeros_like(q), q)
+        return "paused: goals are refused", stop
+
+    def reset(self) -> tuple[bool, str]:
+        """``~/reset``: forget the goals and the last command, so that the next solve is seeded
+        from ``/joint_states`` (or the rest posture when none are fresh)."""
+        if self.model is None:
+            return False, "nothing to reset: no robot description yet"
+        self.goals, self.pending = {}, {}
+        self.joint_goal = None
+        self.last_command = self.last_velocity = None
+        return True, "goals forgotten; the next goal is seeded from /joint_states"
+
+    def tip_poses(self, q: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """``{tip: T_base_tip}`` at ``q`` (default: the state shown, else the rest posture)."""
+        model = self.model
+        q = (self.state if self.state is not None else model.rest_posture) if q is None else q
+        poses = model.tree.link_poses(q)
+        return {tip: model.tree.pose_of(poses, tip) for tip in self.tips}
