@@ -31,6 +31,9 @@ ROBOT, BASE, TIP = "arm7", "base_link", "tool0"
 #: Where the demo's circle is centred: a comfortable configuration of the 7-DOF arm [rad].
 CENTRE_CONFIGURATION = (0.0, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8)
 WAIT = 15.0  # seconds for discovery and for each answer
+#: Seconds the demo waits for the node to be ready: its first start after an install compiles
+#: the IK kernels (about 20 s here; a slow or loaded machine may take several times longer).
+READY_WAIT = 300.0
 #: The node's tolerance (1e-5 m and rad in config/arm7.yaml) plus rounding of the independent FK.
 TOLERANCE = 1e-5 + 1e-9
 
@@ -76,7 +79,9 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
+    from rclpy.qos import DurabilityPolicy, QoSProfile
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import Bool
 
     rclpy.init()
     client = rclpy.create_node("ik_node_demo")
@@ -93,9 +98,16 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
         10,
     )
     publisher = client.create_publisher(PoseStamped, "/ik_node/target_pose", 10)
+    ready = []
+    client.create_subscription(
+        Bool,
+        "/ik_node/ready",
+        lambda message: ready.append(message.data),
+        QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL),
+    )
 
-    def spin_until(condition) -> bool:
-        deadline = time.monotonic() + WAIT
+    def spin_until(condition, wait: float = WAIT) -> bool:
+        deadline = time.monotonic() + wait
         while time.monotonic() < deadline and not condition():
             rclpy.spin_once(client, timeout_sec=0.02)
         return condition()
@@ -108,6 +120,14 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
             )
         ):
             raise RuntimeError("the ik_node process was not discovered")
+        began = time.monotonic()
+        if not spin_until(lambda: ready and ready[-1], 1.0):
+            print(
+                "the node is preparing its IK kernels (a first start after an install compiles them: ~20 s)"
+            )
+            if not spin_until(lambda: ready and ready[-1], READY_WAIT):
+                raise RuntimeError(f"the node was not ready within {READY_WAIT:.0f} s")
+            print(f"the node is ready ({time.monotonic() - began:.1f} s)")
         tree = robot.tree(BASE, TIP)
         for goal in goals:
             if goal.pose_in_base is None:  # resolved by the node at its current state: the last command

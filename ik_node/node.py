@@ -167,7 +167,7 @@ class IKNode(Node):
             self._load_description(settings.robot_description, "the robot_description parameter")
         elif settings.robot_description_file:
             try:
-                path = resolve_path(settings.robot_description_file)
+                path = resolve_path(settings.robot_description_file, list(settings.package_paths) or None)
             except FileNotFoundError as error:
                 raise IKNodeError(f"robot_description_file: {error}") from None
             if not path.is_file():
