@@ -398,7 +398,7 @@ def _info(arguments) -> int:
     if arguments.json:
         print(json.dumps(summary, indent=2))
     else:
-        _print_summary(summary, arguments.urdf)
+        _print_summary(summary, f"--urdf {arguments.urdf}{_xacro_options(arguments)}")
     return EXIT_OK
 
 
@@ -478,7 +478,7 @@ def _lowest_common_ancestor(robot, links) -> str:
     return common
 
 
-def _print_summary(summary: dict, urdf: str) -> None:
+def _print_summary(summary: dict, robot_options: str) -> None:
     joints = summary["movable_joints"]
     print(f"robot: {summary['name']}")
     print(f"root link: {summary['root']}")
@@ -507,7 +507,8 @@ def _print_summary(summary: dict, urdf: str) -> None:
         return
     listed = ", ".join(f"{tip['link']} ({tip['joints']} joints)" for tip in tips)
     print(f"suggested tip links (movable joints from {base}): {listed}")
-    print(f"next: ik_node config --urdf {urdf} --base {base} --tip {tips[0]['link']} --output my_robot.yaml")
+    chain = f"--base {base} --tip {tips[0]['link']}"
+    print(f"next: ik_node config {robot_options} {chain} --output my_robot.yaml")
 
 
 def _position_text(joint: dict) -> str:
@@ -595,36 +596,18 @@ def _config(arguments) -> int:
 
 
 def _parameter_file(arguments, robot, tree, urdf: Path, output: Path | None) -> str:
-    """The node's parameter file: the robot, the chain, the mode, the tuning parameters at their
-    defaults and the joint limits of the chain from the URDF (as the node declares them)."""
-    name, tips = arguments.name, list(tree.tip_links)
+    """The node's parameter file: how to run it, then the robot, the chain, the mode, the tuning
+    parameters at their defaults and the chain's joint limits from the URDF (as the node declares
+    them)."""
     params_file = str(output) if output is not None else "my_robot.yaml"
-    rename = "" if name == "ik_node" else f" -r __node:={name}"
-    written = f"ik_node config --urdf {urdf} --base {tree.base_link}"
-    written += "".join(f" --tip {tip}" for tip in tips)
-    written += "".join(f" --xacro-arg {item}" for item in arguments.xacro_arg)
-    written += "".join(f" --package-path {item}" for item in arguments.package_path)
-    topics = [f"/{name}/{tip}/target_pose" for tip in tips] if len(tips) > 1 else [f"/{name}/target_pose"]
-    lines = [
-        f"# ik_node parameters for robot '{robot.name}': {tree.base_link} -> {', '.join(tips)}, "
-        f"{len(tree.joint_names)} joints. Written by:",
-        f"#   {written} --mode {arguments.mode} --name {name}",
-        "# Run the node with it:",
-        f"#   ik_node --ros-args --params-file {params_file}{rename}",
-        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}",
-        *([] if name == "ik_node" else ["#   (the launch file's node is ik_node: use --name ik_node there)"]),
-        f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
-        + ", ".join(topics),
-        f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
-        f"# Every parameter is described in the README's table and by: ros2 param describe /{name} NAME",
-        f"{_yaml_scalar(name)}:",
+    lines = _header_lines(arguments, robot, tree, urdf, params_file)
+    lines += [
+        f"{_yaml_scalar(arguments.name)}:",
         "  ros__parameters:",
         f"    robot_description_file: {_yaml_scalar(str(urdf))}",
-    ]
-    lines += _xacro_lines(arguments)
-    lines += [
+        *_xacro_lines(arguments),
         f"    base_link: {_yaml_scalar(tree.base_link)}",
-        f"    tip_links: {_yaml_scalar(tips)}",
+        f"    tip_links: {_yaml_scalar(list(tree.tip_links))}",
         f"    mode: {arguments.mode}",
     ]
     for parameter in CONFIG_TUNING_PARAMETERS:
@@ -643,22 +626,53 @@ def _parameter_file(arguments, robot, tree, urdf: Path, output: Path | None) -> 
     return "\n".join(lines) + "\n"
 
 
-def _xacro_lines(arguments) -> list[str]:
-    """``xacro_args`` and ``package_paths`` for a xacro file, where the node has them."""
-    if not (arguments.xacro_arg or arguments.package_path):
-        return []
-    if spec_of("xacro_args") is None or spec_of("package_paths") is None:
-        warnings.warn(
-            "this node reads robot_description_file without --xacro-arg/--package-path: expand the "
-            "xacro file once (xacro FILE NAME:=VALUE > robot.urdf) and pass robot.urdf",
-            stacklevel=2,
-        )
-        return []
-    packages = [str(Path(directory).resolve()) for directory in arguments.package_path]
-    return [
-        f"    xacro_args: {_yaml_scalar(list(arguments.xacro_arg))}",
-        f"    package_paths: {_yaml_scalar(packages)}",
+def _header_lines(arguments, robot, tree, urdf: Path, params_file: str) -> list[str]:
+    """Comments: what the file is, the command that wrote it, how to run the node with it, and
+    its topics."""
+    name, tips = arguments.name, list(tree.tip_links)
+    written = f"ik_node config --urdf {urdf} --base {tree.base_link}"
+    written += "".join(f" --tip {tip}" for tip in tips) + _xacro_options(arguments)
+    rename = "" if name == "ik_node" else f" -r __node:={name}"
+    topics = [f"/{name}/{tip}/target_pose" for tip in tips] if len(tips) > 1 else [f"/{name}/target_pose"]
+    lines = [
+        f"# ik_node parameters for robot '{robot.name}': {tree.base_link} -> {', '.join(tips)}, "
+        f"{len(tree.joint_names)} joints. Written by:",
+        f"#   {written} --mode {arguments.mode} --name {name}",
+        "# Run the node with it:",
+        f"#   ik_node --ros-args --params-file {params_file}{rename}",
+        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}",
     ]
+    if urdf.name.endswith(".xacro"):
+        lines.append("#   (the launch file gives robot_state_publisher the file as is: expand xacro for it)")
+    if name != "ik_node":
+        lines.append("#   (the launch file's node is ik_node: use --name ik_node there)")
+    return lines + [
+        f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
+        + ", ".join(topics),
+        f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
+        f"# Every parameter is described in the README's table and by: ros2 param describe /{name} NAME",
+    ]
+
+
+def _xacro_lines(arguments) -> list[str]:
+    """The node's ``xacro_args`` (``NAME:=VALUE``) and ``package_paths`` (absolute), when given
+    (ROS's parameter parser cannot type an empty list: none is written)."""
+    lines = []
+    if arguments.xacro_arg:
+        lines.append(f"    xacro_args: {_yaml_scalar(list(arguments.xacro_arg))}")
+    if arguments.package_path:
+        lines.append(f"    package_paths: {_yaml_scalar(_package_paths(arguments))}")
+    return lines
+
+
+def _package_paths(arguments) -> list[str]:
+    return [str(Path(directory).resolve()) for directory in arguments.package_path]
+
+
+def _xacro_options(arguments) -> str:
+    """``--xacro-arg``/``--package-path`` as given on the command line (directories absolute)."""
+    options = "".join(f" --xacro-arg {item}" for item in arguments.xacro_arg)
+    return options + "".join(f" --package-path {directory}" for directory in _package_paths(arguments))
 
 
 def _joint_limit_values(tree, index: int) -> dict:

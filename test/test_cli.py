@@ -22,6 +22,9 @@ from ik_node.cli import SUBCOMMANDS, _parser
 
 ARM7 = str(URDF_DIR / "arm7.urdf")
 BUNDLED_ROBOTS = ("arm6", "arm7", "dual_arm", "humanoid", "mobile_manipulator")
+XACRO_PACKAGES = Path(__file__).resolve().parent / "xacro" / "packages"
+XACRO_ARM = XACRO_PACKAGES / "my_robot_description" / "urdf" / "arm.urdf.xacro"  # (test_xacro's)
+XACRO_REFERENCE = XACRO_PACKAGES.parent / "arm_reference.urdf"
 #: How a numeric option's help states its unit.
 UNIT = r"\[(m|s|rad|rad or m|unitless[^]]*)\]"
 
@@ -220,6 +223,22 @@ def test_info_suggests_a_base_above_every_joint_and_leaf_tips_by_joint_count(rob
     # every movable joint is below the base: a tree from it to all tips holds every degree of freedom
     # the leaves reach
     assert set(model.tree(base, [tip["link"] for tip in tips]).joint_names) == set(model.joint_names)
+
+
+def test_info_expands_a_xacro_file_with_its_arguments_and_package_paths():
+    """test_xacro's fixture arm, found through --package-path, lists the joints of the URDF
+    written by hand for the same arguments."""
+    result = run("info", "--urdf", str(XACRO_ARM), "--json", "--package-path", str(XACRO_PACKAGES),
+                 "--xacro-arg", "prefix:=left_", "--xacro-arg", "with_tool:=true")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    expected = movable_joints_in_the_xml(XACRO_REFERENCE)
+    assert [joint["name"] for joint in summary["movable_joints"]] == list(expected)
+    assert [tip["link"] for tip in summary["suggested_tip_links"]] == ["left_tool0"]
+    without_packages = run("info", "--urdf", str(XACRO_ARM))
+    assert without_packages.returncode == 2
+    assert "'my_robot_description' not found" in without_packages.stderr
+    assert "--package-path" in without_packages.stderr
 
 
 def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):

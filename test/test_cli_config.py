@@ -1,10 +1,11 @@
 """``ik_node config``, end to end: the parameter file written from ``ik_node info``'s suggestions.
 
-For every bundled robot the file has the node's keys, the absolute URDF path, and the URDF's
-joint limits (read from the XML, not from the model) for exactly the chain's joints, in the
-types the node declares (doubles with a decimal point, as rcl's parser needs). For arm7 and
-dual_arm the node, started with the file as is, reaches a goal (the FK of a random in-limit
-configuration) sent through a real topic, checked by pinocchio's FK.
+For every bundled robot, and test_xacro's xacro arm, the file has the node's keys, the absolute
+URDF path (and the xacro arguments and package directories), and the URDF's joint limits (read
+from the XML, not from the model) for exactly the chain's joints, in the types the node declares
+(doubles with a decimal point, as rcl's parser needs). For arm7, dual_arm and the xacro arm the
+node, started with the file as is, reaches a goal (the FK of a random in-limit configuration)
+sent through a real topic, checked by pinocchio's FK.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +29,36 @@ from ik_node import load_robot
 from ik_node.catalogue import URDF_DIR
 from ik_node.parameters import spec_of
 
-#: Which of ``info``'s suggested tips each robot's file serves (None: the first suggestion).
-TIPS = {
-    "arm6": None,
-    "arm7": ("tool0",),
-    "dual_arm": ("left_tool0", "right_tool0"),
-    "humanoid": ("left_hand", "right_hand"),
-    "mobile_manipulator": None,
+XACRO_DIR = Path(__file__).resolve().parent / "xacro"
+#: test_xacro's fixture: a xacro arm in a package found through --package-path, and the URDF
+#: written by hand for these arguments.
+XACRO_ARM = XACRO_DIR / "packages" / "my_robot_description" / "urdf" / "arm.urdf.xacro"
+XACRO_ARGS = ("prefix:=left_", "upper_length:=0.5", "with_tool:=true")
+XACRO_OPTIONS = ("--package-path", str(XACRO_DIR / "packages"), *(f"--xacro-arg={a}" for a in XACRO_ARGS))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A robot description, the options ``ik_node`` needs for it, which of ``info``'s suggested
+    tips the file serves (empty: the first), and a plain URDF of the same robot (the oracle)."""
+
+    description: Path
+    options: tuple[str, ...] = ()
+    tips: tuple[str, ...] = ()
+    reference: Path | None = None
+
+    @property
+    def urdf(self) -> Path:
+        return self.reference or self.description
+
+
+CASES = {
+    "arm6": Case(URDF_DIR / "arm6.urdf"),
+    "arm7": Case(URDF_DIR / "arm7.urdf", tips=("tool0",)),
+    "dual_arm": Case(URDF_DIR / "dual_arm.urdf", tips=("left_tool0", "right_tool0")),
+    "humanoid": Case(URDF_DIR / "humanoid.urdf", tips=("left_hand", "right_hand")),
+    "mobile_manipulator": Case(URDF_DIR / "mobile_manipulator.urdf"),
+    "xacro_arm": Case(XACRO_ARM, XACRO_OPTIONS, ("left_tool0",), XACRO_DIR / "arm_reference.urdf"),
 }
 #: Seconds to wait for the node's first answer (a loaded machine, a cold kernel cache).
 NODE_WAIT = 60.0
@@ -55,16 +80,17 @@ def run(*arguments: str) -> subprocess.CompletedProcess:
 
 
 def write_config(robot: str, directory: Path, *options: str) -> tuple[Path, str, tuple[str, ...]]:
-    """``ik_node config`` for ``robot`` with the base ``info`` suggests first and the tips of
-    :data:`TIPS` (each one of its suggestions); returns the file, the base and the tips."""
-    urdf = URDF_DIR / f"{robot}.urdf"
-    summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
+    """``ik_node config`` for ``robot`` with the base ``info`` suggests first and the case's tips
+    (each one of its suggestions); returns the file, the base and the tips."""
+    case = CASES[robot]
+    description = ("--urdf", str(case.description), *case.options)
+    summary = json.loads(run("info", *description, "--json").stdout)
     base = summary["suggested_base_links"][0]
     suggested = [tip["link"] for tip in summary["suggested_tip_links"]]
-    tips = TIPS[robot] or (suggested[0],)
+    tips = case.tips or (suggested[0],)
     assert set(tips) <= set(suggested), f"{tips} not among the suggested tips {suggested}"
     path = directory / f"{robot}.yaml"
-    arguments = ["config", "--urdf", str(urdf), "--base", base, "--output", str(path), *options]
+    arguments = ["config", *description, "--base", base, "--output", str(path), *options]
     run(*arguments, *(item for tip in tips for item in ("--tip", tip)))
     return path, base, tuple(tips)
 
@@ -99,17 +125,24 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return flat
 
 
-@pytest.mark.parametrize("robot", sorted(TIPS))
+@pytest.mark.parametrize("robot", sorted(CASES))
 def test_the_file_has_the_chain_and_the_urdf_limits_in_the_node_types(robot, tmp_path):
     path, base, tips = write_config(robot, tmp_path)
-    urdf = URDF_DIR / f"{robot}.urdf"
+    case = CASES[robot]
+    urdf = case.urdf
     text = path.read_text()
-    assert f"ros2 launch ik_node ik_node.launch.py urdf_file:={urdf.resolve()} params_file:={path}" in text
+    description = case.description.resolve()
+    assert f"ros2 launch ik_node ik_node.launch.py urdf_file:={description} params_file:={path}" in text
     assert f"ik_node --ros-args --params-file {path}" in text
     document = yaml.safe_load(text)
     assert list(document) == ["ik_node"] and list(document["ik_node"]) == ["ros__parameters"]
     parameters = document["ik_node"]["ros__parameters"]
-    assert parameters["robot_description_file"] == str(urdf.resolve())
+    assert parameters["robot_description_file"] == str(description)
+    if case.options:  # xacro: the arguments and package directories the node needs
+        assert parameters["xacro_args"] == list(XACRO_ARGS)
+        assert parameters["package_paths"] == [str(XACRO_DIR / "packages")]
+    else:
+        assert "xacro_args" not in parameters and "package_paths" not in parameters
     chain_written = (parameters["base_link"], parameters["tip_links"], parameters["mode"])
     assert chain_written == (base, list(tips), "solve")
 
@@ -160,10 +193,10 @@ def pinocchio_pose(urdf: Path, values: dict, link: str, base: str) -> np.ndarray
     return np.linalg.inv(pose[base]) @ pose[link]
 
 
-@pytest.mark.parametrize("robot", ["arm7", "dual_arm"])
+@pytest.mark.parametrize("robot", ["arm7", "dual_arm", "xacro_arm"])
 def test_the_node_started_with_the_file_reaches_a_goal(robot, tmp_path, ros_context):
     path, base, tips = write_config(robot, tmp_path)
-    urdf = URDF_DIR / f"{robot}.urdf"
+    urdf = CASES[robot].urdf  # (for the xacro arm: the same robot written by hand)
     limits = yaml.safe_load(path.read_text())["ik_node"]["ros__parameters"]["joint_limits"]
     rng = np.random.default_rng(16)
     target = {}  # a random configuration in the middle half of the written limits
