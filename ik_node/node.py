@@ -10,7 +10,8 @@ Topics (``~`` is the node's name; all remappable):
   goal wins; ``/joint_states`` (the seed, matched by name); ``/robot_description`` (transient
   local) when neither ``robot_description`` nor ``robot_description_file`` is set; the goal
   markers' feedback (:mod:`ik_node.interactive_goals`);
-* out: ``~/joint_states`` (the latest command, steadily, from the first second),
+* out: ``~/joint_states`` (the latest command, else the rest posture, steadily from the first
+  second),
   ``~/joint_commands`` (``JointState``), ``~/position_commands`` (``Float64MultiArray``),
   ``~/joint_trajectory`` (``JointTrajectory``), ``~/ready`` (``std_msgs/Bool``, transient local:
   true once goals are solved), ``~/markers`` (``MarkerArray``), ``/diagnostics`` (one status per
@@ -214,6 +215,8 @@ class IKNode(Node):
         self._warn_unknown_overrides(model)
         if rest is not None:
             self._publish_command(rest)
+        else:
+            self._publish_state()
         if self._goal_markers is not None:
             self._goal_markers.show(model.base_link, self._policy.tip_poses())
         self._prepare_solver(model)
@@ -457,7 +460,8 @@ class IKNode(Node):
         joint_state_publisher does), so that a robot_state_publisher or RViz started later shows
         the robot at once."""
         model, state = self._policy.model, self._policy.state
-        if model is not None and state is not None:
+        if model is not None:
+            state = model.rest_posture if state is None else state
             self._state_publisher.publish(
                 messages.joint_state(model.joint_names, state, self.get_clock().now().to_msg())
             )

@@ -141,8 +141,8 @@ NODE_PARAMETERS = (
           "~/position_commands (ros2_control's forward position controller), in command_joints order"),
     _spec("command_joints", "string_array", None, "joint order of ~/position_commands (default: the "
           "chain's joints, base to tip)", read_only=True),
-    _spec("joint_state_rate", "double", 10.0, "rate of ~/joint_states, the latest command (or the rest "
-          "posture before any goal when publish_rest_posture_at_start); 0: only on each command", "Hz",
+    _spec("joint_state_rate", "double", 10.0, "rate of ~/joint_states, the latest command (the rest "
+          "posture before any); 0: only at start and on each command", "Hz",
           0.0, 1000.0),
     _spec("min_trajectory_duration", "double", 0.1, "smallest time_from_start of a solve-mode trajectory "
           "point", "s", 0.0, 60.0),
