@@ -404,7 +404,8 @@ def _info(arguments) -> int:
 
 def _robot_summary(robot) -> dict:
     """What ``info`` shows, as plain data: limits in rad or m (by ``unit``), velocities per
-    second, ``None`` where the URDF gives no limit.
+    second, ``None`` where the URDF gives no limit; the degrees of freedom (movable joints that
+    can be used and mimic no other); the joints that cannot be used, with the reason.
 
     Suggested base links: the lowest link above every usable movable joint (no joint there moves
     the whole robot, so every chain can start from it), and the root. Suggested tips: the leaf
@@ -431,7 +432,8 @@ def _robot_summary(robot) -> dict:
         "root": robot.root,
         "links": list(robot.links),
         "movable_joints": [_joint_summary(joint) for joint in movable],
-        "degrees_of_freedom": list(robot.joint_names),
+        "degrees_of_freedom": [j.name for j in movable if j.mimic is None and j.problem is None],
+        "unusable_joints": {joint.name: joint.problem for joint in robot.joints.values() if joint.problem},
         "chains": chains,
         "suggested_base_links": [base] if base == robot.root else [base, robot.root],
         "suggested_tip_links": tips,
@@ -490,6 +492,10 @@ def _print_summary(summary: dict, robot_options: str) -> None:
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[4]]
         print(("  " + "  ".join(cells)).rstrip())
+    if summary["unusable_joints"]:
+        print("joints that cannot be used (a chain through one is refused):")
+        for name, problem in summary["unusable_joints"].items():
+            print(f"  {name}: {problem}")
     print(f"chains (leaf link: movable joints from the root '{summary['root']}'):")
     width = max(len(chain["leaf"]) for chain in summary["chains"])
     for chain in summary["chains"]:
@@ -531,7 +537,7 @@ def _joint_note(joint: dict) -> str:
         mimic = joint["mimic"]
         notes.append(f"mimics {mimic['leader']} (x{_number(mimic['multiplier'])} {mimic['offset']:+g})")
     if joint["problem"] is not None:
-        notes.append(f"cannot be used: {joint['problem']}")
+        notes.append("cannot be used (see below)")
     return "; ".join(notes)
 
 

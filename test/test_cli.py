@@ -190,7 +190,8 @@ def test_info_lists_the_movable_joints_with_their_limits(robot):
             assert (joint["lower"], joint["upper"]) == (lower, upper)
         assert joint["max_velocity"] == float(limit.get("velocity"))
     model = load_robot(urdf)
-    assert summary["degrees_of_freedom"] == list(model.joint_names)
+    assert set(summary["degrees_of_freedom"]) == set(model.joint_names)
+    assert summary["unusable_joints"] == {}
     assert summary["root"] == model.root and len(summary["links"]) == len(model.links)
 
     text = run("info", "--urdf", str(urdf))
@@ -239,6 +240,34 @@ def test_info_expands_a_xacro_file_with_its_arguments_and_package_paths():
     assert without_packages.returncode == 2
     assert "'my_robot_description' not found" in without_packages.stderr
     assert "--package-path" in without_packages.stderr
+
+
+FLYER = """<robot name="flyer">
+  <link name="world"/><link name="body"/><link name="arm"/><link name="hand"/><link name="odd_link"/>
+  <joint name="free" type="floating"><parent link="world"/><child link="body"/></joint>
+  <joint name="shoulder" type="revolute"><parent link="body"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" velocity="2" effort="1"/></joint>
+  <joint name="wrist" type="continuous"><parent link="arm"/><child link="hand"/><axis xyz="0 1 0"/></joint>
+  <joint name="odd" type="screw"><parent link="body"/><child link="odd_link"/></joint>
+</robot>"""
+
+
+def test_info_names_joints_that_cannot_be_used_and_suggests_a_base_below_them(tmp_path):
+    urdf = tmp_path / "flyer.urdf"
+    urdf.write_text(FLYER)
+    summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
+    assert set(summary["unusable_joints"]) == {"free", "odd"}
+    assert "unknown type 'screw'" in summary["unusable_joints"]["odd"]
+    assert summary["degrees_of_freedom"] == ["shoulder", "wrist"]
+    assert summary["suggested_base_links"] == ["body", "world"]
+    assert summary["suggested_tip_links"] == [{"link": "hand", "joints": 2}]
+    text = run("info", "--urdf", str(urdf))
+    assert text.returncode == 0 and "free: type 'floating' is not supported" in text.stdout
+    assert re.search(r"hand +3: free, shoulder, wrist  \(joint 'free' cannot be used\)", text.stdout)
+    assert run("config", "--urdf", str(urdf), "--base", "body", "--tip", "hand").returncode == 0
+    through = run("config", "--urdf", str(urdf), "--base", "world", "--tip", "hand")
+    assert through.returncode == 2
+    assert "error: joint 'free' on the path from 'world' to 'hand'" in through.stderr
 
 
 def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):
