@@ -1,0 +1,227 @@
+"""The node's decisions without ROS (ik_node.policy): readiness, goals kept while the solver is
+prepared, frames (the model's links, tf2 through a lookup, refusal without one), pause and
+reset, the seed, tracking steps, and the limit guard. FK checks use the model's own full-robot FK
+(not the solver's tree)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import URDF_DIR
+
+from ik_node import load_robot
+from ik_node.errors import IKNodeError
+from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
+from ik_node.policy import Command, GoalRequest, IKPolicy, build_solver, plan_model
+
+JOINTS = [f"joint{i}" for i in range(1, 8)]
+
+
+@pytest.fixture(scope="module")
+def arm7():
+    return load_robot(URDF_DIR / "arm7.urdf")
+
+
+def settings_for(robot, **overrides) -> NodeSettings:
+    """The node's defaults for arm7's chain, as the node declares them (joint parameters from the
+    URDF), with ``overrides`` by parameter name."""
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS}
+    values.update(base_link="base_link", tip_links=["tool0"])
+    tree = robot.tree("base_link", ["tool0"])
+    for index, joint in enumerate(tree.joint_names):
+        lower, upper, velocity = (
+            float(tree.lower[index]),
+            float(tree.upper[index]),
+            float(tree.max_velocity[index]),
+        )
+        values.update(
+            {
+                f"joint_limits.{joint}.has_position_limits": True,
+                f"joint_limits.{joint}.min_position": lower,
+                f"joint_limits.{joint}.max_position": upper,
+                f"joint_limits.{joint}.has_velocity_limits": True,
+                f"joint_limits.{joint}.max_velocity": velocity,
+                f"joint_weights.{joint}": 1.0,
+                f"rest_posture.{joint}": 0.5 * (lower + upper),
+            }
+        )
+    values.update(overrides)
+    return NodeSettings.from_values(values)
+
+
+def ready_policy(robot, **overrides) -> IKPolicy:
+    settings = settings_for(robot, **overrides)
+    policy = IKPolicy(["tool0"], settings)
+    model = plan_model(robot, settings)
+    policy.install(model)
+    policy.attach_solver(build_solver(model))
+    return policy
+
+
+def reached_error(robot, q, goal) -> float:
+    reached = robot.forward(dict(zip(JOINTS, q)), "tool0", "base_link")
+    cosine = (np.trace(reached[:3, :3].T @ goal[:3, :3]) - 1) / 2
+    return max(float(np.linalg.norm(reached[:3, 3] - goal[:3, 3])), math.acos(min(1.0, max(-1.0, cosine))))
+
+
+def test_the_typed_record_has_a_field_per_node_parameter():
+    names = set(NodeSettings.field_names()) - {"tip_tasks", "joint_weights", "rest_posture", "values"}
+    assert names == {spec.name for spec in NODE_PARAMETERS}
+    assert {spec.name.split(".")[0] for spec in JOINT_PARAMETERS} == {
+        "joint_limits",
+        "joint_weights",
+        "rest_posture",
+    }
+
+
+def test_a_planned_model_shows_the_rest_posture_before_its_solver_exists(arm7):
+    settings = settings_for(arm7, **{"rest_posture.joint4": -10.0})  # outside: clipped as the solver does
+    model = plan_model(arm7, settings)
+    solver = build_solver(model)
+    np.testing.assert_array_equal(model.rest_posture, solver.rest_posture)
+    assert model.rest_posture[3] == model.lower[3]
+    policy = IKPolicy(["tool0"], settings)
+    policy.install(model)
+    assert not policy.ready
+    poses = policy.tip_poses()
+    np.testing.assert_allclose(
+        poses["tool0"], arm7.forward(dict(zip(JOINTS, model.rest_posture)), "tool0", "base_link"), atol=1e-12
+    )
+
+
+def test_goals_sent_before_the_solver_is_ready_are_kept_latest_per_tip_and_answered(arm7):
+    settings = settings_for(arm7)
+    policy = IKPolicy(["tool0"], settings)
+    model = plan_model(arm7, settings)
+    policy.install(model)
+    rng = np.random.default_rng(7)
+    goals = [
+        arm7.forward(dict(zip(JOINTS, rng.uniform(model.lower, model.upper))), "tool0", "base_link")
+        for _ in range(3)
+    ]
+    for goal in goals:
+        reply = policy.receive_goal(GoalRequest("tool0", goal), now=0.0)
+        assert reply.status.reason == "queued" and reply.command is None
+    waiting = policy.attach_solver(build_solver(model))
+    assert policy.ready and len(waiting) == 1 and waiting[0].pose is goals[-1]
+    reply = policy.receive_goal(waiting[0], now=0.0)
+    assert reply.status.success and reached_error(arm7, reply.command.q, goals[-1]) < 1e-5
+    assert policy.commit(reply.command) is None
+    np.testing.assert_array_equal(policy.state, reply.command.q)
+
+
+def test_goals_are_refused_with_a_reason_when_paused_or_without_a_description(arm7):
+    policy = IKPolicy(["tool0"], settings_for(arm7))
+    reply = policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0)
+    assert reply.status.reason == "no_robot_description" and "robot_description" in reply.status.message
+    policy = ready_policy(arm7)
+    message, stop = policy.set_enabled(False)
+    assert "paused" in message and stop is None
+    reply = policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0)
+    assert reply.status.reason == "paused" and reply.command is None
+    assert policy.set_enabled(True)[0].startswith("enabled")
+
+
+def test_frames_a_link_through_the_model_another_through_tf_or_refused_naming_it(arm7):
+    policy = ready_policy(arm7)
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    policy.on_joint_state(JOINTS, q, now=0.0)
+    offset = np.eye(4)
+    offset[2, 3] = 0.05
+    goal = policy.goal_in_base(GoalRequest("tool0", offset, "tool0"), q, None)
+    np.testing.assert_allclose(goal, arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link") @ offset)
+
+    world_to_base = np.eye(4)
+    world_to_base[:3, 3] = [1.0, -2.0, 0.5]
+    asked = []
+
+    def lookup(frame, base, stamp):  # as ik_node.frames' tf2 lookup answers: T_base_frame
+        asked.append((frame, base, stamp))
+        return np.linalg.inv(world_to_base)
+
+    target = arm7.forward(dict(zip(JOINTS, q + 0.1)), "tool0", "base_link")
+    in_world = world_to_base @ target
+    reply = policy.receive_goal(
+        GoalRequest("tool0", in_world, "map", stamp="t0"), now=0.0, transform=lookup
+    )
+    assert asked == [("map", "base_link", "t0")]
+    assert reply.status.success and reached_error(arm7, reply.command.q, target) < 1e-5
+
+    reply = policy.receive_goal(GoalRequest("tool0", in_world, "map"), now=0.0, transform=None)
+    assert reply.status.reason == "invalid_goal" and reply.command is None
+    assert "'map'" in reply.status.message and "tf2_ros is not available" in reply.status.message
+
+    def missing(frame, base, stamp):
+        raise IKNodeError(f"no transform from frame '{frame}' to the base '{base}'")
+
+    reply = policy.receive_goal(GoalRequest("tool0", in_world, "odom"), now=0.0, transform=missing)
+    assert reply.status.reason == "invalid_goal" and "no transform from frame 'odom'" in reply.status.message
+
+
+def test_seed_is_fresh_joint_states_else_the_last_command_with_one_stale_warning(arm7):
+    policy = ready_policy(arm7, joint_state_timeout=0.5)
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    assert policy.on_joint_state(JOINTS, q, now=10.0) is None
+    np.testing.assert_array_equal(policy.current(10.2)[0], q)
+    command = Command(q + 0.05, None, q)
+    assert policy.commit(command) is None
+    seed, warning = policy.current(11.0)
+    np.testing.assert_array_equal(seed, command.q)
+    assert "older than joint_state_timeout" in warning
+    assert policy.current(11.5)[1] is None  # once
+    assert "names but" in policy.on_joint_state(JOINTS, q[:3], now=12.0)
+
+
+def test_track_steps_stay_within_the_velocity_limits_and_end_with_one_stop(arm7):
+    policy = ready_policy(arm7, mode="track", publish_rate=50.0)
+    model = policy.model
+    start = model.rest_posture.copy()
+    policy.commit(Command(start, None, start))
+    target = arm7.forward(dict(zip(JOINTS, start + 0.4)), "tool0", "base_link")
+    reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
+    assert reply.status.success and reply.command is None  # track mode: steps follow
+    steps = 0
+    while True:
+        reply = policy.track_step(now=0.0)
+        if reply.command is None:
+            break
+        assert np.all(np.abs(reply.command.velocity) <= model.max_velocity * (1 + 1e-9))
+        assert policy.commit(reply.command) is None
+        steps += 1
+        assert steps < 1000
+    assert not np.any(policy.last_velocity)  # the last command was the stop
+    assert reached_error(arm7, policy.last_command, target) < 1e-5
+
+
+def test_the_limit_guard_refuses_a_command_outside_the_active_limits_and_keeps_the_last(arm7):
+    policy = ready_policy(arm7, **{"joint_limits.joint1.max_position": 0.5})
+    good = policy.model.rest_posture.copy()
+    assert policy.commit(Command(good, None, good)) is None
+    bad = good.copy()
+    bad[0] = 0.6
+    violation = policy.commit(Command(bad, None, good))
+    assert "joint 'joint1'" in violation and "outside its limits" in violation
+    np.testing.assert_array_equal(policy.last_command, good)
+
+
+def test_reset_forgets_goals_and_the_last_command(arm7):
+    policy = ready_policy(arm7)
+    assert policy.reset() == (True, "goals forgotten; the next goal is seeded from /joint_states")
+    target = arm7.forward(dict(zip(JOINTS, policy.model.rest_posture + 0.2)), "tool0", "base_link")
+    reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
+    policy.commit(reply.command)
+    policy.reset()
+    assert policy.goals == {} and policy.last_command is None
+    assert IKPolicy(["tool0"], policy.settings).reset()[0] is False
+
+
+def test_a_run_time_change_that_widens_a_limit_beyond_the_urdf_is_refused_naming_it(arm7):
+    settings = settings_for(arm7)
+    wider = replace(settings, values={**settings.values, "joint_limits.joint1.max_position": 10.0})
+    with pytest.raises(IKNodeError, match="joint1"):
+        plan_model(arm7, wider, frozenset({"joint_limits.joint1.max_position"}))
+    with pytest.raises(IKNodeError, match="command_joints"):
+        plan_model(arm7, replace(settings, command_joints=("joint1", "gripper")))
