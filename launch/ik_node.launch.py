@@ -3,11 +3,14 @@
     ros2 launch ik_node ik_node.launch.py                      # the bundled 7-DOF arm
     ros2 launch ik_node ik_node.launch.py robot:=dual_arm      # another bundled robot
     ros2 launch ik_node ik_node.launch.py urdf_file:=/path/robot.urdf params_file:=/path/ik.yaml
+    ros2 launch ik_node ik_node.launch.py urdf_file:=/path/robot.urdf.xacro \
+        xacro_args:="arm_id:=fr3 hand:=true" params_file:=/path/ik.yaml   # expanded by xacro
     ros2 launch ik_node ik_node.launch.py use_rviz:=false
 
     ros2 launch ik_node ik_node.launch.py command_topic:=/forward_position_controller/commands
 
-The URDF becomes the ``robot_description`` parameter of robot_state_publisher and ik_node.
+The URDF (a ``.xacro`` file run through ``xacro`` first, with ``xacro_args``, as ROS launch files
+do) becomes the ``robot_description`` parameter of robot_state_publisher and ik_node.
 ik_node's steady joint state (``~/joint_states``: the latest command at ``joint_state_rate``, the
 rest posture before the first goal) is remapped to ``/joint_states``, so robot_state_publisher
 and RViz show the robot from the first second and every solution after. Its commands stay on
@@ -22,8 +25,9 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration
+from launch.substitutions import Command, FindExecutable, LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
 
 
 def _nodes(context):
@@ -33,7 +37,16 @@ def _nodes(context):
     params_file = LaunchConfiguration("params_file").perform(context) or str(
         share / "config" / f"{robot}.yaml"
     )
-    description = Path(urdf_file).read_text()
+    if urdf_file.endswith(".xacro"):
+        arguments = LaunchConfiguration("xacro_args").perform(context).split()
+        description = ParameterValue(
+            Command(
+                [FindExecutable(name="xacro"), " ", urdf_file, *(" " + argument for argument in arguments)]
+            ),
+            value_type=str,
+        )
+    else:
+        description = Path(urdf_file).read_text()
     parameters = yaml.safe_load(Path(params_file).read_text()) or {}
     settings = next(iter(parameters.values()), {}).get("ros__parameters", {})
     fixed_frame = settings.get("base_link") or "base_link"
@@ -75,12 +88,19 @@ def generate_launch_description():
                 description="bundled robot: arm6, arm7, mobile_manipulator, dual_arm, humanoid",
             ),
             DeclareLaunchArgument(
-                "urdf_file", default_value="", description="URDF file (default: the bundled robot's)"
+                "urdf_file",
+                default_value="",
+                description="URDF or .xacro file (default: the bundled robot's)",
             ),
             DeclareLaunchArgument(
                 "params_file",
                 default_value="",
                 description="ik_node parameter file (default: config/<robot>.yaml)",
+            ),
+            DeclareLaunchArgument(
+                "xacro_args",
+                default_value="",
+                description="arguments of a .xacro urdf_file, space-separated NAME:=VALUE pairs",
             ),
             DeclareLaunchArgument("use_rviz", default_value="true", description="start RViz"),
             DeclareLaunchArgument(
