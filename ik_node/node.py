@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 import time
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import rclpy
@@ -54,16 +52,18 @@ from .frames import transform_lookup
 from .interactive_goals import interactive_goals
 from .model import load_robot
 from .parameters import (
-    JOINT_PARAMETERS,
     NODE_PARAMETERS,
+    PER_JOINT_OR_TIP,
     TIP_PARAMETERS,
     NodeSettings,
     ParameterSpec,
     check_values,
+    joint_parameter_defaults,
     overridden_names,
+    spec_of,
 )
-from .policy import GoalRequest, IKPolicy, build_solver, plan_model
-from .resources import resolve_path
+from .policy import GoalRequest, IKPolicy, build_solver, description_path, plan_model
+from .preparation import SolverPreparation
 from .solver import kernels_prepared
 
 #: Largest rate of the marker array [Hz]: the latest solve is drawn, older ones are skipped.
@@ -121,7 +121,7 @@ class IKNode(Node):
         self._declaring = False
         check_values(self._values)
         self._policy = IKPolicy(tips, NodeSettings.from_values(self._values))
-        self._preparation = None  # (model, thread, outcome) while a solver is built off the executor
+        self._preparation = SolverPreparation()
         self._pending_markers = None
 
         self._command_publisher = self.create_publisher(JointState, "~/joint_commands", 10)
@@ -167,15 +167,9 @@ class IKNode(Node):
         if settings.robot_description:
             self._load_description(settings.robot_description, "the robot_description parameter")
         elif settings.robot_description_file:
-            try:
-                path = resolve_path(settings.robot_description_file, list(settings.package_paths) or None)
-            except FileNotFoundError as error:
-                raise IKNodeError(f"robot_description_file: {error}") from None
-            if not path.is_file():
-                raise IKNodeError(
-                    f"robot_description_file '{settings.robot_description_file}' is not a file ({path})"
-                )
-            self._load_description(path, f"robot_description_file '{settings.robot_description_file}'")
+            self._load_description(
+                description_path(settings), f"robot_description_file '{settings.robot_description_file}'"
+            )
         else:
             self.get_logger().info("waiting for the robot description on /robot_description")
             self.create_subscription(String, "/robot_description", self._on_description, LATCHED_QOS)
@@ -188,12 +182,9 @@ class IKNode(Node):
         The robot is shown at once; the solver follows (:meth:`_prepare_solver`)."""
         settings = self._settings
         xacro = {
-            "xacro_args": dict(
-                argument.split(":=", 1) for argument in settings.xacro_args if ":=" in argument
-            )
+            "xacro_args": dict(argument.split(":=", 1) for argument in settings.xacro_args),
+            "package_paths": list(settings.package_paths),
         }
-        if settings.package_paths:
-            xacro["package_paths"] = list(settings.package_paths)
         try:
             robot = load_robot(
                 description.encode() if isinstance(description, str) else description,
@@ -212,7 +203,12 @@ class IKNode(Node):
             f"robot '{robot.name}' loaded from {source}: {model.base_link} -> {self._policy.tips}, "
             f"joints {list(model.joint_names)}"
         )
-        self._warn_unknown_overrides(model)
+        for name in sorted(self._override_names):  # file entries for joints or tips not here: named
+            if name.startswith(PER_JOINT_OR_TIP) and not self.has_parameter(name):
+                self.get_logger().warning(
+                    f"parameter '{name}' names no joint of the chain {list(model.joint_names)} or tip "
+                    f"of {self._policy.tips}; ignored"
+                )
         if rest is not None:
             self._publish_command(rest)
         else:
@@ -228,36 +224,23 @@ class IKNode(Node):
             self._attach(build_solver(model))
             return
         self._ready_publisher.publish(Bool(data=False))
-        if self._preparation is not None and self._preparation[1].is_alive():
-            return  # the running build prepares the kernels; its solver is rebuilt for this model
-        self.get_logger().info(
-            "preparing the IK solver: the first start after an install compiles its kernels (about 20 s); "
-            "the robot is shown meanwhile and goals are answered once it is ready"
-        )
-        outcome: dict = {}
-
-        def build():  # (the solver logs the kernels' compile or load time)
-            try:
-                outcome["solver"] = build_solver(model)
-            except Exception as error:  # reported on the executor's thread
-                outcome["error"] = error
-
-        thread = threading.Thread(target=build, name="ik_node solver preparation", daemon=True)
-        self._preparation = (model, thread, outcome)
-        thread.start()
+        if self._preparation.start(model):  # (a running build prepares the kernels for this one too)
+            self.get_logger().info(
+                "preparing the IK solver: the first start after an install compiles its kernels (about "
+                "20 s); the robot is shown meanwhile and goals are answered once it is ready"
+            )
 
     def _on_ready_poll(self) -> None:
-        if self._preparation is None or self._preparation[1].is_alive():
+        finished = self._preparation.take()
+        if finished is None:
             return
-        model, _, outcome = self._preparation
-        self._preparation = None
-        if "error" in outcome:
-            self._policy.description_error = f"the IK solver could not be built: {outcome['error']}"
+        model, solver, error = finished
+        if error is not None:
+            self._policy.description_error = f"the IK solver could not be built: {error}"
             self.get_logger().error(self._policy.description_error)
-            return
-        if self._policy.model is not None and self._policy.model.solver is None:
+        elif self._policy.model is not None and self._policy.model.solver is None:
             current = self._policy.model  # parameters or the description may have changed meanwhile
-            self._attach(outcome["solver"] if current is model else build_solver(current))
+            self._attach(solver if current is model else build_solver(current))
 
     def _attach(self, solver) -> None:
         waiting = self._policy.attach_solver(solver)
@@ -280,35 +263,12 @@ class IKNode(Node):
         """The per-joint parameters of the chain, defaulting to the URDF's limits and mid-range."""
         self._declaring = True
         try:
-            for index, joint in enumerate(tree.joint_names):
-                lower, upper, velocity = tree.lower[index], tree.upper[index], tree.max_velocity[index]
-                bounded = bool(np.isfinite(lower))
-                defaults = {
-                    "joint_limits.{}.has_position_limits": bounded,
-                    "joint_limits.{}.min_position": float(lower) if bounded else 0.0,
-                    "joint_limits.{}.max_position": float(upper) if bounded else 0.0,
-                    "joint_limits.{}.has_velocity_limits": bool(np.isfinite(velocity)),
-                    "joint_limits.{}.max_velocity": float(velocity) if np.isfinite(velocity) else 0.0,
-                    "joint_weights.{}": 1.0,
-                    "rest_posture.{}": float(0.5 * (lower + upper)) if bounded else 0.0,
-                }
-                for spec in JOINT_PARAMETERS:
-                    name = spec.name.format(joint)
-                    if not self.has_parameter(name):
-                        self._declare(name, spec, defaults[spec.name])
+            for name, default in joint_parameter_defaults(tree).items():
+                if not self.has_parameter(name):
+                    self._declare(name, spec_of(name), default)
         finally:
             self._declaring = False
         self._policy.settings = NodeSettings.from_values(self._values)
-
-    def _warn_unknown_overrides(self, model) -> None:
-        """Parameter-file entries for joints or tips the node does not have: named, not silent."""
-        prefixes = ("joint_limits.", "joint_weights.", "rest_posture.", "tip_tasks.")
-        for name in sorted(self._override_names):
-            if name.startswith(prefixes) and not self.has_parameter(name):
-                self.get_logger().warning(
-                    f"parameter '{name}' names no joint of the chain {list(model.joint_names)} or tip "
-                    f"of {self._policy.tips}; ignored"
-                )
 
     # ------------------------------------------------------------------ parameters
 
@@ -318,18 +278,9 @@ class IKNode(Node):
         the set, or here on Humble, which has no post-set callback)."""
         if self._declaring:
             return SetParametersResult(successful=True)
-        candidate = dict(self._values)
-        candidate.update({parameter.name: parameter.value for parameter in parameters})
+        candidate = {**self._values, **{parameter.name: parameter.value for parameter in parameters}}
         try:
-            check_values(candidate)
-            settings = NodeSettings.from_values(candidate)
-            model = self._policy.model
-            if model is not None:
-                model = plan_model(
-                    model.robot, settings, frozenset(parameter.name for parameter in parameters)
-                )
-                if self._policy.ready:  # the kernels are ready: building the solver takes ms
-                    model = replace(model, solver=build_solver(model))
+            settings, model = self._policy.candidate(candidate, frozenset(p.name for p in parameters))
         except IKNodeError as error:
             self.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))
@@ -345,16 +296,8 @@ class IKNode(Node):
             return
         candidate, settings, model = self._pending_change
         self._pending_change = None
-        old = self._settings
         self._values = candidate
-        self._policy.settings = settings
-        if model is not None:
-            self._policy.replace_model(model, settings.mode != old.mode)
-        if (settings.mode, settings.publish_rate, settings.joint_state_rate) != (
-            old.mode,
-            old.publish_rate,
-            old.joint_state_rate,
-        ):
+        if self._policy.apply(settings, model):
             self._reset_timers()
 
     def _reset_timers(self) -> None:
@@ -393,17 +336,13 @@ class IKNode(Node):
             self.get_logger().warning(warning, throttle_duration_sec=WARNING_PERIOD)
 
     def _on_goal(self, tip: str, message: PoseStamped) -> None:
+        header = message.header
         try:
-            pose = pose_from_message(message.pose)
+            request = GoalRequest(tip, pose_from_message(message.pose), header.frame_id, header.stamp, header)
         except IKNodeError as error:
-            pose, reason = None, f"goal for '{tip}' refused: {error}"
-        if pose is None:
-            request = GoalRequest(
-                tip, np.eye(4), message.header.frame_id, message.header.stamp, message.header
-            )
-            self._handle(self._policy.refusal(request, reason))
+            request = GoalRequest(tip, None, header.frame_id, header.stamp, header)
+            self._handle(self._policy.refusal(request, f"goal for '{tip}' refused: {error}"))
             return
-        request = GoalRequest(tip, pose, message.header.frame_id, message.header.stamp, message.header)
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
         if self._goal_markers is not None and self._policy.ready and tip in self._policy.goals:
             self._goal_markers.move({tip: self._policy.goals[tip]})

@@ -25,7 +25,9 @@ __all__ = [
     "ParameterSpec",
     "TASK_KINDS",
     "TIP_PARAMETERS",
+    "PER_JOINT_OR_TIP",
     "check_values",
+    "joint_parameter_defaults",
     "overridden_names",
     "spec_of",
 ]
@@ -177,6 +179,30 @@ JOINT_PARAMETERS = (
 TIP_PARAMETERS = (
     _spec("tip_tasks.{}", "string", "pose", "what the tip's goal controls", choices=TASK_KINDS),
 )
+
+#: Prefixes of the per-joint and per-tip parameters.
+PER_JOINT_OR_TIP = tuple(sorted({spec.name.split("{}")[0] for spec in JOINT_PARAMETERS + TIP_PARAMETERS}))
+
+
+def joint_parameter_defaults(tree) -> dict[str, object]:
+    """Every per-joint parameter of ``tree``'s joints (``tree.joint_names``, ``lower``/``upper``
+    [rad, m], ``max_velocity``) with its default: the URDF's limits (``has_*`` false and 0.0 where
+    it gives none), weight 1.0, rest at mid-range (0.0 for an unbounded joint)."""
+    defaults = {}
+    for joint, lower, upper, velocity in zip(tree.joint_names, tree.lower, tree.upper, tree.max_velocity):
+        bounded = bool(math.isfinite(lower))
+        for pattern, value in (
+            ("joint_limits.{}.has_position_limits", bounded),
+            ("joint_limits.{}.min_position", float(lower) if bounded else 0.0),
+            ("joint_limits.{}.max_position", float(upper) if bounded else 0.0),
+            ("joint_limits.{}.has_velocity_limits", bool(math.isfinite(velocity))),
+            ("joint_limits.{}.max_velocity", float(velocity) if math.isfinite(velocity) else 0.0),
+            ("joint_weights.{}", 1.0),
+            ("rest_posture.{}", float(0.5 * (lower + upper)) if bounded else 0.0),
+        ):
+            defaults[pattern.format(joint)] = value
+    return defaults
+
 
 _BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 _PATTERNS = [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -33,10 +34,21 @@ from .control import (
     velocity_limited_step,
 )
 from .errors import IKNodeError
-from .parameters import NodeSettings
+from .parameters import NodeSettings, check_values
+from .resources import resolve_path
 from .solver import IKSolver, SolverOptions, TipTask
 
-__all__ = ["Command", "GoalRequest", "IKPolicy", "Model", "Reply", "Status", "plan_model", "build_solver"]
+__all__ = [
+    "Command",
+    "GoalRequest",
+    "IKPolicy",
+    "Model",
+    "Reply",
+    "Status",
+    "build_solver",
+    "description_path",
+    "plan_model",
+]
 
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
@@ -133,6 +145,19 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
     )
 
 
+def description_path(settings: NodeSettings) -> Path:
+    """The file ``robot_description_file`` names (a path, ``file://`` or ``package://``, found
+    through ``package_paths`` or the ament index); raises :class:`IKNodeError` saying why not."""
+    location = settings.robot_description_file
+    try:
+        path = resolve_path(location, list(settings.package_paths) or None)
+    except FileNotFoundError as error:
+        raise IKNodeError(f"robot_description_file: {error}") from None
+    if not path.is_file():
+        raise IKNodeError(f"robot_description_file '{location}' is not a file ({path})")
+    return path
+
+
 def build_solver(model: Model) -> IKSolver:
     """The solver of a planned model; the first in a process compiles or loads the kernels."""
     return IKSolver(model.robot, model.base_link, list(model.tree.tip_links), options=model.options)
@@ -144,7 +169,7 @@ class GoalRequest:
     pose was valid, for tf2; opaque here) and ``header`` (what the status echoes)."""
 
     tip: str
-    pose: np.ndarray
+    pose: np.ndarray | None
     frame: str = ""
     stamp: object = None
     header: object = None
@@ -223,12 +248,32 @@ class IKPolicy:
             return Command(model.rest_posture.copy(), None, model.rest_posture.copy())
         return None
 
-    def replace_model(self, model: Model, mode_changed: bool) -> None:
-        """A model rebuilt for new parameter values (same description): goals and commands stay;
-        a mode change drops the tracking goal."""
-        self.model = model
-        if mode_changed:
-            self.joint_goal = None
+    def candidate(self, values: dict, changed: frozenset) -> tuple[NodeSettings, Model | None]:
+        """The settings and the model (with its solver when the kernels are ready: milliseconds)
+        that new parameter ``values`` make, the parameters ``changed`` by name; raises
+        :class:`IKNodeError` naming the parameter when they are refused."""
+        check_values(values)
+        settings = NodeSettings.from_values(values)
+        model = self.model
+        if model is not None:
+            model = plan_model(model.robot, settings, changed)
+            if self.ready:
+                model = replace(model, solver=build_solver(model))
+        return settings, model
+
+    def apply(self, settings: NodeSettings, model: Model | None) -> bool:
+        """Install a validated :meth:`candidate` (the model serves from the next solve; a mode
+        change drops the tracking goal). True when the mode or a rate changed (timers)."""
+        old, self.settings = self.settings, settings
+        if model is not None:
+            self.model = model
+            if settings.mode != old.mode:
+                self.joint_goal = None
+        return (settings.mode, settings.publish_rate, settings.joint_state_rate) != (
+            old.mode,
+            old.publish_rate,
+            old.joint_state_rate,
+        )
 
     def attach_solver(self, solver: IKSolver) -> list[GoalRequest]:
         """The solver is ready: returns the goals kept meanwhile (answer them in this order)."""
