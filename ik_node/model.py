@@ -109,6 +109,7 @@ class Robot:
 
     def __init__(self, name: str, links: Sequence[str], joints: Sequence[Joint]):
         self.name = name
+        self._trees: dict[tuple, KinematicTree] = {}
         self.links = tuple(links)
         self.joints = {joint.name: joint for joint in joints}
         self.parent_joint = {joint.child: joint for joint in joints}
@@ -185,8 +186,13 @@ class Robot:
         return joint.name, multiplier, offset
 
     def tree(self, base_link: str, tip_links: str | Sequence[str]) -> KinematicTree:
-        """The :class:`~ik_node.kinematics.KinematicTree` between ``base_link`` and the tips."""
-        return KinematicTree(self, base_link, tip_links)
+        """The :class:`~ik_node.kinematics.KinematicTree` between ``base_link`` and the tips, built
+        once per robot and tips (trees are not changed after they are built): the node, its
+        solver and the CLI ask for the same tree several times per description."""
+        key = (base_link, (tip_links,) if isinstance(tip_links, str) else tuple(tip_links))
+        if key not in self._trees:
+            self._trees[key] = KinematicTree(self, base_link, tip_links)
+        return self._trees[key]
 
     @cached_property
     def full_tree(self) -> KinematicTree:

@@ -82,6 +82,7 @@ def test_a_planned_model_shows_the_rest_posture_before_its_solver_exists(arm7):
     model = plan_model(arm7, settings)
     solver = build_solver(model)
     np.testing.assert_array_equal(model.rest_posture, solver.rest_posture)
+    assert solver.tree is model.tree is arm7.tree("base_link", "tool0")  # one tree per description
     assert model.rest_posture[3] == model.lower[3]
     policy = IKPolicy(["tool0"], settings)
     policy.install(model)
