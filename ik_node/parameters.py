@@ -1,7 +1,7 @@
 """The node's parameters as one schema, free of rclpy: one :class:`ParameterSpec` per parameter
 (type, default, unit, range or choices, read-only, description), from which the node declares
 them (descriptors), validates every change (:meth:`ParameterSpec.check`, :func:`check_values`)
-and the README's table is checked. Per-joint and per-tip parameters are patterns (``{}``: the
+and docs/node.md's table is checked. Per-joint and per-tip parameters are patterns (``{}``: the
 joint or tip name), declared when the robot description names the joints.
 """
 
