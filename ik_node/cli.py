@@ -656,7 +656,8 @@ def _header_lines(arguments, robot, tree, urdf: Path, params_file: str) -> list[
         f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
         + ", ".join(topics),
         f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
-        f"# Every parameter is described in ik_node's docs/node.md (Parameters) and by: ros2 param describe /{name} NAME",
+        "# Every parameter is described in ik_node's docs/node.md (Parameters) and by:",
+        f"#   ros2 param describe /{name} NAME",
     ]
 
 
