@@ -24,12 +24,17 @@ STOP_WAIT = 10.0
 
 def ros_environment(base: dict | None = None, domain_id: int | None = None) -> dict:
     """``base`` (default: this process's environment) with DDS kept on this machine
-    (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` for Iron and later, ``ROS_LOCALHOST_ONLY=1`` for
-    Humble), fast discovery (the Fast DDS profile in ``config/``), unbuffered logs, ``domain_id``
-    when given, and a ``ROS_LOG_DIR`` (a temporary directory removed at exit when none is set)."""
+    (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` for Iron and later, and ``ROS_LOCALHOST_ONLY=1``
+    where ``ROS_DISTRO`` is ``humble``: Humble reads only that one, Jazzy's rcl warns that it is
+    deprecated, so it is removed elsewhere), fast discovery (the Fast DDS profile in ``config/``),
+    unbuffered logs, ``domain_id`` when given, and a ``ROS_LOG_DIR`` (a temporary directory
+    removed at exit when none is set)."""
     environment = dict(os.environ if base is None else base)
     environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    environment["ROS_LOCALHOST_ONLY"] = "1"
+    if environment.get("ROS_DISTRO") == "humble":
+        environment["ROS_LOCALHOST_ONLY"] = "1"
+    else:
+        environment.pop("ROS_LOCALHOST_ONLY", None)
     profile = share_directory() / "config" / "fastdds_profile.xml"
     environment.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(profile))
     if domain_id is not None:

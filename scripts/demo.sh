@@ -10,6 +10,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[ros,plot]'
-# DDS on loopback: Iron and later read the first, Humble the second.
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_LOCALHOST_ONLY=1
+# DDS on loopback: Iron and later read ROS_AUTOMATIC_DISCOVERY_RANGE; Humble reads
+# ROS_LOCALHOST_ONLY, which Jazzy's rcl warns about (set where ROS_DISTRO says humble).
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+if [ "${ROS_DISTRO:-}" = humble ]; then export ROS_LOCALHOST_ONLY=1; else unset ROS_LOCALHOST_ONLY; fi
 exec .venv/bin/ik_node_demo --plot ik_node_demo.png "$@"

@@ -10,13 +10,17 @@ from pathlib import Path
 from domain_coordinator import domain_id
 
 # Set before anything imports rclpy: discovery stays on this machine (Iron and later read
-# ROS_AUTOMATIC_DISCOVERY_RANGE, Humble ROS_LOCALHOST_ONLY), and each pytest process (every
-# xdist worker, and the controller) holds a ROS domain of its own for its lifetime, so parallel
-# node tests, and other test runs on this machine that use domain_coordinator (ROS's own test
-# practice: it reserves a port per domain), never see each other. Assigned, not defaulted: xdist
-# workers inherit the controller's environment.
+# ROS_AUTOMATIC_DISCOVERY_RANGE; Humble reads ROS_LOCALHOST_ONLY, which Jazzy's rcl warns about:
+# the same rule as ik_node.process.ros_environment), and each pytest process (every xdist worker,
+# and the controller) holds a ROS domain of its own for its lifetime, so parallel node tests, and
+# other test runs on this machine that use domain_coordinator (ROS's own test practice: it
+# reserves a port per domain), never see each other. Assigned, not defaulted: xdist workers
+# inherit the controller's environment.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ["ROS_LOCALHOST_ONLY"] = "1"
+if os.environ.get("ROS_DISTRO") == "humble":
+    os.environ["ROS_LOCALHOST_ONLY"] = "1"
+else:
+    os.environ.pop("ROS_LOCALHOST_ONLY", None)
 _domain = contextlib.ExitStack()
 os.environ["ROS_DOMAIN_ID"] = str(_domain.enter_context(domain_id()))
 atexit.register(_domain.close)

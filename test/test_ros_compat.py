@@ -531,6 +531,23 @@ def test_humble_data_has_the_known_gaps():
     assert "ExternalShutdownException" in humble.HUMBLE_MODULES["rclpy.executors"]
 
 
+# --- DDS on loopback ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("distribution, localhost_only", [("humble", "1"), ("jazzy", None), (None, None)])
+def test_node_processes_keep_dds_on_loopback_by_the_switch_their_distribution_reads(
+    distribution, localhost_only
+):
+    from ik_node.process import ros_environment
+
+    base = {"ROS_LOCALHOST_ONLY": "1", "ROS_LOG_DIR": "/nonexistent"}  # as a user's shell may have it
+    if distribution is not None:
+        base["ROS_DISTRO"] = distribution
+    environment = ros_environment(base)
+    assert environment["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"  # Iron and later
+    assert environment.get("ROS_LOCALHOST_ONLY") == localhost_only  # Humble's; Jazzy warns about it
+
+
 # --- rosdep keys of package.xml -----------------------------------------------------------------
 
 
