@@ -22,7 +22,7 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*.urdf")),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy", "numba>=0.55", "urdfdom-py"],
+    install_requires=["setuptools", "numpy", "numba>=0.55", "urdfdom-py", "pyyaml"],
     extras_require={
         # The ROS 2 Python wheels, for pip users without a ROS install (never pulled by colcon).
         "ros": [
@@ -34,6 +34,20 @@ setup(
             "ros-visualization-msgs",
             "ros-diagnostic-msgs",
             "ros-trajectory-msgs",
+        ],
+        # Jazzy's ROS 2 Python wheels instead of the ones above (a venv of its own: both install the
+        # same modules). scripts/test.sh runs the node tests on them too.
+        "ros-jazzy": [
+            "ros-jazzy-rclpy[fastrtps]",
+            "ros-jazzy-std-msgs",
+            "ros-jazzy-std-srvs",
+            "ros-jazzy-geometry-msgs",
+            "ros-jazzy-sensor-msgs",
+            "ros-jazzy-visualization-msgs",
+            "ros-jazzy-diagnostic-msgs",
+            "ros-jazzy-trajectory-msgs",
+            "ros-jazzy-rcl-interfaces",
+            "ros-jazzy-builtin-interfaces",
         ],
         "test": [
             "pytest",

@@ -1,34 +1,106 @@
 #!/usr/bin/env bash
-# Set up a virtual environment in .venv (if needed), install ik_node with its ROS 2 wheels and
-# test tools, lint, and run the whole test suite. Usage: bash scripts/test.sh [pytest args...]
+# Set up a virtual environment in .venv (if needed), install ik_node with its ROS 2 wheels (Kilted)
+# and test tools, lint, and run the whole test suite; then the node-level tests once more on
+# Jazzy's ROS 2 wheels, in a second environment (.venv-jazzy).
+#
+# Usage: bash scripts/test.sh [pytest args...]   (with arguments: only that run, in .venv)
+# IK_NODE_TEST_RUNS picks the runs without arguments: "kilted jazzy" (the default), or one of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[ros,test]'
-.venv/bin/ruff check ik_node test benchmark scripts urdf launch
-# DDS stays on this machine (Iron and later read the first switch, Humble the second); each
+RUNS=" ${IK_NODE_TEST_RUNS:-kilted jazzy} "
+# The tests that touch rclpy, which is what differs between ROS 2 distributions.
+NODE_TESTS=(test/test_node.py test/test_node_fuzz.py test/test_demo.py test/test_launch.py
+  test/test_cli_config.py test/test_ros_compat.py)
+
+# make_venv DIR EXTRAS: DIR holds a virtual environment with ik_node installed (editable) with EXTRAS.
+make_venv() {
+  if [ ! -x "$1/bin/python" ]; then
+    "$PYTHON" -m venv "$1"
+  fi
+  "$1/bin/python" -m pip install --quiet --upgrade pip
+  "$1/bin/python" -m pip install --quiet -e ".[$2]"
+}
+
+# ros_distribution DIR: the ROS 2 distribution of the rclpy wheel in DIR's environment (by rclpy's
+# major version: Humble 3, Iron 4, Jazzy 7, Kilted 9) and that version, e.g. "Kilted 9.1.2".
+ros_distribution() {
+  "$1/bin/python" -c '
+import importlib.metadata
+version = importlib.metadata.version("ros-rclpy")
+names = {"3": "Humble", "4": "Iron", "7": "Jazzy", "9": "Kilted"}
+print(names.get(version.split(".")[0], "Rolling"), version)'
+}
+
+# run_pytest LABEL DIR ARGS...: pytest in DIR's environment; the exit code goes to $run_status.
+run_pytest() {
+  local label=$1 dir=$2
+  shift 2
+  echo "===== ROS 2 $label ($dir): pytest $* ====="
+  run_status=0
+  "$dir/bin/python" -m pytest "$@" || run_status=$?
+  if [ "$run_status" -eq 5 ]; then
+    echo "pytest collected no tests: failing on purpose" >&2
+  fi
+}
+
+# DDS stays on this machine: Iron and later read ROS_AUTOMATIC_DISCOVERY_RANGE; Humble reads
+# ROS_LOCALHOST_ONLY, which Jazzy's rcl warns about (set where ROS_DISTRO says humble). Each
 # pytest worker holds a ROS_DOMAIN_ID of its own (test/conftest.py, domain_coordinator).
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_LOCALHOST_ONLY=1
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+if [ "${ROS_DISTRO:-}" = humble ]; then export ROS_LOCALHOST_ONLY=1; else unset ROS_LOCALHOST_ONLY; fi
 if [ -z "${ROS_LOG_DIR:-}" ]; then
   ROS_LOG_DIR=$(mktemp -d -t ik_node_test_logs.XXXXXX)
   trap 'rm -rf "$ROS_LOG_DIR"' EXIT
 fi
 export ROS_LOG_DIR
-# Compile the IK kernels into numba's cache once (~30 s cold, 0.2 s warm), before the workers
-# and the node processes they start would each compile them.
-.venv/bin/python -m ik_node.solver
 status=0
-.venv/bin/python -m pytest -n 2 "$@" || status=$?
-if [ "$status" -eq 5 ]; then
-  echo "pytest collected no tests: failing on purpose" >&2
+summary=()
+
+if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
+  make_venv .venv ros,test
+  .venv/bin/ruff check ik_node test benchmark scripts urdf launch
+  distribution=$(ros_distribution .venv)
+  # Compile the IK kernels into numba's cache once (~30 s cold, 0.2 s warm), before the workers
+  # and the node processes they start would each compile them.
+  .venv/bin/python -m ik_node.solver
+  run_pytest "$distribution" .venv -n 2 "$@"
+  status=$run_status
+  if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
+    # The core solver tests once more with the kernels as plain Python (numba's own switch), as
+    # they run where numba is missing.
+    NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 -q -m plain_python || status=$?
+  fi
+  summary+=("ROS 2 $distribution (.venv), the whole suite: exit $status")
 fi
-if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
-  # The core solver tests once more with the kernels as plain Python (numba's own switch), as
-  # they run where numba is missing.
-  NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 -q -m plain_python || status=$?
+
+if [ "$#" -eq 0 ] && [[ "$RUNS" == *" jazzy "* ]]; then
+  start=$SECONDS
+  # Jazzy's wheels install the same modules as Kilted's (rclpy, std_msgs, ...): an environment of
+  # their own, with ik_node's non-ROS requirements and the test tools (the ros-jazzy extra, not ros).
+  make_venv .venv-jazzy ros-jazzy,test
+  printf '*\n' >.venv-jazzy/.gitignore # neither git nor colcon looks inside
+  touch .venv-jazzy/COLCON_IGNORE
+  distribution=$(ros_distribution .venv-jazzy)
+  if [[ "$distribution" != Jazzy* ]]; then
+    echo ".venv-jazzy holds rclpy $distribution, not Jazzy's: remove .venv-jazzy and run again" >&2
+    exit 1
+  fi
+  .venv-jazzy/bin/python -m ik_node.solver
+  tests=()
+  for path in "${NODE_TESTS[@]}"; do
+    if [ -e "$path" ]; then
+      tests+=("$path")
+    fi
+  done
+  run_pytest "$distribution" .venv-jazzy -n 2 "${tests[@]}"
+  if [ "$status" -eq 0 ]; then
+    status=$run_status
+  fi
+  summary+=("ROS 2 $distribution (.venv-jazzy), the node tests: exit $run_status, $((SECONDS - start)) s")
 fi
+
+for line in "${summary[@]}"; do
+  echo "$line"
+done
 exit "$status"
