@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -34,7 +32,8 @@ from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
 from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
-from .parameters import MODES, spec_of
+from .parameters import MODES
+from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions
 
 #: The subcommands, in the order the help lists them.
@@ -390,178 +389,17 @@ def _solve(arguments) -> int:
     return 1
 
 
-# ------------------------------------------------------------------ info
+# ------------------------------------------------------------------ info and config: ik_node.robot_setup
 
 
 def _info(arguments) -> int:
-    summary = _robot_summary(_load(arguments))
+    summary = robot_summary(_load(arguments))
     if arguments.json:
         print(json.dumps(summary, indent=2))
     else:
-        _print_summary(summary, f"--urdf {arguments.urdf}{_xacro_options(arguments)}")
+        options = xacro_options(arguments.xacro_arg, arguments.package_path)
+        print_summary(summary, f"--urdf {arguments.urdf}{options}")
     return EXIT_OK
-
-
-def _robot_summary(robot) -> dict:
-    """What ``info`` shows, as plain data: limits in rad or m (by ``unit``), velocities per
-    second, ``None`` where the URDF gives no limit; the degrees of freedom (movable joints that
-    can be used and mimic no other); the joints that cannot be used, with the reason.
-
-    Suggested base links: the lowest link above every usable movable joint (no joint there moves
-    the whole robot, so every chain can start from it), and the root. Suggested tips: the leaf
-    links below that base with at least one movable joint on the way, most joints first.
-    """
-    movable = [joint for joint in robot.joints.values() if joint.is_movable]
-    chains = []
-    for leaf in _leaves(robot):
-        path = robot.path_joints(robot.root, leaf)
-        blocked = next((joint.name for joint in path if joint.problem is not None), None)
-        chains.append({"leaf": leaf, "joints": [j.name for j in path if j.is_movable], "blocked_by": blocked})
-    usable_parents = [joint.parent for joint in movable if joint.problem is None]
-    base = _lowest_common_ancestor(robot, usable_parents) if usable_parents else robot.root
-    tips = []
-    for leaf in _leaves(robot):
-        if base in _ancestry(robot, leaf):
-            path = robot.path_joints(base, leaf)
-            joints = [joint.name for joint in path if joint.is_movable]
-            if joints and all(joint.problem is None for joint in path):
-                tips.append({"link": leaf, "joints": len(joints)})
-    tips.sort(key=lambda tip: -tip["joints"])  # (stable: URDF order among equals)
-    return {
-        "name": robot.name,
-        "root": robot.root,
-        "links": list(robot.links),
-        "movable_joints": [_joint_summary(joint) for joint in movable],
-        "degrees_of_freedom": [j.name for j in movable if j.mimic is None and j.problem is None],
-        "unusable_joints": {joint.name: joint.problem for joint in robot.joints.values() if joint.problem},
-        "chains": chains,
-        "suggested_base_links": [base] if base == robot.root else [base, robot.root],
-        "suggested_tip_links": tips,
-    }
-
-
-def _joint_summary(joint) -> dict:
-    def finite(value):
-        return float(value) if math.isfinite(value) else None
-
-    return {
-        "name": joint.name,
-        "type": joint.type,
-        "parent": joint.parent,
-        "child": joint.child,
-        "unit": "m" if joint.type == "prismatic" else "rad",
-        "lower": finite(joint.lower),
-        "upper": finite(joint.upper),
-        "max_velocity": finite(joint.max_velocity),
-        "mimic": None if joint.mimic is None else dict(joint.mimic.__dict__),
-        "problem": joint.problem,
-    }
-
-
-def _leaves(robot) -> list[str]:
-    return [link for link in robot.links if not robot.child_joints[link]]
-
-
-def _ancestry(robot, link: str) -> list[str]:
-    """The links from the root down to ``link`` (both included)."""
-    links = [link]
-    while links[-1] in robot.parent_joint:
-        links.append(robot.parent_joint[links[-1]].parent)
-    return links[::-1]
-
-
-def _lowest_common_ancestor(robot, links) -> str:
-    paths = [_ancestry(robot, link) for link in links]
-    common = robot.root
-    for level in zip(*paths):
-        if any(link != level[0] for link in level):
-            break
-        common = level[0]
-    return common
-
-
-def _print_summary(summary: dict, robot_options: str) -> None:
-    joints = summary["movable_joints"]
-    print(f"robot: {summary['name']}")
-    print(f"root link: {summary['root']}")
-    print(f"links: {len(summary['links'])}")
-    print(f"movable joints: {len(joints)} ({len(summary['degrees_of_freedom'])} degrees of freedom)")
-    rows = [("name", "type", "position limits", "velocity limit", "")]
-    rows += [(j["name"], j["type"], _position_text(j), _velocity_text(j), _joint_note(j)) for j in joints]
-    widths = [max(len(row[column]) for row in rows) for column in range(4)]
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[4]]
-        print(("  " + "  ".join(cells)).rstrip())
-    if summary["unusable_joints"]:
-        print("joints that cannot be used (a chain through one is refused):")
-        for name, problem in summary["unusable_joints"].items():
-            print(f"  {name}: {problem}")
-    print(f"chains (leaf link: movable joints from the root '{summary['root']}'):")
-    width = max(len(chain["leaf"]) for chain in summary["chains"])
-    for chain in summary["chains"]:
-        names = ": " + ", ".join(chain["joints"]) if chain["joints"] else ""
-        blocked = f"  (joint '{chain['blocked_by']}' cannot be used)" if chain["blocked_by"] else ""
-        print(f"  {chain['leaf'].ljust(width)}  {len(chain['joints']):>2}{names}{blocked}")
-    base, *others = summary["suggested_base_links"]
-    if others:
-        print(f"suggested base links: {base} (the lowest above every movable joint), {others[0]} (the root)")
-    else:
-        print(f"suggested base links: {base} (the root)")
-    tips = summary["suggested_tip_links"]
-    if not tips:
-        print("suggested tip links: none (no leaf link has a usable movable joint on the way)")
-        return
-    listed = ", ".join(f"{tip['link']} ({tip['joints']} joints)" for tip in tips)
-    print(f"suggested tip links (movable joints from {base}): {listed}")
-    chain = f"--base {base} --tip {tips[0]['link']}"
-    print(f"next: ik_node config {robot_options} {chain} --output my_robot.yaml")
-
-
-def _position_text(joint: dict) -> str:
-    if joint["problem"] is not None and joint["type"] not in ("revolute", "prismatic", "continuous"):
-        return "-"
-    if joint["lower"] is None and joint["upper"] is None:
-        return "none"
-    return f"[{_number(joint['lower'])}, {_number(joint['upper'])}] {joint['unit']}"
-
-
-def _velocity_text(joint: dict) -> str:
-    if joint["max_velocity"] is None:
-        return "none"
-    return f"{_number(joint['max_velocity'])} {joint['unit']}/s"
-
-
-def _joint_note(joint: dict) -> str:
-    notes = []
-    if joint["mimic"] is not None:
-        mimic = joint["mimic"]
-        notes.append(f"mimics {mimic['leader']} (x{_number(mimic['multiplier'])} {mimic['offset']:+g})")
-    if joint["problem"] is not None:
-        notes.append("cannot be used (see below)")
-    return "; ".join(notes)
-
-
-def _number(value) -> str:
-    return "-inf" if value is None else f"{value:.6g}"
-
-
-# ------------------------------------------------------------------ config
-
-#: The node's tuning parameters the generated file shows with their defaults (the rest keep theirs).
-CONFIG_TUNING_PARAMETERS = (
-    "method",
-    "solve_type",
-    "timeout",
-    "position_tolerance",
-    "orientation_tolerance",
-    "publish_rate",
-    "max_joint_move",
-    "publish_best_effort",
-    "publish_trajectory",
-)
-_PLAIN_STRING = re.compile(r"[A-Za-z_/][\w./-]*\Z")
-#: Plain words a YAML or ROS parameter parser reads as something other than a string.
-_NOT_STRINGS = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "inf", "infinity", "nan"}
 
 
 def _config(arguments) -> int:
@@ -585,7 +423,16 @@ def _config(arguments) -> int:
                 "joint_limits.<joint>.has_velocity_limits / max_velocity [rad/s or m/s] in the file"
             )
     output = Path(arguments.output) if arguments.output else None
-    text = _parameter_file(arguments, robot, tree, urdf.resolve(), output)
+    text = parameter_file(
+        robot,
+        tree,
+        urdf.resolve(),
+        mode=arguments.mode,
+        node_name=arguments.name,
+        xacro_args=arguments.xacro_arg,
+        package_paths=arguments.package_path,
+        output=output,
+    )
     if output is None:
         sys.stdout.write(text)
         return EXIT_OK
@@ -599,124 +446,6 @@ def _config(arguments) -> int:
     run = f"ik_node --ros-args --params-file {output}{rename}"
     print(f"wrote {output}; run the node with: {run}", file=sys.stderr)
     return EXIT_OK
-
-
-def _parameter_file(arguments, robot, tree, urdf: Path, output: Path | None) -> str:
-    """The node's parameter file: how to run it, then the robot, the chain, the mode, the tuning
-    parameters at their defaults and the chain's joint limits from the URDF (as the node declares
-    them)."""
-    params_file = str(output) if output is not None else "my_robot.yaml"
-    lines = _header_lines(arguments, robot, tree, urdf, params_file)
-    lines += [
-        f"{_yaml_scalar(arguments.name)}:",
-        "  ros__parameters:",
-        f"    robot_description_file: {_yaml_scalar(str(urdf))}",
-        *_xacro_lines(arguments),
-        f"    base_link: {_yaml_scalar(tree.base_link)}",
-        f"    tip_links: {_yaml_scalar(list(tree.tip_links))}",
-        f"    mode: {arguments.mode}",
-    ]
-    for parameter in CONFIG_TUNING_PARAMETERS:
-        spec = spec_of(parameter)
-        lines += textwrap.wrap(spec.described, width=96, initial_indent="    # ", subsequent_indent="    # ")
-        lines.append(f"    {parameter}: {_yaml_scalar(spec.default)}")
-    lines += [
-        "    # The URDF's limits (MoveIt's joint_limits convention): tighter values here win, wider",
-        "    # ones are refused. Positions in rad (revolute) or m (prismatic), velocities per second.",
-        "    joint_limits:",
-    ]
-    for index, joint in enumerate(tree.joint_names):
-        lines.append(f"      {_yaml_scalar(joint)}:  # {robot.joints[joint].type}")
-        limits = _joint_limit_values(tree, index)
-        lines += [f"        {key}: {_yaml_scalar(value)}" for key, value in limits.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _header_lines(arguments, robot, tree, urdf: Path, params_file: str) -> list[str]:
-    """Comments: what the file is, the command that wrote it, how to run the node with it, and
-    its topics."""
-    name, tips = arguments.name, list(tree.tip_links)
-    written = f"ik_node config --urdf {urdf} --base {tree.base_link}"
-    written += "".join(f" --tip {tip}" for tip in tips) + _xacro_options(arguments)
-    rename = "" if name == "ik_node" else f" -r __node:={name}"
-    topics = [f"/{name}/{tip}/target_pose" for tip in tips] if len(tips) > 1 else [f"/{name}/target_pose"]
-    lines = [
-        f"# ik_node parameters for robot '{robot.name}': {tree.base_link} -> {', '.join(tips)}, "
-        f"{len(tree.joint_names)} joints. Written by:",
-        f"#   {written} --mode {arguments.mode} --name {name}",
-        "# Run the node with it:",
-        f"#   ik_node --ros-args --params-file {params_file}{rename}",
-        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}",
-    ]
-    if urdf.name.endswith(".xacro"):
-        lines.append("#   (the launch file gives robot_state_publisher the file as is: expand xacro for it)")
-    if name != "ik_node":
-        lines.append("#   (the launch file's node is ik_node: use --name ik_node there)")
-    return lines + [
-        f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
-        + ", ".join(topics),
-        f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
-        "# Every parameter is described in ik_node's docs/node.md (Parameters) and by:",
-        f"#   ros2 param describe /{name} NAME",
-    ]
-
-
-def _xacro_lines(arguments) -> list[str]:
-    """The node's ``xacro_args`` (``NAME:=VALUE``) and ``package_paths`` (absolute), when given
-    (ROS's parameter parser cannot type an empty list: none is written)."""
-    lines = []
-    if arguments.xacro_arg:
-        lines.append(f"    xacro_args: {_yaml_scalar(list(arguments.xacro_arg))}")
-    if arguments.package_path:
-        lines.append(f"    package_paths: {_yaml_scalar(_package_paths(arguments))}")
-    return lines
-
-
-def _package_paths(arguments) -> list[str]:
-    return [str(Path(directory).resolve()) for directory in arguments.package_path]
-
-
-def _xacro_options(arguments) -> str:
-    """``--xacro-arg``/``--package-path`` as given on the command line (directories absolute)."""
-    options = "".join(f" --xacro-arg {item}" for item in arguments.xacro_arg)
-    return options + "".join(f" --package-path {directory}" for directory in _package_paths(arguments))
-
-
-def _joint_limit_values(tree, index: int) -> dict:
-    """``joint_limits.<joint>.*`` of the chain's joint ``index`` from the URDF, with the node's
-    conventions (:meth:`ik_node.node.IKNode._declare_joint_parameters`): 0.0 where there is no
-    limit, and the matching ``has_*`` flag false."""
-    lower, upper = float(tree.lower[index]), float(tree.upper[index])
-    velocity = float(tree.max_velocity[index])
-    bounded = math.isfinite(lower)
-    return {
-        "has_position_limits": bounded,
-        "min_position": lower if bounded else 0.0,
-        "max_position": upper if bounded else 0.0,
-        "has_velocity_limits": math.isfinite(velocity),
-        "max_velocity": velocity if math.isfinite(velocity) else 0.0,
-    }
-
-
-def _yaml_scalar(value) -> str:
-    """``value`` as YAML the ROS parameter parser reads with the same type: doubles always with a
-    decimal point (``1.0e-05``, not ``1e-05``), strings quoted unless plainly strings."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        text = repr(value)  # the shortest text that reads back as the same double
-        mantissa, exponent, power = text.partition("e")
-        if "." not in mantissa and mantissa.lstrip("-").isdigit():
-            mantissa += ".0"
-        return mantissa + exponent + power
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_yaml_scalar(item) for item in value) + "]"
-    text = str(value)
-    if _PLAIN_STRING.match(text) and text.lower() not in _NOT_STRINGS:
-        return text
-    return json.dumps(text)  # a JSON string is a YAML double-quoted scalar
 
 
 if __name__ == "__main__":
