@@ -3,6 +3,7 @@ target, and the kernels run where numba cannot cache (a read-only install)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -64,7 +65,7 @@ def test_solve_many_spends_its_budget_per_target():
     far = np.repeat(np.eye(4)[None], 8, axis=0)
     far[:, 0, 3] = 5.0  # m: beyond the arm's reach
     timeout = 0.01
-    solver.solve_many(far[:2], timeout=timeout)  # the parallel kernel's first call compiles or loads it
+    solver.solve_many(far[:2], timeout=timeout)  # its kernel's first call compiles or loads it
     batch = solver.solve_many(far, timeout=timeout)
     assert not batch.success.any()
     cores = os.cpu_count() or 1
@@ -205,3 +206,46 @@ def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
     for seed, goal in ((read_only_seed, read_only_target), (strided_seed, target.T.copy().T)):
         assert solver.solve(goal, seed=seed).success
     assert (len(kernels.search.signatures), len(kernels.check_poses.signatures)) == signatures
+
+
+EACH_KERNEL_ONCE = """
+import json, threading, numpy as np
+from ik_node import IKSolver, TipTask, load_robot
+from ik_node.solver import kernels, kernels_prepared, prepare_kernels
+def compiled():
+    return {{name: len(function.signatures) for name, function in vars(kernels).items()
+            if hasattr(function, "signatures") and function.signatures}}
+task = TipTask("pose", weight=2, position_tolerance=1, orientation_tolerance=1)  # ints, not floats
+arm = IKSolver(load_robot({arm7!r}), "base_link", ["tool0"], posture_gain=0, max_joint_move=1,
+               tasks={{"tool0": task}})
+arm.solve(arm.tree.forward(arm.rest_posture + 0.1, "tool0"))
+arm.null_space_motion(arm.task_jacobian(arm.rest_posture), np.ones(7))
+pair = IKSolver(load_robot({dual_arm!r}), "base_link", ["left_tool0", "right_tool0"], min_damping=0)
+far = np.eye(4)
+far[0, 3] = 9.0  # m: out of reach, a task-priority solve
+pair.solve({{"left_tool0": pair.tree.forward(pair.rest_posture, "left_tool0"), "right_tool0": far}})
+before = compiled(), kernels_prepared(batch=True)
+thread = threading.Thread(target=prepare_kernels, args=(arm,), kwargs={{"batch": True}})
+thread.start()
+thread.join()
+pair.solve_many({{tip: np.repeat(np.eye(4)[None], 3, axis=0) for tip in pair.tip_links}})
+print(json.dumps([before, compiled(), kernels_prepared(batch=True)]))
+"""
+
+
+def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
+    """A fresh process building solvers (options given as ints, a task-priority solve, the
+    Jacobian helpers) gets every kernel for one signature (each more would be a whole compile),
+    and not solve_many's: that one comes with ``prepare_kernels(solver, batch=True)`` (here from
+    a thread, as a node does), and solve_many then reuses it."""
+    script = EACH_KERNEL_ONCE.format(arm7=str(BY_NAME["arm7"].urdf), dual_arm=str(BY_NAME["dual_arm"].urdf))
+    run = subprocess.run(
+        [sys.executable, "-c", script], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=240
+    )
+    assert run.returncode == 0, run.stderr
+    (before, batch_before), after, batch_after = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "search" in before and "search_many" not in before and batch_before is None
+    assert after == {**before, "search_many": 1}, "a kernel compiled for a second signature"
+    assert set(before.values()) == {1}, before
+    seconds, _ = batch_after
+    assert seconds > 0

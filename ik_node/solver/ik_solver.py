@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -22,7 +25,7 @@ import numpy as np
 from ..errors import IKNodeError, TargetError, URDFError
 from . import kernels
 from .inputs import check_pose, joint_vector, resolve_tasks, stack_targets, tightened_limits, timeout_ns
-from .jit import COMPILED
+from .jit import BATCH_THREADS, COMPILED
 from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
@@ -36,19 +39,57 @@ PREPARED_PRIORITY_TIPS = 4
 #: The search that prepares the kernels runs at most this long once compiled [ns].
 PREPARATION_SEARCH_NS = 1_000_000
 
+#: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
+#: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
+SLICES_PER_THREAD = 4
+
 _log = logging.getLogger("ik_node.solver")
-_preparation: tuple[float, bool] | None = None  # (seconds, compiled) once the kernels are ready
+# (seconds, compiled) once the solve kernels, and solve_many's, are ready; each prepared once
+_preparation: tuple[float, bool] | None = None
+_batch_preparation: tuple[float, bool] | None = None
+_preparing, _preparing_batch = threading.Lock(), threading.Lock()
+_batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
+_batch_pool_lock = threading.Lock()
 
 
-def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
+def prepare_kernels(solver: IKSolver, batch: bool = False) -> tuple[float, bool]:
     """Compile the solve kernels, or load them from numba's cache, by running each once on
     ``solver``'s problem (every problem has the same array types, so once per process serves
     all; the first :class:`IKSolver` built does it, so that no solve spends its budget on it).
     Returns (seconds taken, True if they were compiled rather than loaded), the same on later
-    calls. ``solve_many``'s parallel kernel is prepared at its first call."""
-    global _preparation
-    if _preparation is not None:
+    calls.
+
+    ``batch=True``: :meth:`IKSolver.solve_many`'s kernel as well (otherwise prepared at the first
+    ``solve_many``, which it would delay by its compile: ~2 s, or a cache load); the figures are
+    then both preparations' together. Safe to call from another thread, e.g. a node preparing
+    ``solve_many`` in the background once it answers goals: ``threading.Thread(target=
+    prepare_kernels, args=(solver,), kwargs={"batch": True}, daemon=True).start()``; solves go
+    on meanwhile, but compete with the compile for the GIL."""
+    global _preparation, _batch_preparation
+    with _preparing:
+        if _preparation is None:
+            _preparation = _prepare_solve_kernels(solver)
+    if not batch:
         return _preparation
+    with _preparing_batch:
+        if _batch_preparation is None:
+            began = time.perf_counter()
+            solver._solve_batch(
+                np.repeat(np.eye(4)[None, None], len(solver.tip_links), axis=1),
+                solver.rest_posture[None].copy(),
+                PREPARATION_SEARCH_NS,
+            )
+            compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > 0
+            _batch_preparation = (time.perf_counter() - began, bool(compiled))
+            _log.info(
+                "solve_many's kernel %s in %.1f s",
+                "compiled (cached for later starts)" if compiled else "loaded",
+                _batch_preparation[0],
+            )
+    return _preparation[0] + _batch_preparation[0], _preparation[1] or _batch_preparation[1]
+
+
+def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
     began = time.perf_counter()
     problem, dof = solver.problem, len(solver.joint_names)
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
@@ -66,18 +107,33 @@ def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
     compiled = COMPILED and any(
         sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt)
     )
-    _preparation = (time.perf_counter() - began, bool(compiled))
+    preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
         "IK kernels %s in %.1f s",
         "compiled (cached for later starts)" if compiled else "loaded",
-        _preparation[0],
+        preparation[0],
     )
-    return _preparation
+    return preparation
 
 
-def kernels_prepared() -> tuple[float, bool] | None:
-    """What :func:`prepare_kernels` returned in this process, or None before the first solver."""
-    return _preparation
+def kernels_prepared(batch: bool = False) -> tuple[float, bool] | None:
+    """What :func:`prepare_kernels` returned in this process (with ``batch``: for ``batch=True``),
+    or None before the first solver (before ``solve_many``'s kernel was prepared)."""
+    if _preparation is None or (batch and _batch_preparation is None):
+        return None
+    if not batch:
+        return _preparation
+    return _preparation[0] + _batch_preparation[0], _preparation[1] or _batch_preparation[1]
+
+
+def _batch_threads() -> ThreadPoolExecutor:
+    """The threads ``solve_many`` spreads batches over, made at its first call (again in a
+    forked child, where the parent's threads do not exist)."""
+    global _batch_pool
+    with _batch_pool_lock:
+        if _batch_pool is None or _batch_pool[0] != os.getpid():
+            _batch_pool = (os.getpid(), ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="ik_node-batch"))
+        return _batch_pool[1]
 
 
 class Outcome(enum.IntEnum):
@@ -220,16 +276,17 @@ class IKSolver:
 
     def _search_arguments(self, problem: Problem, table: SeedTable) -> tuple:
         """The arguments :func:`kernels.search` and :func:`kernels.search_many` take after their
-        targets, seeds, budget and outputs: the problem, the seed table and the options."""
+        targets, seeds, budget and outputs: the problem, the seed table and the options (as
+        float and int, whatever number types they were given in: one compiled signature)."""
         options = self.options
         return (
             problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
             problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
-            table.q, table.features, table.spacing,
-            METHODS[options.method], SOLVE_TYPES[options.solve_type], options.min_damping,
-            options.posture_gain, options.max_iterations,
-            -1 if options.max_attempts is None else options.max_attempts, options.random_seed,
-            0.0 if options.max_joint_move is None else options.max_joint_move,
+            table.q, table.features, float(table.spacing),
+            METHODS[options.method], SOLVE_TYPES[options.solve_type], float(options.min_damping),
+            float(options.posture_gain), int(options.max_iterations),
+            -1 if options.max_attempts is None else int(options.max_attempts), int(options.random_seed),
+            0.0 if options.max_joint_move is None else float(options.max_joint_move),
         )  # fmt: skip
 
     def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
@@ -323,8 +380,8 @@ class IKSolver:
             outcome, used = kernels.lm_attempt(
                 ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
                 ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
-                METHODS[options.method], options.min_damping, 0.0, options.max_iterations, primary_rows,
-                deadline, q, ordered_norms,
+                METHODS[options.method], float(options.min_damping), 0.0, int(options.max_iterations),
+                primary_rows, deadline, q, ordered_norms,
             )  # fmt: skip
             iterations += used
             deadline_reached |= outcome == Outcome.DEADLINE
@@ -339,7 +396,8 @@ class IKSolver:
         return outcome, iterations, attempts, deadline_reached
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
-        """Solve N goals at once, spread over the machine's cores (numba ``prange``).
+        """Solve N goals at once, spread over the machine's cores (slices of the batch on
+        :data:`~ik_node.solver.jit.BATCH_THREADS` threads).
 
         ``targets``: ``{tip: (N, 4, 4)}`` for every tip (an ``(N, 4, 4)`` array for one tip);
         ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
@@ -364,17 +422,7 @@ class IKSolver:
                 raise TargetError("seed contains NaN or infinity")
             seeds = np.broadcast_to(np.clip(seeds, self.lower, self.upper), (count, len(self.joint_names)))
         seeds = np.array(seeds, order="C")  # writable: one compiled signature
-        q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
-        outcomes = np.empty(count, dtype=np.int64)
-        kernels.search_many(
-            target_poses,
-            seeds,
-            budget,
-            q,
-            norms,
-            outcomes,
-            *self._arguments,
-        )
+        q, norms, outcomes = self._solve_batch(target_poses, seeds, budget)
         return BatchResult(
             q=q,
             success=outcomes == Outcome.CONVERGED,
@@ -382,6 +430,30 @@ class IKSolver:
             orientation_error=norms[:, :, 1].max(axis=1),
             elapsed=time.perf_counter() - start,
         )
+
+    def _solve_batch(self, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
+        """:func:`kernels.search_many` over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous),
+        in slices on the batch threads (the caller's thread alone for one thread or target).
+        Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
+        count = len(targets)
+        q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
+        outcomes = np.empty(count, dtype=np.int64)
+
+        def solve_slice(bounds: tuple[int, int]) -> None:
+            first, stop = bounds
+            kernels.search_many(
+                targets[first:stop], seeds[first:stop], budget,
+                q[first:stop], norms[first:stop], outcomes[first:stop], *self._arguments,
+            )  # fmt: skip
+
+        slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
+        if BATCH_THREADS == 1 or slices <= 1:
+            solve_slice((0, count))
+        else:
+            bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
+            for _ in _batch_threads().map(solve_slice, bounds):  # (re-raises a thread's error)
+                pass
+        return q, norms, outcomes
 
     # ------------------------------------------------------------------ linear algebra for callers
 

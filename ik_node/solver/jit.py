@@ -3,7 +3,13 @@
 * With numba, kernels are ``@njit(cache=True)``. numba caches next to the source
   (``__pycache__``), or, when that is not writable (a system install), in the user's cache
   directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
-  that is said once (every process then compiles again: about 20 s).
+  that is said once (every process then compiles again: about 12 s).
+* A cached kernel is found again while the stamp of its own source file is unchanged (numba
+  0.68: a SHA-256 of its content; older numba: its mtime and size), although it holds the code
+  of every kernel it calls: that is why the kernels live in one module (:mod:`.kernels`), so
+  that an edit there recompiles all of them. The exception is :func:`monotonic_ns` here: after
+  changing it, clear the cache (``__pycache__/*.nbi`` and ``*.nbc``, or ``NUMBA_CACHE_DIR``),
+  or the kernels keep the old clock.
 * Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
   plain Python, several hundred times slower; a warning says so once, with how to install numba.
 
@@ -16,7 +22,7 @@ from __future__ import annotations
 import time
 import warnings
 
-__all__ = ["COMPILED", "kernel", "parallel_kernel", "prange", "monotonic_ns", "SLOWDOWN_WITHOUT_NUMBA"]
+__all__ = ["BATCH_THREADS", "COMPILED", "batch_kernel", "kernel", "monotonic_ns", "SLOWDOWN_WITHOUT_NUMBA"]
 
 #: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
 #: this many times slower than compiled ones.
@@ -56,7 +62,7 @@ def _compile(function, **options):
             _cache_refused = True
             warnings.warn(
                 f"ik_node cannot cache its compiled IK kernels ({error}); every process compiles "
-                "them again at its first solve (about 20 s). Set NUMBA_CACHE_DIR to a writable "
+                "them again at its first solve (about 12 s). Set NUMBA_CACHE_DIR to a writable "
                 "directory to keep them.",
                 RuntimeWarning,
                 stacklevel=3,
@@ -69,9 +75,16 @@ def kernel(function):
     return _compile(function)
 
 
-def parallel_kernel(function):
-    """Like :func:`kernel`, with ``prange`` loops spread over the machine's cores."""
-    return _compile(function, parallel=True)
+def batch_kernel(function):
+    """Like :func:`kernel`, releasing the GIL while it runs, so that threads can run it on slices
+    of a batch at once (:data:`BATCH_THREADS`). Not numba's ``parallel=True`` and ``prange``: its
+    gufunc lowering compiles the whole call tree three times over (arm7: 6.8 s, against 1.8 s)."""
+    return _compile(function, nogil=True)
+
+
+#: Threads a batch is spread over: numba's thread count (``NUMBA_NUM_THREADS``, default every
+#: CPU), read without starting numba's threading layer; 1 in plain Python (the GIL serialises).
+BATCH_THREADS = _numba_config.NUMBA_NUM_THREADS if COMPILED else 1
 
 
 if COMPILED:
@@ -79,8 +92,6 @@ if COMPILED:
     from numba import types as _types
     from numba.core import cgutils as _cgutils
     from numba.extending import intrinsic as _intrinsic
-
-    prange = numba.prange
 
     @_intrinsic
     def _clock_monotonic_ns(typing_context):
@@ -106,5 +117,4 @@ if COMPILED:
         return _clock_monotonic_ns()
 
 else:
-    prange = range
     monotonic_ns = time.monotonic_ns

@@ -20,7 +20,10 @@ Array layout (built by :class:`ik_node.solver.problem.Problem` from a
 
 Conventions: twists ``[v; w]``; the body Jacobian with body-frame errors (tip axes); poses are
 ``T_base_frame``. Small-matrix algebra is written as loops (numba's ``np.linalg`` and ``@`` need
-SciPy's BLAS, which we do not depend on; loops are faster at these sizes anyway).
+SciPy's BLAS, which we do not depend on; loops are faster at these sizes anyway), and so are
+copies and clips: numba compiles an array-to-array slice assignment with a shape-mismatch error
+message (its string formatting took ~3 s of the cold compile) and a ufunc with its broadcasting
+(see benchmark/bench_compile.py).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel, monotonic_ns, parallel_kernel, prange
+from .jit import batch_kernel, kernel, monotonic_ns
 
 # ------------------------------------------------------------------ tuning constants
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
@@ -60,6 +63,10 @@ CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE = 0, 1, 2, 3, 4
 SEED_NOT_FINITE = -1
 #: A deadline that never comes [ns].
 NO_DEADLINE = np.iinfo(np.int64).max
+#: Row 0 (a range's start) and no priority rows, as int64 constants: numba types a literal ``0``
+#: argument as ``Literal[int](0)`` and compiles the callee once more for it, beside the ``int64``
+#: its other callers pass (each kernel compiled once: see benchmark/bench_compile.py).
+FIRST_ROW = NO_PRIORITY = np.int64(0)
 
 LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
 
@@ -379,16 +386,17 @@ def _free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wo
     gram, solution, image, _, projected, secondary, _, _, _ = work
     rows = jacobian.shape[0]
     if primary_rows == 0:
-        damped_step(jacobian, error, weights, damping, 0, rows, gram, solution, step)
+        damped_step(jacobian, error, weights, damping, FIRST_ROW, rows, gram, solution, step)
         return
-    damped_step(jacobian, error, weights, min_damping2, 0, primary_rows, gram, solution, step)  # J1^+ e1
+    # J1^+ e1
+    damped_step(jacobian, error, weights, min_damping2, FIRST_ROW, primary_rows, gram, solution, step)
     for r in range(primary_rows, rows):
         value = error[r]
         for j in range(jacobian.shape[1]):
             value -= jacobian[r, j] * step[j]
         image[r] = value
     damped_step(jacobian, image, weights, damping, primary_rows, rows, gram, solution, secondary)
-    null_space_motion(jacobian, secondary, weights, 0, primary_rows, gram, solution, image, projected)
+    null_space_motion(jacobian, secondary, weights, FIRST_ROW, primary_rows, gram, solution, image, projected)
     for j in range(step.shape[0]):
         step[j] += projected[j]
 
@@ -434,7 +442,7 @@ def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows
     if posture_gain > 0.0 and primary_rows == 0:
         for j in range(dof):
             pull[j] = posture_gain * weights[j] * (joints[j, REST] - q[j])
-        null_space_motion(jacobian, pull, weights, 0, rows, gram, solution, image, projected)
+        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows, gram, solution, image, projected)
         for j in range(dof):
             step[j] += projected[j]
 
@@ -613,9 +621,12 @@ def lm_attempt(
                 return STUCK, iteration
             mu, growth = mu * growth, 2.0 * growth
             continue
-        q[:] = candidate
-        error[:] = candidate_error
-        norms[:, :] = candidate_norms
+        for j in range(dof):
+            q[j] = candidate[j]
+        for r in range(rows_count):
+            error[r] = candidate_error[r]
+        for tip in range(tips):
+            norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
         cost = candidate_cost
         if _within_tolerance(norms, tolerances, rows, rows_count):
             return CONVERGED, iteration  # (no Jacobian needed at a solution)
@@ -643,7 +654,8 @@ def _ccd_sweep(
     error = np.empty(rows_count)
     norms = np.empty((tips, 2))
     tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
-    candidate[:] = q
+    for j in range(dof):
+        candidate[j] = q[j]
     forward_kinematics(frames, frame_links, candidate, poses)
     task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
     for j in range(dof - 1, -1, -1):
@@ -658,7 +670,7 @@ def _ccd_sweep(
         candidate[j] = min(max(previous + along / length, joints[j, LOWER]), joints[j, UPPER])
         forward_kinematics(frames, frame_links, candidate, poses)
         task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
-        trial_cost = _cost(error, 0)
+        trial_cost = _cost(error, FIRST_ROW)
         if trial_cost < cost:
             cost = trial_cost
         else:
@@ -688,7 +700,10 @@ def _fk_features(frames, frame_links, tip_frames, feature_spec, feature_scale, q
     """:func:`pose_features` of the tips at ``q`` (``poses``, ``tip_poses``: work space)."""
     forward_kinematics(frames, frame_links, q, poses)
     for tip in range(tip_frames.shape[0]):
-        tip_poses[tip] = poses[tip_frames[tip]]
+        pose = poses[tip_frames[tip]]
+        for i in range(4):
+            for k in range(4):
+                tip_poses[tip, i, k] = pose[i, k]
     pose_features(tip_poses, feature_spec, feature_scale, out)
 
 
@@ -812,7 +827,10 @@ def search(
     for j in range(dof):
         if not math.isfinite(seed[j]):
             return SEED_NOT_FINITE, 0, 0, False
-    seed = np.minimum(np.maximum(seed, joints[:, LOWER]), joints[:, UPPER])  # a clipped copy
+    clipped = np.empty(dof)
+    for j in range(dof):
+        clipped[j] = min(max(seed[j], joints[j, LOWER]), joints[j, UPPER])
+    seed = clipped
     np.random.seed(random_seed)
     table_size = table_q.shape[0]
     poses = np.empty((frames.shape[0] + 1, 4, 4))
@@ -840,7 +858,8 @@ def search(
         if seed_distance > table_spacing * table_spacing:
             nearest = _nearest_entries(table_features_, target_features)
             if _squared_distance(table_features_[nearest[0]], target_features) < seed_distance:
-                start[:] = table_q[nearest[0]]
+                for j in range(dof):
+                    start[j] = table_q[nearest[0], j]
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
@@ -850,7 +869,7 @@ def search(
         q = start.copy()
         outcome, used = lm_attempt(
             frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-            method, min_damping, posture_gain, max_iterations, 0, deadline, q, norms,
+            method, min_damping, posture_gain, max_iterations, NO_PRIORITY, deadline, q, norms,
         )  # fmt: skip
         iterations += used
         attempts += 1
@@ -864,8 +883,10 @@ def search(
             candidates += 1
         if rank < best_rank or (rank == best_rank and value < best_value):
             best_rank, best_value, best_outcome = rank, value, outcome
-            q_out[:] = q
-            norms_out[:, :] = norms
+            for j in range(dof):
+                q_out[j] = q[j]
+            for tip in range(tips):
+                norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
         if outcome == DEADLINE:
             deadline_reached = True
             break
@@ -880,7 +901,8 @@ def search(
             break
         # the next start
         if pending_seed:
-            start[:] = seed
+            for j in range(dof):
+                start[j] = seed[j]
             pending_seed = False
             continue
         if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
@@ -893,7 +915,8 @@ def search(
         if table_size > 1 and nearest.shape[0] == 0:
             nearest = _nearest_entries(table_features_, target_features)
         if next_nearest < nearest.shape[0]:
-            start[:] = table_q[nearest[next_nearest]]
+            for j in range(dof):
+                start[j] = table_q[nearest[next_nearest], j]
             next_nearest += 1
             continue
         for j in range(dof):
@@ -912,23 +935,28 @@ def search(
 @kernel
 def _nearest_entries(table_features_, target_features):
     """Indices of the ``TABLE_RESTARTS`` table entries nearest ``target_features``, nearest first
-    (a partition to find the cut, then a sort of those few only)."""
+    (equal distances: the lower index first). One pass, each entry nearer than the farthest kept
+    so far inserted in order (loops: ``np.partition`` and ``np.argsort`` would compile numba's
+    selection and sorting code, ~4 s)."""
     size = table_features_.shape[0]
-    distance = np.empty(size)
-    for s in range(size):
-        distance[s] = _squared_distance(table_features_[s], target_features)
     count = min(TABLE_RESTARTS, size)
-    cut = np.partition(distance, count - 1)[count - 1]
     chosen = np.empty(count, dtype=np.int64)
+    chosen_distance = np.empty(count)
     found = 0
     for s in range(size):
-        if distance[s] <= cut and found < count:
-            chosen[found] = s
-            found += 1
-    return chosen[np.argsort(distance[chosen])]
+        distance = _squared_distance(table_features_[s], target_features)
+        if found == count and distance >= chosen_distance[count - 1]:
+            continue
+        slot = min(found, count - 1)  # the next free slot, or the farthest kept (dropped)
+        while slot > 0 and chosen_distance[slot - 1] > distance:
+            chosen_distance[slot], chosen[slot] = chosen_distance[slot - 1], chosen[slot - 1]
+            slot -= 1
+        chosen_distance[slot], chosen[slot] = distance, s
+        found = min(found + 1, count)
+    return chosen
 
 
-@parallel_kernel
+@batch_kernel
 def search_many(
     targets, seeds, timeout_ns, q_out, norms_out, outcomes,
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
@@ -936,10 +964,11 @@ def search_many(
     method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
     max_joint_move,
 ):  # fmt: skip
-    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), spread over the
-    cores (``prange``); each target's deadline is ``timeout_ns`` after its own start (< 0: none).
-    ``outcomes`` (N,) receives each best outcome; the arguments after it are :func:`search`'s."""
-    for index in prange(targets.shape[0]):
+    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), in turn, without
+    the GIL (:meth:`IKSolver.solve_many` runs slices of a batch on several threads); each
+    target's deadline is ``timeout_ns`` after its own start (< 0: none). ``outcomes`` (N,)
+    receives each best outcome; the arguments after it are :func:`search`'s."""
+    for index in range(targets.shape[0]):
         deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
         outcome, _, _, _ = search(
             targets[index], seeds[index], deadline, q_out[index], norms_out[index],

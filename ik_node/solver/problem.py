@@ -80,9 +80,11 @@ class Problem:
         self.reach = [self._reach[tip] for tip in self.tips]
         rows = [(index, axis) for index, tip in enumerate(self.tips) for axis in tasks[tip].rows]
         self.rows = np.array(rows, dtype=np.int64).reshape(-1, 2)
-        self.row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows])
+        # float whatever the tasks' number types (an int array would compile the kernels again)
+        self.row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows], dtype=float)
         self.tolerances = np.array(
-            [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips]
+            [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
+            dtype=float,
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
