@@ -18,7 +18,7 @@ Topics (``~`` is the node's name; all remappable):
   goal).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
-is built on a background thread (its first build after an install compiles the kernels, ~20 s);
+is built on a background thread (its first build after an install compiles the kernels, ~15 s);
 goals arriving meanwhile are answered when it is ready. Works on Humble (no post-set parameter
 callback there: changes are applied in the validating callback).
 """
@@ -226,8 +226,8 @@ class IKNode(Node):
         self._ready_publisher.publish(Bool(data=False))
         if self._preparation.start(model):  # (a running build prepares the kernels for this one too)
             self.get_logger().info(
-                "preparing the IK solver: the first start after an install compiles its kernels (about "
-                "20 s); the robot is shown meanwhile and goals are answered once it is ready"
+                "preparing the IK solver in the background: the robot is shown meanwhile, and goals "
+                "are kept and answered once it is ready"
             )
 
     def _on_ready_poll(self) -> None:
@@ -236,8 +236,10 @@ class IKNode(Node):
             return
         model, solver, error = finished
         if error is not None:
-            self._policy.description_error = f"the IK solver could not be built: {error}"
+            replies = self._policy.preparation_failed(error)
             self.get_logger().error(self._policy.description_error)
+            for reply in replies:
+                self._handle(reply)
         elif self._policy.model is not None and self._policy.model.solver is None:
             current = self._policy.model  # parameters or the description may have changed meanwhile
             self._attach(solver if current is model else build_solver(current))
@@ -437,15 +439,13 @@ def _route_python_logs(logger) -> None:
         logger.warning(f"{category.__name__}: {message}")
 
     class RosHandler(logging.Handler):
-        def emit(self, record):
-            level = (
-                "error"
-                if record.levelno >= logging.ERROR
-                else "warning"
-                if record.levelno >= logging.WARNING
-                else "info"
-            )
-            getattr(logger, level)(record.getMessage())
+        def emit(self, record):  # one call site per severity: rclpy refuses a site changing it
+            if record.levelno >= logging.ERROR:
+                logger.error(record.getMessage())
+            elif record.levelno >= logging.WARNING:
+                logger.warning(record.getMessage())
+            else:
+                logger.info(record.getMessage())
 
     warnings.showwarning = show
     python_logger = logging.getLogger("ik_node")

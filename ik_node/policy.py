@@ -9,7 +9,7 @@ policy directly, without ROS.
 
 Readiness: a description is loaded in milliseconds (:func:`plan_model`: tree, limits, rest
 posture), so the node shows the robot at once; the :class:`~ik_node.IKSolver`, whose first build
-in a process compiles the kernels (~20 s after an install), is attached later
+in a process compiles the kernels (~15 s after an install), is attached later
 (:meth:`IKPolicy.attach_solver`). Goals arriving meanwhile are kept, the latest per tip, and
 answered when the solver is attached.
 
@@ -281,6 +281,13 @@ class IKPolicy:
         waiting, self.pending = list(self.pending.values()), {}
         return waiting
 
+    def preparation_failed(self, error: Exception) -> list[Reply]:
+        """The solver could not be built: the description counts as refused, and the goals kept
+        meanwhile are answered with the reason."""
+        self.description_error = f"the IK solver could not be built: {error}"
+        waiting, self.pending = list(self.pending.values()), {}
+        return [self.refusal(request, self.description_error, "no_solver") for request in waiting]
+
     # ------------------------------------------------------------------ inputs
 
     def on_joint_state(self, names, positions, now: float) -> str | None:
@@ -361,11 +368,13 @@ class IKPolicy:
             return Reply(
                 Status(False, "no_robot_description", why, goal=request), warning=f"goal ignored: {why}"
             )
+        if not self.ready and self.description_error:  # the solver could not be built
+            return self.refusal(request, self.description_error, "no_solver")
         if not self.ready:
             self.pending[request.tip] = request
             why = (
                 "the IK solver is being prepared (the first start after an install compiles its kernels, "
-                "about 20 s); the latest goal per tip is answered as soon as it is ready"
+                "about 15 s); the latest goal per tip is answered as soon as it is ready"
             )
             return Reply(Status(False, "queued", why, goal=request))
         seed, stale = self.seed(now)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import URDF_DIR
 
 from ik_node import IKSolver, load_robot
 from ik_node.catalogue import BUNDLED
@@ -110,6 +111,8 @@ def test_solve_many_refuses_bad_input_clearly():
 SOLVE_ONCE = """
 import warnings, numpy as np
 warnings.simplefilter("always")
+from conftest import URDF_DIR
+
 from ik_node import IKSolver, load_robot
 solver = IKSolver(load_robot({urdf!r}), "base_link", ["tool0"], seed_table_size=64)
 q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
@@ -249,3 +252,32 @@ def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
     assert set(before.values()) == {1}, before
     seconds, _ = batch_after
     assert seconds > 0
+
+
+COLD_PROBE = """
+from ik_node.solver import kernels
+from ik_node.solver.jit import cache_is_cold
+print(cache_is_cold(kernels.search))
+"""
+
+
+def test_a_cold_cache_is_recognised_before_compiling_and_said_once(tmp_path):
+    """The notice a user sees before a cold compile: numba's cache for the kernels missing (an
+    empty NUMBA_CACHE_DIR) is cold, the cache the test script warmed is not; the CLI's first
+    solve prints the notice once, on one line, and its next run none."""
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    probe = [sys.executable, "-c", COLD_PROBE]
+    assert (
+        subprocess.run(probe, env=environment, capture_output=True, text=True, check=True).stdout.strip()
+        == "True"
+    )
+    warm = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    assert (
+        subprocess.run(probe, env=warm, capture_output=True, text=True, check=True).stdout.strip() == "False"
+    )
+    solve = [sys.executable, "-m", "ik_node.cli", "solve", "--urdf", str(URDF_DIR / "arm6.urdf"), "--base",
+             "base_link", "--tip", "tool0", "--xyz", "0.4", "0.1", "0.4", "--position-only"]  # fmt: skip
+    first = subprocess.run(solve, env=environment, capture_output=True, text=True)
+    assert first.returncode == 0 and first.stderr.count("compiling the IK kernels") == 1, first.stderr
+    again = subprocess.run(solve, env=environment, capture_output=True, text=True)
+    assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr

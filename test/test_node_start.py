@@ -94,6 +94,7 @@ def test_cold_start_shows_the_robot_at_once_and_answers_a_goal_sent_before_it_wa
         answer = time.monotonic() - began
         print(f"cold start: first joint state {first_state:.2f} s, first answer {answer:.1f} s")
         log = process.log()
+        assert log.count("compiling the IK kernels") == 1, log  # the notice, before the compile
         assert "compiled (cached for later starts)" in log and "ready: goals" in log, log
         assert "[ERROR]" not in log, log
     finally:

@@ -114,6 +114,19 @@ def test_goals_sent_before_the_solver_is_ready_are_kept_latest_per_tip_and_answe
     np.testing.assert_array_equal(policy.state, reply.command.q)
 
 
+def test_goals_kept_for_a_solver_that_could_not_be_built_are_answered_with_the_reason(arm7):
+    settings = settings_for(arm7)
+    policy = IKPolicy(["tool0"], settings)
+    policy.install(plan_model(arm7, settings))
+    policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0)
+    replies = policy.preparation_failed(MemoryError("out of memory"))
+    assert [reply.status.reason for reply in replies] == ["no_solver"]
+    assert "could not be built: out of memory" in replies[0].status.message and policy.pending == {}
+    assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "no_solver"
+    policy.install(plan_model(arm7, settings))  # a new description: its solver is prepared again
+    assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "queued"
+
+
 def test_goals_are_refused_with_a_reason_when_paused_or_without_a_description(arm7):
     policy = IKPolicy(["tool0"], settings_for(arm7))
     reply = policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0)
@@ -145,9 +158,7 @@ def test_frames_a_link_through_the_model_another_through_tf_or_refused_naming_it
 
     target = arm7.forward(dict(zip(JOINTS, q + 0.1)), "tool0", "base_link")
     in_world = world_to_base @ target
-    reply = policy.receive_goal(
-        GoalRequest("tool0", in_world, "map", stamp="t0"), now=0.0, transform=lookup
-    )
+    reply = policy.receive_goal(GoalRequest("tool0", in_world, "map", stamp="t0"), now=0.0, transform=lookup)
     assert asked == [("map", "base_link", "t0")]
     assert reply.status.success and reached_error(arm7, reply.command.q, target) < 1e-5
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import IKNodeError, TargetError, URDFError
 from . import kernels
 from .inputs import check_pose, joint_vector, resolve_tasks, stack_targets, tightened_limits, timeout_ns
-from .jit import BATCH_THREADS, COMPILED
+from .jit import BATCH_THREADS, COMPILED, cache_is_cold
 from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
@@ -35,6 +35,12 @@ __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared",
 #: Trees with up to this many tips prepare the task-priority problems of every split of their
 #: tips when built (at most 14), so that none is built inside a solve's budget.
 PREPARED_PRIORITY_TIPS = 4
+
+#: Said once (``logging`` warning, shown without any logging set up) before a cold compile.
+COLD_COMPILE_NOTICE = (
+    "compiling the IK kernels (the first run after an install or an update: about 15 s; later runs "
+    "load them from the cache in well under a second)"
+)
 
 #: The search that prepares the kernels runs at most this long once compiled [ns].
 PREPARATION_SEARCH_NS = 1_000_000
@@ -90,6 +96,8 @@ def prepare_kernels(solver: IKSolver, batch: bool = False) -> tuple[float, bool]
 
 
 def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
+    if cache_is_cold(kernels.search):
+        _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
     problem, dof = solver.problem, len(solver.joint_names)
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)

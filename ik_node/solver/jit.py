@@ -19,10 +19,19 @@ call ``time``), so a solve can stop at its deadline between two iterations.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 
-__all__ = ["BATCH_THREADS", "COMPILED", "batch_kernel", "kernel", "monotonic_ns", "SLOWDOWN_WITHOUT_NUMBA"]
+__all__ = [
+    "BATCH_THREADS",
+    "COMPILED",
+    "SLOWDOWN_WITHOUT_NUMBA",
+    "batch_kernel",
+    "cache_is_cold",
+    "kernel",
+    "monotonic_ns",
+]
 
 #: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
 #: this many times slower than compiled ones.
@@ -68,6 +77,20 @@ def _compile(function, **options):
                 stacklevel=3,
             )
     return numba.njit(cache=False, **options)(function)
+
+
+def cache_is_cold(compiled_function) -> bool:
+    """Whether numba will compile ``compiled_function`` (a :func:`kernel`) at its first call
+    rather than load it: no cache index for it, or one older than its source file (numba then
+    compiles again). False without numba or without a cache."""
+    if not COMPILED or compiled_function._cache is None:
+        return False
+    try:
+        index = compiled_function._cache._cache_file._index_path
+        source = compiled_function.py_func.__code__.co_filename
+        return not os.path.exists(index) or os.path.getmtime(index) < os.path.getmtime(source)
+    except (AttributeError, OSError):  # another numba's internals: say nothing rather than guess
+        return False
 
 
 def kernel(function):
