@@ -622,3 +622,21 @@ def test_every_schema_parameter_is_declared_and_refuses_invalid_values_naming_th
         else:  # (rclpy's own range check, or ours: the bounds either way)
             bounds = {f"{spec.high:g}", str(spec.high), str(int(spec.high))}
             assert any(bound in result.reason for bound in bounds), (name, result.reason)
+
+
+def test_a_xacro_that_fails_to_expand_is_refused_naming_the_file_and_goals_get_the_reason(tmp_path):
+    broken = tmp_path / "broken.urdf.xacro"
+    broken.write_text(
+        '<robot name="broken" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'
+        '  <xacro:include filename="$(find no_such_description)/urdf/arm.xacro"/>\n</robot>\n'
+    )
+    with running_node(
+        "--params-file", str(ARM7_CONFIG), "-p", f"robot_description_file:={broken}", wait_ready=False
+    ) as (process, client):
+        assert process.wait_for_log("robot description from robot_description_file"), process.log()
+        client.send_goal(np.eye(4))
+        assert client.spin_until(lambda: client.statuses)
+        status = client.statuses[0]
+        assert status["reason"] == "no_robot_description"
+        assert "no_such_description" in status["message"] and "package_paths" in status["message"], status
+        assert client.commands == []
