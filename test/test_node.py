@@ -640,3 +640,23 @@ def test_a_xacro_that_fails_to_expand_is_refused_naming_the_file_and_goals_get_t
         assert status["reason"] == "no_robot_description"
         assert "no_such_description" in status["message"] and "package_paths" in status["message"], status
         assert client.commands == []
+
+
+def test_python_warnings_reach_the_ros_log(tmp_path):
+    """A URDF problem off the chain (a floating joint: loaded, refused only when used) is a Python
+    warning in the library; in the node it reaches the ROS logger (and so /rosout, launch logs)."""
+    urdf = tmp_path / "arm7_with_camera.urdf"
+    urdf.write_text(
+        ARM7_URDF.read_text().replace(
+            "</robot>",
+            '<link name="camera"/><joint name="camera_joint" type="floating">'
+            '<parent link="base_link"/><child link="camera"/></joint></robot>',
+        )
+    )
+    with running_node("--params-file", str(ARM7_CONFIG), "-p", f"robot_description_file:={urdf}") as (
+        process,
+        _,
+    ):
+        assert process.wait_for_log("[WARN]"), process.log()
+        warning = next(line for line in process.log().splitlines() if "[WARN]" in line)
+        assert "[ik_node]: UserWarning: URDF: joint 'camera_joint' cannot be used" in warning, warning
