@@ -237,7 +237,7 @@ class IKNode(Node):
         model, solver, error = finished
         if error is not None:
             replies = self._policy.preparation_failed(error)
-            self.get_logger().error(self._policy.description_error)
+            self.get_logger().error(self._policy.solver_error)
             for reply in replies:
                 self._handle(reply)
         elif self._policy.model is not None and self._policy.model.solver is None:

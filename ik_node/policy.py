@@ -217,6 +217,7 @@ class IKPolicy:
         self.settings = settings
         self.model: Model | None = None
         self.description_error: str | None = None  # why the last description was refused
+        self.solver_error: str | None = None  # why the model's solver could not be built
         self.goals: dict[str, np.ndarray] = {}  # tip -> T_base_goal
         self.pending: dict[str, GoalRequest] = {}  # tip -> latest goal while the solver is prepared
         self.joint_state: dict[str, float] = {}
@@ -240,7 +241,7 @@ class IKPolicy:
         waiting for readiness are kept). Returns the rest-posture command to publish when
         ``publish_rest_posture_at_start``."""
         self.model = model
-        self.description_error = None
+        self.description_error = self.solver_error = None
         self.goals = {}
         self.last_command = self.last_velocity = self.joint_goal = None
         self.state = None
@@ -282,11 +283,11 @@ class IKPolicy:
         return waiting
 
     def preparation_failed(self, error: Exception) -> list[Reply]:
-        """The solver could not be built: the description counts as refused, and the goals kept
-        meanwhile are answered with the reason."""
-        self.description_error = f"the IK solver could not be built: {error}"
+        """The solver could not be built: the goals kept meanwhile are answered with the reason,
+        and later ones refused with it until a new description is installed."""
+        self.solver_error = f"the IK solver could not be built: {error}"
         waiting, self.pending = list(self.pending.values()), {}
-        return [self.refusal(request, self.description_error, "no_solver") for request in waiting]
+        return [self.refusal(request, self.solver_error, "no_solver") for request in waiting]
 
     # ------------------------------------------------------------------ inputs
 
@@ -368,8 +369,8 @@ class IKPolicy:
             return Reply(
                 Status(False, "no_robot_description", why, goal=request), warning=f"goal ignored: {why}"
             )
-        if not self.ready and self.description_error:  # the solver could not be built
-            return self.refusal(request, self.description_error, "no_solver")
+        if not self.ready and self.solver_error:
+            return self.refusal(request, self.solver_error, "no_solver")
         if not self.ready:
             self.pending[request.tip] = request
             why = (

@@ -111,8 +111,6 @@ def test_solve_many_refuses_bad_input_clearly():
 SOLVE_ONCE = """
 import warnings, numpy as np
 warnings.simplefilter("always")
-from conftest import URDF_DIR
-
 from ik_node import IKSolver, load_robot
 solver = IKSolver(load_robot({urdf!r}), "base_link", ["tool0"], seed_table_size=64)
 q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])

@@ -122,9 +122,20 @@ def test_goals_kept_for_a_solver_that_could_not_be_built_are_answered_with_the_r
     replies = policy.preparation_failed(MemoryError("out of memory"))
     assert [reply.status.reason for reply in replies] == ["no_solver"]
     assert "could not be built: out of memory" in replies[0].status.message and policy.pending == {}
+    assert policy.description_error is None  # the description itself was fine
     assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "no_solver"
     policy.install(plan_model(arm7, settings))  # a new description: its solver is prepared again
     assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "queued"
+
+
+def test_a_refused_description_while_the_solver_is_prepared_still_keeps_goals(arm7):
+    settings = settings_for(arm7)
+    policy = IKPolicy(["tool0"], settings)
+    model = plan_model(arm7, settings)
+    policy.install(model)
+    policy.description_error = "robot description from /robot_description refused: malformed URDF XML"
+    assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "queued"
+    assert len(policy.attach_solver(build_solver(model))) == 1
 
 
 def test_goals_are_refused_with_a_reason_when_paused_or_without_a_description(arm7):
