@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from domain_coordinator import domain_id
 
 # Set before anything imports rclpy: discovery stays on this machine (Iron and later read
@@ -30,3 +31,22 @@ if "ROS_LOG_DIR" not in os.environ:  # (scripts/test.sh sets one for the run and
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 URDF_DIR = PACKAGE_ROOT / "urdf"
+
+
+@pytest.fixture(scope="module")
+def ros_context():
+    """rclpy initialised for a test module's client nodes (rclpy is imported only here, when a node
+    test asks: the core's tests run without it)."""
+    import rclpy
+
+    rclpy.init()
+    yield
+    rclpy.try_shutdown()
+
+
+@pytest.fixture(scope="module")
+def arm7():
+    """The bundled 7-DOF arm (base_link -> tool0, joint1..joint7)."""
+    from ik_node import load_robot
+
+    return load_robot(URDF_DIR / "arm7.urdf")

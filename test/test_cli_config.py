@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import rclpy
 import yaml
 from ros_harness import running_node
 
@@ -62,13 +61,6 @@ CASES = {
 }
 #: Seconds to wait for the node's first answer (a loaded machine, a cold kernel cache).
 NODE_WAIT = 60.0
-
-
-@pytest.fixture(scope="module")
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
 
 
 def run(*arguments: str) -> subprocess.CompletedProcess:

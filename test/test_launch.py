@@ -15,7 +15,6 @@ import threading
 
 import numpy as np
 import pytest
-import rclpy
 from ros_harness import PACKAGE_ROOT, Client
 
 from ik_node import load_robot
@@ -41,13 +40,6 @@ def missing_requirements() -> str | None:
 
 
 pytestmark = pytest.mark.skipif(missing_requirements() is not None, reason=str(missing_requirements()))
-
-
-@pytest.fixture
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
 
 
 def exercise(service, outcome: dict) -> None:

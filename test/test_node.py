@@ -13,7 +13,6 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
 import yaml
 from ros_harness import CONFIG_DIR, PACKAGE_ROOT, NodeProcess, running_node
 
@@ -25,16 +24,7 @@ JOINTS = [f"joint{index}" for index in range(1, 8)]
 Q_START = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
-@pytest.fixture(scope="module")
-def arm7():
-    return load_robot(ARM7_URDF)
+pytestmark = pytest.mark.usefixtures("ros_context")  # (conftest.py)
 
 
 def parameter_limits(config=ARM7_CONFIG):

@@ -12,10 +12,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-import rclpy
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, running_node
-
-from ik_node import load_robot
+from ros_harness import CONFIG_DIR, running_node
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 HAS_TF2 = importlib.util.find_spec("tf2_ros") is not None
@@ -23,16 +20,7 @@ HAS_TF2 = importlib.util.find_spec("tf2_ros") is not None
 MAP_TO_BASE = np.array([[0.0, -1.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0, 0, 0, 1.0]])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
-@pytest.fixture(scope="module")
-def arm7():
-    return load_robot(PACKAGE_ROOT / "urdf" / "arm7.urdf")
+pytestmark = pytest.mark.usefixtures("ros_context")  # (conftest.py)
 
 
 @pytest.mark.skipif(HAS_TF2, reason="tf2_ros is importable: the TF path is tested instead")

@@ -13,12 +13,10 @@ import importlib.util
 
 import numpy as np
 import pytest
-import rclpy
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, running_node
+from ros_harness import CONFIG_DIR, running_node
 from visualization_msgs.msg import InteractiveMarkerControl, InteractiveMarkerFeedback
 from visualization_msgs.srv import GetInteractiveMarkers
 
-from ik_node import load_robot
 from ik_node.conversions import pose_from_message
 from ik_node.messages import interactive_goal_marker, pose_message
 
@@ -32,16 +30,7 @@ needs_server = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
-@pytest.fixture(scope="module")
-def arm7():
-    return load_robot(PACKAGE_ROOT / "urdf" / "arm7.urdf")
+pytestmark = pytest.mark.usefixtures("ros_context")  # (conftest.py)
 
 
 def test_the_goal_marker_has_a_move_and_a_rotate_control_about_each_axis_at_the_tip_pose(arm7):

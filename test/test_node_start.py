@@ -12,11 +12,9 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, Client
+from ros_harness import CONFIG_DIR, Client
 from sensor_msgs.msg import JointState
 
-from ik_node import load_robot
 from ik_node.process import NodeProcess, ros_environment
 
 #: The node must publish its state this soon after its process starts [s] (the stamp of the first
@@ -28,16 +26,7 @@ FIRST_STATE_WITHIN = 6.0
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ros_context():
-    rclpy.init()
-    yield
-    rclpy.try_shutdown()
-
-
-@pytest.fixture(scope="module")
-def arm7():
-    return load_robot(PACKAGE_ROOT / "urdf" / "arm7.urdf")
+pytestmark = pytest.mark.usefixtures("ros_context")  # (conftest.py)
 
 
 def position_error(robot, command, goal) -> float:

@@ -10,19 +10,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import URDF_DIR
 
-from ik_node import load_robot
 from ik_node.errors import IKNodeError
 from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
 from ik_node.policy import Command, GoalRequest, IKPolicy, build_solver, plan_model
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
-
-
-@pytest.fixture(scope="module")
-def arm7():
-    return load_robot(URDF_DIR / "arm7.urdf")
 
 
 def settings_for(robot, **overrides) -> NodeSettings:
