@@ -62,6 +62,7 @@ from bench_node_latency import (  # noqa: E402  (the benchmark folder is not a p
     NODE_NAME,
     PARAMS_FILE,
     QUIET,
+    READY_WAIT,
     WAIT,
     WARMUP_GOALS,
     WARMUP_RATE,
@@ -218,6 +219,8 @@ class Bench:
                 raise RuntimeError(f"node not discovered within {WAIT} s (exit code {exit_code})")
             time.sleep(0.02)
         time.sleep(0.5)
+        if not self.process.wait_for_log("ready: goals", timeout=READY_WAIT):  # kernels compiled or loaded
+            raise RuntimeError(f"the node was not ready within {READY_WAIT} s:\n{self.process.log()[-2000:]}")
         if matched() != (1, 1):
             raise RuntimeError(f"another {NODE_NAME} is in ROS domain {domain_id}; pick another --domain-id")
 

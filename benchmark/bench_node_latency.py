@@ -59,6 +59,8 @@ DIAGNOSTICS_TOPIC = "/diagnostics"
 GOAL_RATE, GOAL_P99_MS = 500.0, 5.0
 #: Seconds to wait for the node's start, discovery and answers.
 WAIT = 20.0
+#: Seconds the node may take to be ready (its kernels compile on a first start: ~12 s here).
+READY_WAIT = 300.0
 #: Last part of each pacing wait spent spinning instead of sleeping [s].
 SPIN_MARGIN = 150e-6
 #: After the last goal of a rate, answers have stopped once none came for this long [s].
@@ -318,6 +320,8 @@ def run(args, environment: dict, log_dir: str) -> int:
                 f"the node was not discovered within {WAIT} s (exit code {process.process.poll()})"
             )
         time.sleep(0.5)
+        if not process.wait_for_log("ready: goals", timeout=READY_WAIT):  # kernels compiled or loaded
+            raise RuntimeError(f"the node was not ready within {READY_WAIT} s:\n{process.log()[-2000:]}")
         if publisher.get_subscription_count() != 1 or bench.count_publishers(COMMAND_TOPIC) != 1:
             raise RuntimeError(
                 f"another {NODE_NAME} is in ROS domain {args.domain_id}; pick another --domain-id"
