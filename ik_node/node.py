@@ -181,14 +181,11 @@ class IKNode(Node):
         """Load a URDF or xacro (a path, or XML); on any error keep the current model and say why.
         The robot is shown at once; the solver follows (:meth:`_prepare_solver`)."""
         settings = self._settings
-        xacro = {
-            "xacro_args": dict(argument.split(":=", 1) for argument in settings.xacro_args),
-            "package_paths": list(settings.package_paths),
-        }
         try:
             robot = load_robot(
                 description.encode() if isinstance(description, str) else description,
-                **{name: value for name, value in xacro.items() if value},
+                package_paths=list(settings.package_paths),
+                xacro_args=dict(argument.split(":=", 1) for argument in settings.xacro_args),
             )
             self._declare_joint_parameters(robot.tree(settings.base_link or robot.root, self._policy.tips))
             model = plan_model(robot, self._settings)
