@@ -824,21 +824,27 @@ def test_default_seed_outside_limits_still_gives_q_within_them(name):
     "bound", [{"lower": {"arm_joint4": 4.0}}, {"upper": {"arm_joint4": -4.0}}], ids=["lower_4", "upper_-4"]
 )
 def test_one_sided_bound_beyond_pi_on_a_continuous_joint(bound):
-    """A far target (restarts needed) from an in-limit seed: a clean miss within the limits."""
+    """A bound beyond pi on one side of a continuous joint is accepted as given (the joint then
+    lives on [4, inf) or (-inf, -4] rad): goals reached with the joint past the bound are solved
+    within it, and a far target (restarts needed) from an in-limit seed is a clean miss within
+    the limits."""
     case = BY_NAME["mobile_manipulator"]
-    robot = robot_of(case.urdf)  # outside the try: only the options may be refused
-    try:
-        solver = IKSolver(robot, case.base, case.tips, **bound)
-    except IKNodeError:
-        return
+    solver = make_solver(case, **bound)
+    joint = solver.joint_names.index("arm_joint4")
+    side = 1.0 if "lower" in bound else -1.0
+    assert (solver.lower[joint], solver.upper[joint]) == ((4.0, np.inf) if side > 0 else (-np.inf, -4.0))
+    rng = rng_for("one-sided bound", side)
+    bounds = sampling_bounds(np.minimum(solver.lower, 0.0), np.maximum(solver.upper, 0.0))
+    for q in rng.uniform(*bounds, size=(8, len(solver.joint_names))):
+        q[joint] = side * rng.uniform(4.0, 4.0 + np.pi)
+        targets = fk_targets(case, solver, q)
+        result = solver.solve(targets, timeout=0.05)
+        assert_valid(result, solver)
+        assert result.success, result.reason
+        assert_pose_solution(case, solver, result, targets)
     seed = np.clip(solver.rest_posture, solver.lower, solver.upper)
-    seed[solver.joint_names.index("arm_joint4")] = 4.5 if "lower" in bound else -4.5
-    try:
-        result = solver.solve(rigid(translation=(FAR, 0.0, 0.0)), seed=seed, timeout=0.05)
-    except IKNodeError:
-        return  # refusing the option at solve time is fine too
-    except ValueError as error:
-        raise AssertionError(f"solve raised a bare ValueError: {error}") from error
+    seed[joint] = side * 4.5
+    result = solver.solve(rigid(translation=(FAR, 0.0, 0.0)), seed=seed, timeout=0.05)
     assert_valid(result, solver)
     assert result.reason == "unreachable"
 
