@@ -269,10 +269,14 @@ def test_kernel_jacobian_matches_finite_differences_of_kernel_forward_kinematics
 
 # ---------------------------------------------------------------- pinocchio as a reference
 
-pinocchio = pytest.importorskip("pinocchio", reason="pinocchio (PyPI 'pin') is a test extra")
+
+@pytest.fixture(scope="module")
+def pinocchio():
+    """The pinocchio module; only the tests that ask for it skip where it is missing."""
+    return pytest.importorskip("pinocchio", reason="pinocchio (PyPI 'pin') is a test extra")
 
 
-def pinocchio_configuration(model, robot, values: dict) -> np.ndarray:
+def pinocchio_configuration(pinocchio, model, robot, values: dict) -> np.ndarray:
     """Our joint values (mimic followers derived from leaders) as a pinocchio q."""
     q = pinocchio.neutral(model)
     for joint_id in range(1, model.njoints):
@@ -284,7 +288,7 @@ def pinocchio_configuration(model, robot, values: dict) -> np.ndarray:
     return q
 
 
-def test_forward_and_jacobians_match_pinocchio(tree, case):
+def test_forward_and_jacobians_match_pinocchio(tree, case, pinocchio):
     """The vectorised KinematicTree and the solver's kernels both equal pinocchio's FK and
     LOCAL frame Jacobian (mimic followers folded into their leaders)."""
     robot = tree.robot
@@ -293,7 +297,7 @@ def test_forward_and_jacobians_match_pinocchio(tree, case):
     base_id = model.getFrameId(case.base)
     for q in random_configurations(tree, CONFIGURATIONS, seed=8):
         values = dict(zip(tree.joint_names, q))
-        pin_q = pinocchio_configuration(model, robot, values)
+        pin_q = pinocchio_configuration(pinocchio, model, robot, values)
         pinocchio.computeJointJacobians(model, data, pin_q)
         pinocchio.framesForwardKinematics(model, data, pin_q)
         base_pose = data.oMf[base_id].homogeneous

@@ -16,8 +16,6 @@ from ik_node import IKSolver, load_robot
 from ik_node.catalogue import URDF_DIR, example_robot_data_dir
 from ik_node.errors import URDFError
 
-pinocchio = pytest.importorskip("pinocchio", reason="pinocchio (PyPI 'pin') is a test extra")
-
 REVOLUTE = '<limit lower="-2" upper="2" effort="1" velocity="1"/>'
 
 
@@ -36,7 +34,13 @@ def chain(body: str = "", name: str = "r", root_attributes: str = "") -> str:
     )
 
 
-def pinocchio_q(model, robot, values: dict) -> np.ndarray:
+@pytest.fixture(scope="module")
+def pinocchio():
+    """The pinocchio module; only the tests that compare with it skip where it is missing."""
+    return pytest.importorskip("pinocchio", reason="pinocchio (PyPI 'pin') is a test extra")
+
+
+def pinocchio_q(pinocchio, model, robot, values: dict) -> np.ndarray:
     """Our joint values as pinocchio's q (mimic followers from their leaders as ik_node reads
     them; joints ik_node cannot use at pinocchio's neutral)."""
     q = pinocchio.neutral(model)
@@ -61,7 +65,7 @@ def usable_links(robot) -> list[str]:
     ]
 
 
-def assert_fk_matches_pinocchio(robot, model, configurations: int = 3, seed: int = 0) -> int:
+def assert_fk_matches_pinocchio(pinocchio, robot, model, configurations: int = 3, seed: int = 0) -> int:
     """FK of every usable link equals pinocchio's at random configurations; returns the link count."""
     data = model.createData()
     rng = np.random.default_rng(seed)
@@ -72,7 +76,7 @@ def assert_fk_matches_pinocchio(robot, model, configurations: int = 3, seed: int
     links = [link for link in usable_links(robot) if model.existFrame(link, body)]
     for _ in range(configurations):
         values = dict(zip(robot.joint_names, rng.uniform(lower, np.maximum(lower, upper))))
-        pinocchio.framesForwardKinematics(model, data, pinocchio_q(model, robot, values))
+        pinocchio.framesForwardKinematics(model, data, pinocchio_q(pinocchio, model, robot, values))
         for link in links:
             expected = data.oMf[model.getFrameId(link, body)].homogeneous
             np.testing.assert_allclose(robot.forward(values, link), expected, atol=1e-9, err_msg=link)
@@ -100,10 +104,13 @@ ALL_FIXED = (
 def test_a_robot_with_no_movable_joint_has_forward_kinematics_and_no_solver():
     robot = load_robot(ALL_FIXED)
     assert robot.joint_names == ()
-    assert_fk_matches_pinocchio(robot, pinocchio.buildModelFromXML(ALL_FIXED))
     np.testing.assert_allclose(robot.tree("b", ["camera"]).forward({}, "camera")[:3, 3], [0, 0, 1])
     with pytest.raises(URDFError, match=r"nothing moves the tips \['camera'\]"):
         IKSolver(robot, "a", ["camera"])
+
+
+def test_a_robot_with_no_movable_joint_matches_pinocchio(pinocchio):
+    assert_fk_matches_pinocchio(pinocchio, load_robot(ALL_FIXED), pinocchio.buildModelFromXML(ALL_FIXED))
 
 
 def test_a_fixed_only_sub_tree_of_a_moving_robot():
@@ -128,20 +135,25 @@ MIMIC_OF_FIXED = chain(
 MIMIC_OF_NOBODY = MIMIC_OF_FIXED.replace('<mimic joint="tool"', '<mimic joint="index_q1"')
 
 
-@pytest.mark.parametrize(
-    "xml, warning, independent",
-    [
-        (MIMIC_ON_FIXED, "mimic tag on fixed joint 'tool' ignored", ()),
-        (MIMIC_OF_FIXED, "'j3' mimics fixed joint 'tool': it moves on its own", ("j3",)),
-        (MIMIC_OF_NOBODY, "'j3' mimics 'index_q1', which does not exist", ("j3",)),
-    ],
-    ids=["on_fixed", "of_fixed", "of_missing"],
-)
-def test_mimic_tags_peers_ignore_load_with_a_warning(xml, warning, independent):
+MIMIC_CASES = {
+    "on_fixed": (MIMIC_ON_FIXED, "mimic tag on fixed joint 'tool' ignored", ()),
+    "of_fixed": (MIMIC_OF_FIXED, "'j3' mimics fixed joint 'tool': it moves on its own", ("j3",)),
+    "of_missing": (MIMIC_OF_NOBODY, "'j3' mimics 'index_q1', which does not exist", ("j3",)),
+}
+
+
+@pytest.mark.parametrize("name", list(MIMIC_CASES))
+def test_mimic_tags_peers_ignore_load_with_a_warning(name):
+    xml, warning, independent = MIMIC_CASES[name]
     with pytest.warns(UserWarning, match=warning):
         robot = load_robot(xml)
     assert robot.joint_names == ("j1", "j2", *independent)
-    assert_fk_matches_pinocchio(robot, pinocchio.buildModelFromXML(xml))
+
+
+@pytest.mark.parametrize("name", list(MIMIC_CASES))
+def test_mimic_tags_peers_ignore_match_pinocchio(name, pinocchio):
+    xml = MIMIC_CASES[name][0]
+    assert_fk_matches_pinocchio(pinocchio, load_quietly(xml), pinocchio.buildModelFromXML(xml))
 
 
 # ---------------------------------------------------------------- 4, 10. what IK never reads
@@ -282,7 +294,7 @@ ERD_URDFS = sorted(ERD.rglob("*.urdf")) if ERD is not None else []
 
 
 @pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")
-def test_every_example_robot_data_urdf_that_pinocchio_builds_loads_and_matches_it():
+def test_every_example_robot_data_urdf_that_pinocchio_builds_loads_and_matches_it(pinocchio):
     """Walks the whole package: each URDF pinocchio builds loads in ik_node, FK of every link
     equals pinocchio's, and a solver builds on the longest chain (>= 2 movable joints)."""
     checked, links, solvers, skipped = 0, 0, 0, []
@@ -293,7 +305,7 @@ def test_every_example_robot_data_urdf_that_pinocchio_builds_loads_and_matches_i
             skipped.append(f"{path.name}: {str(error).splitlines()[0][:80]}")
             continue
         robot = load_quietly(path)
-        links += assert_fk_matches_pinocchio(robot, model, seed=checked)
+        links += assert_fk_matches_pinocchio(pinocchio, robot, model, seed=checked)
         checked += 1
         leaves = [link for link in usable_links(robot) if not robot.child_joints[link]]
         movable = {leaf: sum(j.is_movable for j in robot.path_joints(robot.root, leaf)) for leaf in leaves}
