@@ -739,16 +739,25 @@ def _squared_distance(a, b):
 @kernel
 def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, norms, converged, solve_type):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
-    type (``speed``: 0; ``distance``: ``sum w (q - seed)^2``, continuous joints wrapped to the
-    nearest turn; ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by
-    their summed error norms ``(1, x)``."""
+    type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
+    ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
+    error norms ``(1, x)``.
+
+    ``distance`` is ``sum_j (q_j - seed_j)^2 / w_j`` over the joints with ``w_j > 0`` (joints that
+    turn freely compared at the nearest turn): the norm ``dq^T W^-1 dq`` that the damped step
+    ``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` minimises among the moves with ``J dq = e`` (as
+    ``lambda -> 0``; the weighted least-norm solution), so a stronger joint (larger ``w``, which
+    the step moves more) costs less to move. A locked joint (``w = 0``) stays at the seed: no
+    term."""
     if not converged:
         return 1.0, norms.sum()
     if solve_type == DISTANCE:
         value = 0.0
         for j in range(q.shape[0]):
-            difference = _near(q[j], seed[j], joints[j]) - seed[j]
-            value += joints[j, WEIGHT] * difference * difference
+            weight = joints[j, WEIGHT]
+            if weight > 0.0:
+                difference = _near(q[j], seed[j], joints[j]) - seed[j]
+                value += difference * difference / weight
         return 0.0, value
     if solve_type == MANIPULABILITY:
         rows_count, dof = rows.shape[0], q.shape[0]
