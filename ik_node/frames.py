@@ -16,29 +16,32 @@ __all__ = ["transform_lookup"]
 
 
 def transform_lookup(node, timeout: float):
-    """``(lookup, None)`` with a tf2 listener on ``node`` (its own spin thread), or ``(None,
-    reason)`` where tf2_ros cannot be imported."""
+    """``(lookup, None)`` with a tf2 listener, or ``(None, reason)`` where tf2_ros cannot be
+    imported. The listener runs on a node of its own (``<node>_transform_listener``) spun by its
+    own thread: the waiting lookup happens on ``node``'s executor, which therefore cannot be the
+    one that receives the transforms."""
     try:
+        import rclpy
         import tf2_ros
         from rclpy.duration import Duration
         from rclpy.time import Time
     except ImportError as error:
         return None, (
             f"tf2_ros is not importable ({error}): goals are accepted in the robot's own frames only "
-            "(install ros-$ROS_DISTRO-tf2-ros for goals in TF frames such as 'world' or 'map')"
+            "(install ros-$ROS_DISTRO-tf2-ros-py for goals in TF frames such as 'world' or 'map')"
         )
-    buffer = tf2_ros.Buffer(node=node)
-    listener = tf2_ros.TransformListener(buffer, node, spin_thread=True)
-    failures = (tf2_ros.LookupException, tf2_ros.ConnectivityException, tf2_ros.ExtrapolationException)
+    listener_node = rclpy.create_node(f"{node.get_name()}_transform_listener", namespace=node.get_namespace())
+    buffer = tf2_ros.Buffer()
+    listener = tf2_ros.TransformListener(buffer, listener_node, spin_thread=True)
 
     def lookup(frame: str, base: str, stamp):
         """``T_base_frame`` at ``stamp`` (a ``builtin_interfaces/Time``), else the latest."""
         try:
             found = buffer.lookup_transform(base, frame, Time.from_msg(stamp))
-        except failures:
+        except (tf2_ros.TransformException, ValueError):  # (ValueError: a negative stamp)
             try:
                 found = buffer.lookup_transform(base, frame, Time(), Duration(seconds=timeout))
-            except failures as error:
+            except tf2_ros.TransformException as error:
                 raise IKNodeError(
                     f"no transform from frame '{frame}' to the base '{base}' at the goal's stamp or within "
                     f"{timeout} s (tf2: {error}); is a TF publisher for '{frame}' running?"
@@ -48,5 +51,5 @@ def transform_lookup(node, timeout: float):
             [translation.x, translation.y, translation.z], [rotation.x, rotation.y, rotation.z, rotation.w]
         )
 
-    lookup.listener = listener  # kept alive with the lookup
+    lookup.listener = (listener_node, listener)  # kept alive with the lookup
     return lookup, None

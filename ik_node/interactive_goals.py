@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from visualization_msgs.msg import InteractiveMarkerFeedback
 
-from .conversions import pose_from_message
 from .messages import interactive_goal_marker, pose_message
 
 __all__ = ["InteractiveGoals", "interactive_goals"]
@@ -24,7 +23,8 @@ NAMESPACE = "~/goal_markers"
 
 def interactive_goals(node, on_goal: Callable, mode: Callable[[], str]):
     """``(InteractiveGoals, None)``, or ``(None, reason)`` where the server is not importable.
-    ``on_goal(tip, T_base_goal, header)`` receives each goal; ``mode()`` is 'solve' or 'track'."""
+    ``on_goal(tip, pose, header)`` receives each goal (``geometry_msgs/Pose`` in
+    ``header.frame_id``, as the feedback gives it); ``mode()`` is 'solve' or 'track'."""
     try:
         from interactive_markers.interactive_marker_server import InteractiveMarkerServer
     except ImportError as error:
@@ -60,4 +60,4 @@ class InteractiveGoals:
         final = feedback.event_type == InteractiveMarkerFeedback.MOUSE_UP
         moving = feedback.event_type == InteractiveMarkerFeedback.POSE_UPDATE
         if final or (moving and self._mode() == "track"):
-            self._on_goal(feedback.marker_name, pose_from_message(feedback.pose), feedback.header)
+            self._on_goal(feedback.marker_name, feedback.pose, feedback.header)

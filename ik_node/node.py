@@ -30,7 +30,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 import rclpy
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
@@ -94,7 +93,7 @@ def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 
 class IKNode(Node):
-    """The ik_node node. See the module docstring for topics, the README for parameters."""
+    """The ik_node node. See the module docstring for topics, docs/node.md for parameters."""
 
     def __init__(self, override_names: frozenset = frozenset(), **options):
         """``override_names``: the parameters the command line sets (:func:`overridden_names`),
@@ -149,9 +148,7 @@ class IKNode(Node):
             self.get_logger().info(why)
         self._goal_markers = None
         if self._settings.interactive_markers:
-            self._goal_markers, why = interactive_goals(
-                self, self._on_marker_goal, lambda: self._settings.mode
-            )
+            self._goal_markers, why = interactive_goals(self, self._receive_goal, lambda: self._settings.mode)
             if why:
                 self.get_logger().info(why)
         self._load_initial_description()
@@ -196,6 +193,7 @@ class IKNode(Node):
         for warning in model.warnings:
             self.get_logger().warning(warning)
         rest = self._policy.install(model)
+        self._pending_markers = None  # (drawn for the old model's joints)
         self.get_logger().info(
             f"robot '{robot.name}' loaded from {source}: {model.base_link} -> {self._policy.tips}, "
             f"joints {list(model.joint_names)}"
@@ -210,15 +208,17 @@ class IKNode(Node):
             self._publish_command(rest)
         else:
             self._publish_state()
-        if self._goal_markers is not None:
-            self._goal_markers.show(model.base_link, self._policy.tip_poses())
+        if self._goal_markers is not None:  # at the tips' current poses (fresh /joint_states)
+            self._goal_markers.show(
+                model.base_link, self._policy.tip_poses(self._policy.current(time.monotonic())[0])
+            )
         self._prepare_solver(model)
 
     def _prepare_solver(self, model) -> None:
         """Attach the model's solver now when the kernels are ready, else build it on a thread
         (the first build in a process compiles or loads them) and attach it when done."""
         if kernels_prepared() is not None:
-            self._attach(build_solver(model))
+            self._build_and_attach(model)
             return
         self._ready_publisher.publish(Bool(data=False))
         if self._preparation.start(model):  # (a running build prepares the kernels for this one too)
@@ -232,14 +232,29 @@ class IKNode(Node):
         if finished is None:
             return
         model, solver, error = finished
-        if error is not None:
-            replies = self._policy.preparation_failed(error)
-            self.get_logger().error(self._policy.solver_error)
-            for reply in replies:
-                self._handle(reply)
-        elif self._policy.model is not None and self._policy.model.solver is None:
-            current = self._policy.model  # parameters or the description may have changed meanwhile
-            self._attach(solver if current is model else build_solver(current))
+        current = self._policy.model  # parameters or the description may have changed meanwhile
+        if current is None or current.solver is not None:
+            return
+        if current is not model:  # built for an older model: now (kernels ready) or on the thread
+            self._prepare_solver(current)
+        elif error is not None:
+            self._fail(error)
+        else:
+            self._attach(solver)
+
+    def _build_and_attach(self, model) -> None:
+        try:
+            solver = build_solver(model)
+        except Exception as error:  # e.g. out of memory for a huge tree: said, the node serves on
+            self._fail(error)
+            return
+        self._attach(solver)
+
+    def _fail(self, error: Exception) -> None:
+        replies = self._policy.preparation_failed(error)
+        self.get_logger().error(self._policy.solver_error)
+        for reply in replies:
+            self._handle(reply)
 
     def _attach(self, solver) -> None:
         waiting = self._policy.attach_solver(solver)
@@ -267,6 +282,7 @@ class IKNode(Node):
                     self._declare(name, spec_of(name), default)
         finally:
             self._declaring = False
+        check_values(self._values)  # start-up values of the joints' parameters (a NaN rest posture)
         self._policy.settings = NodeSettings.from_values(self._values)
 
     # ------------------------------------------------------------------ parameters
@@ -335,9 +351,13 @@ class IKNode(Node):
             self.get_logger().warning(warning, throttle_duration_sec=WARNING_PERIOD)
 
     def _on_goal(self, tip: str, message: PoseStamped) -> None:
-        header = message.header
+        self._receive_goal(tip, message.pose, message.header)
+
+    def _receive_goal(self, tip: str, pose, header) -> None:
+        """A goal from a topic or a goal marker: ``pose`` (``geometry_msgs/Pose``) in
+        ``header.frame_id``."""
         try:
-            request = GoalRequest(tip, pose_from_message(message.pose), header.frame_id, header.stamp, header)
+            request = GoalRequest(tip, pose_from_message(pose), header.frame_id, header.stamp, header)
         except IKNodeError as error:
             request = GoalRequest(tip, None, header.frame_id, header.stamp, header)
             self._handle(self._policy.refusal(request, f"goal for '{tip}' refused: {error}"))
@@ -345,10 +365,6 @@ class IKNode(Node):
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
         if self._goal_markers is not None and self._policy.ready and tip in self._policy.goals:
             self._goal_markers.move({tip: self._policy.goals[tip]})
-
-    def _on_marker_goal(self, tip: str, pose: np.ndarray, header) -> None:
-        request = GoalRequest(tip, pose, header.frame_id, header.stamp, header)
-        self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
 
     def _on_track_timer(self) -> None:
         self._handle(self._policy.track_step(time.monotonic()))
@@ -462,18 +478,19 @@ def main(argv=None) -> int:
     # signals come (a launch stopped early).
     executor = SingleThreadedExecutor()
     try:
-        node = IKNode(override_names=overridden_names(arguments))
+        try:
+            node = IKNode(override_names=overridden_names(arguments))
+        except (
+            IKNodeError,
+            rclpy.exceptions.InvalidParameterTypeException,
+            rclpy.exceptions.InvalidParameterValueException,
+        ) as error:  # an unusable configuration at start-up (at run time, errors are replies)
+            print(f"ik_node: {error}", file=sys.stderr)
+            return 2
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (
-        IKNodeError,
-        rclpy.exceptions.InvalidParameterTypeException,
-        rclpy.exceptions.InvalidParameterValueException,
-    ) as error:
-        print(f"ik_node: {error}", file=sys.stderr)
-        return 2
     except Exception:
         # A SIGINT/SIGTERM shuts the context down from rclpy's signal handler; landing between the
         # executor's checks, it surfaces as an RCLError on the invalid context. Only then is it

@@ -90,6 +90,9 @@ class ParameterSpec:
             if not (isinstance(value, numbers.Real) and math.isfinite(value) and low <= value <= high):
                 unit = f" {self.unit}" if self.unit else ""
                 raise IKNodeError(f"parameter {name} must be in [{low:g}, {high:g}]{unit}, got {value}")
+        elif self.kind == "double" and not math.isfinite(value):  # (a range says its bounds)
+            unit = f" [{self.unit}]" if self.unit else ""
+            raise IKNodeError(f"parameter {name} must be a finite number{unit}, got {value}")
 
 
 def _spec(name, kind, default, description, unit="", low=None, high=None, choices=(), read_only=False):

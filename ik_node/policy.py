@@ -37,6 +37,7 @@ from .errors import IKNodeError
 from .parameters import NodeSettings, check_values
 from .resources import resolve_path
 from .solver import IKSolver, SolverOptions, TipTask
+from .solver.inputs import check_movable
 
 __all__ = [
     "Command",
@@ -96,6 +97,7 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
     that do not name the chain's joints."""
     tips = list(settings.tip_links)
     tree = robot.tree(settings.base_link or robot.root, tips)
+    check_movable(tree)
     names = tree.joint_names
     lower, upper, velocity, warnings = merge_joint_limits(
         names, tree.lower, tree.upper, tree.max_velocity, settings.values, changed

@@ -14,6 +14,7 @@ import importlib.util
 import numpy as np
 import pytest
 from ros_harness import CONFIG_DIR, running_node
+from sensor_msgs.msg import JointState
 from visualization_msgs.msg import InteractiveMarkerControl, InteractiveMarkerFeedback
 from visualization_msgs.srv import GetInteractiveMarkers
 
@@ -64,7 +65,9 @@ def markers_of(client):
     return {marker.name: marker for marker in future.result().markers}
 
 
-def drag(client, publisher, pose, event) -> None:
+def drag(client, publisher, pose, event, quaternion=None) -> None:
+    """One feedback message as RViz sends it while (or after) dragging the marker to ``pose``;
+    ``quaternion`` (x, y, z, w) overrides the orientation (to send a broken one)."""
     feedback = InteractiveMarkerFeedback()
     feedback.header.frame_id = "base_link"
     feedback.header.stamp = client.node.get_clock().now().to_msg()
@@ -73,6 +76,9 @@ def drag(client, publisher, pose, event) -> None:
     feedback.control_name = "move_x"
     feedback.event_type = event
     feedback.pose = pose_message(pose)
+    if quaternion is not None:
+        orientation = feedback.pose.orientation
+        orientation.x, orientation.y, orientation.z, orientation.w = quaternion
     publisher.publish(feedback)
 
 
@@ -81,10 +87,11 @@ def test_dragging_the_marker_sends_goals_on_release_in_solve_mode(arm7):
     with running_node("--params-file", str(CONFIG_DIR / "arm7.yaml")) as (process, client):
         markers = markers_of(client)
         assert set(markers) == {"tool0"}
-        rest = arm7.forward(
-            dict(zip(JOINTS, [0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0])), "tool0", "base_link"
-        )
-        assert np.linalg.norm(pose_from_message(markers["tool0"].pose)[:3, 3] - rest[:3, 3]) < 0.2
+        states = []
+        client.node.create_subscription(JointState, "/ik_node/joint_states", states.append, 10)
+        assert client.spin_until(lambda: states)  # the state shown: the marker sits on its tip
+        shown = arm7.forward(dict(zip(states[-1].name, states[-1].position)), "tool0", "base_link")
+        np.testing.assert_allclose(pose_from_message(markers["tool0"].pose), shown, atol=1e-9)
         publisher = client.node.create_publisher(
             InteractiveMarkerFeedback, "/ik_node/goal_markers/feedback", 10
         )
@@ -108,6 +115,11 @@ def test_dragging_the_marker_sends_goals_on_release_in_solve_mode(arm7):
         assert [status["reason"] for status in client.statuses] == ["success", "unreachable"]
         assert len(client.commands) == 1
         assert process.wait_for_log("no solution for the goal (unreachable)")
+        drag(client, publisher, goal, InteractiveMarkerFeedback.MOUSE_UP, quaternion=(0.0, 0.0, 0.0, 0.0))
+        assert client.spin_until(lambda: len(client.statuses) > 2)
+        refused = client.statuses[-1]
+        assert refused["reason"] == "invalid_goal" and "zero quaternion" in refused["message"], refused
+        assert process.process.poll() is None  # still serving
 
 
 @needs_server

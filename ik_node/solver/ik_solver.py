@@ -22,9 +22,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import IKNodeError, TargetError, URDFError
+from ..errors import IKNodeError, TargetError
 from . import kernels
-from .inputs import check_pose, joint_vector, resolve_tasks, stack_targets, tightened_limits, timeout_ns
+from .inputs import (
+    check_movable,
+    check_pose,
+    joint_vector,
+    resolve_tasks,
+    stack_targets,
+    tightened_limits,
+    timeout_ns,
+)
 from .jit import BATCH_THREADS, COMPILED, cache_is_cold
 from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
@@ -214,11 +222,7 @@ class IKSolver:
         self.robot = robot
         self.joint_names = self.tree.joint_names
         self.tip_links = self.tree.tip_links
-        if not self.joint_names:
-            raise URDFError(
-                f"nothing moves the tips {list(self.tip_links)} relative to '{base_link}' (every joint "
-                "between them is fixed): there is no IK to solve"
-            )
+        check_movable(self.tree)
         options = self.options
         names = self.joint_names
         self.lower, self.upper = tightened_limits(

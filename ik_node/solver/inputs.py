@@ -9,17 +9,34 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
+from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from . import kernels
 from .options import TipTask
 
-__all__ = ["check_pose", "joint_vector", "resolve_tasks", "stack_targets", "tightened_limits", "timeout_ns"]
+__all__ = [
+    "check_movable",
+    "check_pose",
+    "joint_vector",
+    "resolve_tasks",
+    "stack_targets",
+    "tightened_limits",
+    "timeout_ns",
+]
 
 #: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
 #: errors would overflow to infinity.
 MAX_TARGET_DISTANCE = 1e9
 #: How far a target's rotation may be from orthonormal (max |R^T R - I|).
 ORTHONORMAL_TOLERANCE = 1e-6
+
+
+def check_movable(tree) -> None:
+    """Raise :class:`URDFError` when no joint of ``tree`` moves its tips (all fixed): no IK."""
+    if not tree.joint_names:
+        raise URDFError(
+            f"nothing moves the tips {list(tree.tip_links)} relative to '{tree.base_link}' (every joint "
+            "between them is fixed): there is no IK to solve"
+        )
 
 
 def joint_vector(names: Sequence[str], values, default, what: str) -> np.ndarray:
