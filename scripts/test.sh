@@ -9,9 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 RUNS=" ${IK_NODE_TEST_RUNS:-kilted jazzy} "
-# The tests that touch rclpy, which is what differs between ROS 2 distributions.
-NODE_TESTS=(test/test_node.py test/test_node_fuzz.py test/test_demo.py test/test_launch.py
-  test/test_cli_config.py test/test_ros_compat.py)
+# The tests that touch rclpy, which is what differs between ROS 2 distributions: every node test
+# (test_node*.py: topics, start-up, frames, markers) and the others that start nodes or scan rclpy.
+NODE_TESTS=(test/test_node*.py test/test_demo.py test/test_launch.py test/test_cli_config.py
+  test/test_ros_compat.py)
 
 # make_venv DIR EXTRAS: DIR holds a virtual environment with ik_node installed (editable) with EXTRAS.
 make_venv() {
