@@ -226,7 +226,9 @@ def parameter_file(
     """
     params_file = str(output) if output is not None else "my_robot.yaml"
     options = xacro_options(xacro_args, package_paths)
-    lines = _header_lines(robot, tree, urdf, params_file, mode=mode, name=node_name, options=options)
+    lines = _header_lines(
+        robot, tree, urdf, params_file, mode=mode, name=node_name, options=options, xacro_args=xacro_args
+    )
     lines += [
         f"{yaml_scalar(node_name)}:",
         "  ros__parameters:",
@@ -255,7 +257,7 @@ def parameter_file(
 
 
 def _header_lines(
-    robot, tree, urdf: Path, params_file: str, *, mode: str, name: str, options: str
+    robot, tree, urdf: Path, params_file: str, *, mode: str, name: str, options: str, xacro_args=()
 ) -> list[str]:
     """Comments: what the file is, the command that wrote it, how to run the node with it, and
     its topics."""
@@ -270,10 +272,13 @@ def _header_lines(
         f"#   {written} --mode {mode} --name {name}",
         "# Run the node with it:",
         f"#   ik_node --ros-args --params-file {params_file}{rename}",
-        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}",
+        f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}"
+        + (f' xacro_args:="{" ".join(xacro_args)}"' if xacro_args else ""),
     ]
     if urdf.name.endswith(".xacro"):
-        lines.append("#   (the launch file gives robot_state_publisher the file as is: expand xacro for it)")
+        lines.append(
+            "#   (the launch file runs xacro, which finds packages through the ament index: source them)"
+        )
     if name != "ik_node":
         lines.append("#   (the launch file's node is ik_node: use --name ik_node there)")
     return lines + [
