@@ -277,8 +277,8 @@ def _add_solve_arguments(solve) -> None:
         "--solve-type",
         choices=SOLVE_TYPES,
         default="speed",
-        help="speed: the first solution; distance: the nearest to the seed, manipulability: the most "
-        "manipulable, found within the timeout (default: speed)",
+        help="speed: the first solution; distance: the nearest to the seed (sum of dq^2 / joint weight), "
+        "manipulability: the most manipulable, found within the timeout (default: speed)",
     )
     settings.add_argument(
         "--timeout", type=float, default=0.05, metavar="S", help="time budget [s] (default: 0.05)"

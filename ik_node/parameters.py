@@ -118,7 +118,8 @@ NODE_PARAMETERS = (
     _spec("publish_rate", "double", 100.0, "track mode command rate", "Hz", 1.0, 1000.0),
     _spec("method", "string", "dls", "IK method", choices=tuple(METHODS)),
     _spec("solve_type", "string", "speed", "'speed': the first solution, from the current state; "
-          "'distance': the closest to it found within the timeout (uses the whole budget)",
+          "'distance': the closest to it found within the timeout, by sum (q - seed)^2 / joint_weights "
+          "(uses the whole budget)",
           choices=tuple(SOLVE_TYPES)),
     _spec("timeout", "double", 0.05, "time budget per solve (goals near the seed take well under 1 ms)",
           "s", 1e-4, 10.0),

@@ -695,7 +695,10 @@ def test_bad_input_raises_a_clear_error(name):
 
 
 def weighted_distance(solver: IKSolver, q, seed) -> float:
-    return float(np.sum(solver.joint_weights * (np.asarray(q) - seed) ** 2))
+    """The distance solve type's metric: the step's weighted norm, sum (q - seed)^2 / w over the
+    joints that move (w > 0)."""
+    moving = solver.joint_weights > 0
+    return float(np.sum((np.asarray(q) - seed)[moving] ** 2 / solver.joint_weights[moving]))
 
 
 def manipulability(solver: IKSolver, q) -> float:

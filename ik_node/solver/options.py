@@ -26,7 +26,8 @@ SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = 1024, 2048
 #: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
 METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}
 #: ``speed``: the first solution; ``distance``: the one closest to the seed found within the
-#: budget; ``manipulability``: the most manipulable found within the budget.
+#: budget, by the step's own weighted norm ``sum_j (q_j - seed_j)^2 / w_j`` (locked joints left
+#: out); ``manipulability``: the most manipulable found within the budget.
 SOLVE_TYPES = {"speed": kernels.SPEED, "distance": kernels.DISTANCE, "manipulability": kernels.MANIPULABILITY}
 
 
