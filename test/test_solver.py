@@ -809,16 +809,15 @@ DEFAULT_SEED_OUTSIDE_LIMITS = {
 
 @pytest.mark.parametrize("name", list(DEFAULT_SEED_OUTSIDE_LIMITS))
 def test_default_seed_outside_limits_still_gives_q_within_them(name):
-    """q within limits when the default seed (the rest posture) lies outside them: the solver should
-    refuse such a rest posture or clip the default seed like an explicit one. Target: the pose at
-    the rest posture."""
+    """q within limits when the default seed (the rest posture) lies outside them: the solver clips
+    the rest posture into the limits (it is also the default seed) and solves for the pose there."""
     robot_name, options = DEFAULT_SEED_OUTSIDE_LIMITS[name]
     case = BY_NAME[robot_name]
-    robot = robot_of(case.urdf)  # outside the try: only the options may be refused
-    try:
-        solver = IKSolver(robot, case.base, case.tips, **options)
-    except IKNodeError:
-        return
+    solver = IKSolver(robot_of(case.urdf), case.base, case.tips, **options)
+    assert np.all(solver.rest_posture >= solver.lower) and np.all(solver.rest_posture <= solver.upper)
+    (joint,) = next(iter(options.values()))  # the joint whose rest or bound was given outside
+    index = solver.joint_names.index(joint)
+    assert solver.rest_posture[index] in (solver.lower[index], solver.upper[index])  # clipped to a bound
     target = reference_pose(case, solver, solver.rest_posture, case.tips[0])
     assert_valid(solver.solve(target, timeout=0.05), solver)
 
