@@ -349,6 +349,7 @@ class CaseResult:
     stats: dict
     nearby: dict
     notes: list
+    rest_distance: float = float("nan")  # mean |q - rest| [rad, m] of ik_node's confirmed solves
 
 
 def harness_rng(seed: int, robot: str) -> np.random.Generator:
@@ -371,12 +372,18 @@ def run_case(
     use_peers: bool,
     seed: int,
     peer_tolerance: str = "implied",
+    posture_gain: float = 0.0,
 ):
     with warnings.catch_warnings():  # URDF "unknown attribute" noise, inf - inf of continuous joints
         warnings.simplefilter("ignore")
         robot = load_robot(case.urdf)
         solver = IKSolver(
-            robot, case.base, case.tips, position_tolerance=tolerance, orientation_tolerance=tolerance
+            robot,
+            case.base,
+            case.tips,
+            position_tolerance=tolerance,
+            orientation_tolerance=tolerance,
+            posture_gain=posture_gain,
         )
     names = list(solver.joint_names)
     lower, upper = solver.lower, solver.upper
@@ -404,6 +411,10 @@ def run_case(
         notes.append(f"{case.name}: ik_node FK and {fk.name} disagree by {disagreement:.1e} on the targets")
     check = Checker(fk, lower, upper, tolerance)
     stats = run_problems(runners, problems[WARMUP_SOLVES:], check, warmup=problems[:WARMUP_SOLVES])
+    solved_q = [q for q in stats["ik_node"].solutions if q is not None]
+    rest_distance = (
+        float(np.mean([np.linalg.norm(q - solver.rest_posture) for q in solved_q])) if solved_q else np.nan
+    )
 
     # Re-solve from a nearby seed: ik_node's confirmed solutions, targets moved a little.
     nearby_problems = []
@@ -423,7 +434,7 @@ def run_case(
                     f"({outcome.refuted_limits} out of limits; the others' errors up to "
                     f"{outcome.refuted_worst:.3g} = {outcome.refuted_worst / tolerance:.2f} x tolerance)"
                 )
-    return CaseResult(case, len(names), stats, nearby, notes)
+    return CaseResult(case, len(names), stats, nearby, notes, rest_distance)
 
 
 # --------------------------------------------------------------------------- reporting
@@ -524,6 +535,14 @@ def report(results: list[CaseResult], timeout: float) -> None:
         f"<= {np.degrees(NEARBY_ANGLE):g} deg from each ik_node solution, seeded there)"
     )
     print_table(nearby_title, results, "nearby", timeout)
+
+    print()
+    print(
+        "ik_node's mean distance from the rest posture |q - rest| [rad, m] "
+        "(confirmed solves from the mid-limit seed)"
+    )
+    for result in results:
+        print(f"  {result.case.name:<20}{result.rest_distance:.3f}")
 
     print()
     print("Goals")
@@ -658,6 +677,12 @@ def main() -> None:
         help="implied: eps = tolerance/sqrt(3) for KDL and TRAC-IK (per-component tests), so their "
         "success implies the harness's check; native: eps = tolerance (default: implied)",
     )
+    parser.add_argument(
+        "--posture-gain",
+        type=float,
+        default=0.0,
+        help="ik_node's posture_gain, the null-space pull toward the rest posture (0: off, the default)",
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="bar chart of solve rate and mean time")
     parser.add_argument(
         "--seed", type=int, default=0, help="random seed of the configurations, keyed per robot (0)"
@@ -684,10 +709,12 @@ def main() -> None:
             not arguments.no_peers,
             arguments.seed,
             arguments.peer_tolerance,
+            arguments.posture_gain,
         )
         results.append(result)
         print(f"  done {case.name}", file=sys.stderr, flush=True)
     fk_name = ReferenceFK(cases[0], _joint_names(cases[0])).name
+    print(f"ik_node posture_gain: {arguments.posture_gain:g}")
     print(
         header(
             started,

@@ -6,7 +6,9 @@ output is valid" would not notice:
 2. joint strength (seed 000: scaling a joint's block), the weighted step
    ``dq = W J^T (J W J^T + lambda^2 I)^-1 e``: a heavier joint takes a larger share of the motion;
 3. the ``distance`` solve type ranks solutions by the norm that step minimises,
-   ``sum dq^2 / w`` (a locked joint, ``w = 0``, adds nothing).
+   ``sum dq^2 / w`` (a locked joint, ``w = 0``, adds nothing);
+4. the null-space posture (seed 004's "J with control term", per-joint gains): nearer the rest
+   posture, and no solution lost.
 
 Each test's docstring gives the numbers measured with the feature and with it broken (a local edit
 of ``ik_node/solver/kernels.py``, never committed). Every solve here has a fixed attempt budget and
@@ -340,3 +342,147 @@ def test_distance_with_a_locked_joint_keeps_it_at_the_seed(arm7):
         assert result.q[locked] == seed[locked]
         solved += result.success
     assert solved >= 0.8 * LOCKED_GOALS, solved
+
+
+# ---------------------------------------------------------------- 4. the null-space posture
+
+#: Seeded goals (FK of random in-limit configurations), solved from the rest posture with
+#: ``attempts`` attempts and no clock; the gain of the posture runs.
+POSTURE_GOALS, POSTURE_GAIN = 60, 0.5
+#: (arm, task, largest ratio of mean |q - rest| with / without the posture): arm7 (7 joints) for
+#: a pose (one dimension of null space: a small reduction) and a position, arm6 (6 joints) for a
+#: position (its pose task has no null space: the posture cannot act there).
+POSTURE_CASES = [("arm7", "pose", 0.95), ("arm7", "position", 0.8), ("arm6", "position", 0.8)]
+
+
+def posture_runs(robot, task: str, attempts: int, **posture) -> tuple[np.ndarray, np.ndarray, IKSolver]:
+    """(success (G,), |q - rest| (G,), solver) over the ``POSTURE_GOALS`` seeded goals."""
+    solver = IKSolver(robot, "base_link", "tool0", tasks={"tool0": task}, max_attempts=attempts, **posture)
+    rng = np.random.default_rng(20_4)
+    success, distance = [], []
+    for _ in range(POSTURE_GOALS):
+        target = solver.tree.forward(rng.uniform(solver.lower, solver.upper), "tool0")
+        result = solver.solve(target, timeout=None)
+        assert not result.success or max(result.position_error, result.orientation_error) <= TOLERANCE
+        assert np.all(result.q >= solver.lower) and np.all(result.q <= solver.upper)
+        success.append(result.success)
+        distance.append(np.linalg.norm(result.q - solver.rest_posture))
+    return np.array(success), np.array(distance), solver
+
+
+@pytest.mark.parametrize("name, task, ratio", POSTURE_CASES)
+@pytest.mark.parametrize("attempts", [1, 3])
+def test_the_posture_moves_toward_rest_and_costs_no_solution(name, task, ratio, attempts):
+    """Null-space posture (seed 004's "J with control term"): with ``posture_gain`` 0.5 every
+    goal solved without it is solved with it (within tolerance, same attempt budget), and the
+    solutions lie nearer the rest posture: mean ``|q - rest|`` at most ``ratio`` times that
+    without.
+
+    Measured (60 goals; off -> on: solved, mean ``|q - rest|`` [rad] over the goals both
+    solved): 1 attempt, arm7 pose 52 -> 52, 3.64 -> 3.31; arm7 position 60 -> 60, 3.84 -> 1.81;
+    arm6 position 60 -> 60, 4.08 -> 2.59; 3 attempts the same (arm7 pose 60 -> 60, 3.65 -> 3.33).
+    Broken in a copy of the kernels: posture disabled (``posture_refinement`` returning at once)
+    or the pull's sign inverted (every step away from rest is refused): ratio 1.00 on every case,
+    all six fail; the pull added to every Levenberg-Marquardt step (the kernels before this
+    test): solved 52 -> 29 (arm7 pose, 1 attempt), 60 -> 13 (arm7 position), 60 -> 30 (arm6
+    position), 60 -> 55 (arm7 pose, 3 attempts), 60 -> 57 (arm6 position, 3 attempts): five of
+    six fail (arm7 position with 3 attempts kept 60)."""
+    robot = load_robot(URDF_DIR / f"{name}.urdf")
+    off, off_distance, _ = posture_runs(robot, task, attempts)
+    on, on_distance, _ = posture_runs(robot, task, attempts, posture_gain=POSTURE_GAIN)
+    lost, both = int(np.sum(off & ~on)), off & on
+    far_off, far_on = off_distance[both].mean(), on_distance[both].mean()
+    numbers = (int(off.sum()), int(on.sum()), lost, round(far_off, 3), round(far_on, 3))
+    assert off.sum() >= POSTURE_GOALS // 2, numbers  # the comparison means something
+    assert lost == 0 and on.sum() >= off.sum(), numbers
+    assert far_on <= ratio * far_off, numbers
+
+
+def test_a_per_joint_posture_gain_pulls_that_joint_only():
+    """Per-joint gains (seed 004's ``alpha_i``): ``posture_gain={joint1: 1}`` brings joint1 of the
+    7-DOF arm nearer its rest value than no posture does (mean ``|q_1 - rest_1|`` at most 0.5
+    times), with no solution lost; the solver's gain vector holds 1 for joint1 and 0 elsewhere.
+
+    Measured: 1.41 -> 0.37 rad; with the gain vector reversed in a copy of the kernels (joint7
+    pulled instead of joint1): 1.41 -> 1.41, the test fails."""
+    robot = load_robot(URDF_DIR / "arm7.urdf")
+    off, _, solver = posture_runs(robot, "position", 1)
+    rng = np.random.default_rng(20_4)
+    pulled = IKSolver(robot, "base_link", "tool0", tasks={"tool0": "position"}, max_attempts=1,
+                      posture_gain={"joint1": 1.0})  # fmt: skip
+    np.testing.assert_array_equal(pulled.posture_gains, [1.0, 0, 0, 0, 0, 0, 0])
+    moves = {"off": [], "on": []}
+    for solved in off:
+        target = solver.tree.forward(rng.uniform(solver.lower, solver.upper), "tool0")
+        for label, which in (("off", solver), ("on", pulled)):
+            result = which.solve(target, timeout=None)
+            assert result.success or not solved
+            moves[label].append(abs(result.q[0] - which.rest_posture[0]))
+    off_mean, on_mean = np.mean(moves["off"]), np.mean(moves["on"])
+    assert on_mean <= 0.5 * off_mean, (off_mean, on_mean)
+
+
+@pytest.mark.parametrize(
+    "gain, error, words",
+    [
+        ({"joint9": 0.5}, "UnknownJointError", "joint9"),
+        ({"joint3": 1.5}, "IKNodeError", "joint 'joint3'"),
+        ({"joint3": float("nan")}, "IKNodeError", "joint 'joint3'"),
+        ([0.1] * 6, "IKNodeError", "7 values"),
+        (-0.1, "IKNodeError", "[0, 1]"),
+        ("high", "IKNodeError", "posture_gain"),
+    ],
+)
+def test_a_bad_posture_gain_is_refused_naming_the_joint(gain, error, words):
+    """``posture_gain``: a number, ``{joint: gain}`` or an array in [0, 1]; an unknown joint,
+    a gain out of range or NaN, or an array of the wrong length is refused, naming it."""
+    import ik_node.errors
+
+    robot = load_robot(URDF_DIR / "arm7.urdf")
+    with pytest.raises(getattr(ik_node.errors, error)) as raised:
+        IKSolver(robot, "base_link", "tool0", posture_gain=gain)
+    assert words in str(raised.value)
+
+
+#: Tracking steps: goals moved this far [m] from a configuration that is also the seed.
+TRACKING_GOALS, TRACKING_STEP, TRACKING_MOVE = 60, 0.01, 0.5
+
+
+def test_the_posture_keeps_to_max_joint_move_while_tracking():
+    """With ``max_joint_move`` (no branch flips, ``speed``) the posture never moves a joint
+    farther from the seed than ``max_joint_move``: on 1 cm goal moves from the seed, wherever the
+    solution without the posture keeps within it, the one with it does too, and it solves as
+    often.
+
+    Measured (60 steps on the 7-DOF arm, gain 0.5, max_joint_move 0.5 rad, 20 attempts): solved
+    54 -> 54, largest move within 0.5 rad on 53 -> 53 (mean ``|q - rest|`` 3.06 -> 2.90). With
+    the bound dropped in a copy of the kernels (``posture_refinement`` ignoring
+    ``max_joint_move``): within 0.5 rad on 53 -> 28, the test fails at the second goal."""
+    robot = load_robot(URDF_DIR / "arm7.urdf")
+    options = {"max_joint_move": TRACKING_MOVE, "max_attempts": 20}
+    off = IKSolver(robot, "base_link", "tool0", **options)
+    on = IKSolver(robot, "base_link", "tool0", posture_gain=POSTURE_GAIN, **options)
+    rng = np.random.default_rng(20_5)
+    solved, kept = {"off": 0, "on": 0}, {"off": 0, "on": 0}
+    for _ in range(TRACKING_GOALS):
+        seed = rng.uniform(0.8 * off.lower, 0.8 * off.upper)
+        target = off.tree.forward(seed, "tool0").copy()
+        direction = rng.normal(size=3)
+        target[:3, 3] += TRACKING_STEP * direction / np.linalg.norm(direction)
+        results = {
+            label: solver.solve(target, seed=seed, timeout=None)
+            for label, solver in (("off", off), ("on", on))
+        }
+        within = {
+            label: np.abs(result.q - seed).max() <= TRACKING_MOVE + 1e-9 for label, result in results.items()
+        }
+        for label, result in results.items():
+            solved[label] += result.success
+            kept[label] += result.success and within[label]
+        if results["off"].success and within["off"]:
+            assert results["on"].success and within["on"], (
+                np.abs(results["on"].q - seed).max(),
+                solved,
+                kept,
+            )
+    assert solved["on"] >= solved["off"] and kept["on"] >= kept["off"], (solved, kept)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 import threading
 import time
@@ -112,8 +113,9 @@ def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
     check_pose(problem.tips[0], identity)
     kernels.lm_attempt(
         problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-        problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, 0.0, 1, 0, kernels.NO_DEADLINE,
-        solver.rest_posture.copy(), np.empty((len(problem.tips), 2)),
+        problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, np.zeros(dof),
+        solver.rest_posture.copy(), 0.0, 1, 0, kernels.NO_DEADLINE, solver.rest_posture.copy(),
+        np.empty((len(problem.tips), 2)),
     )  # fmt: skip
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
     solver._search(
@@ -197,6 +199,22 @@ class BatchResult:
     elapsed: float
 
 
+def _posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
+    """The per-joint posture gains ``k_j`` in ``names`` order from the ``posture_gain`` option: a
+    number (every joint), ``{joint: gain}`` (joints left out: 0, not pulled) or an array; each a
+    finite number in [0, 1], else an :class:`IKNodeError` naming the joint."""
+    if isinstance(posture_gain, Mapping) or not np.isscalar(posture_gain):
+        gains = np.array(joint_vector(names, posture_gain, 0.0, "posture_gain"))  # (a writable copy)
+    else:
+        gains = np.full(len(names), float(posture_gain))
+    for name, gain in zip(names, gains):
+        if not (math.isfinite(gain) and 0.0 <= gain <= 1.0):
+            raise IKNodeError(
+                f"posture_gain for joint '{name}' must be a finite number in [0, 1], got {gain}"
+            )
+    return gains
+
+
 class IKSolver:
     """Solve for joint values that bring the tips of a base-to-tips tree to target poses.
 
@@ -240,6 +258,7 @@ class IKSolver:
         self.rest_posture = np.clip(
             joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
         )
+        self.posture_gains = _posture_gains(names, options.posture_gain)
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
@@ -296,7 +315,7 @@ class IKSolver:
             problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
             table.q, table.features, float(table.spacing),
             METHODS[options.method], SOLVE_TYPES[options.solve_type], float(options.min_damping),
-            float(options.posture_gain), int(options.max_iterations),
+            self.posture_gains, int(options.max_iterations),
             -1 if options.max_attempts is None else int(options.max_attempts), int(options.random_seed),
             0.0 if options.max_joint_move is None else float(options.max_joint_move),
         )  # fmt: skip
@@ -392,8 +411,8 @@ class IKSolver:
             outcome, used = kernels.lm_attempt(
                 ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
                 ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
-                METHODS[options.method], float(options.min_damping), 0.0, int(options.max_iterations),
-                primary_rows, deadline, q, ordered_norms,
+                METHODS[options.method], float(options.min_damping), np.zeros(len(q)), q.copy(), 0.0,
+                int(options.max_iterations), primary_rows, deadline, q, ordered_norms,
             )  # fmt: skip
             iterations += used
             deadline_reached |= outcome == Outcome.DEADLINE
@@ -402,7 +421,8 @@ class IKSolver:
             kernels.lm_attempt(  # no iterations: the errors of every tip at q
                 ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
                 ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
-                METHODS[self.options.method], 0.0, 0.0, 0, 0, kernels.NO_DEADLINE, q, ordered_norms,
+                METHODS[self.options.method], 0.0, np.zeros(len(q)), q.copy(), 0.0, 0, 0,
+                kernels.NO_DEADLINE, q, ordered_norms,
             )  # fmt: skip
         norms[order] = ordered_norms
         return outcome, iterations, attempts, deadline_reached

@@ -43,6 +43,11 @@ STALL_ITERATIONS, STALL_DECREASE = 10, 0.5
 #: Stationary (a local minimum within the limits) when the free descent direction is below
 #: this fraction of ``|J| |e|``.
 STATIONARY = 1e-3
+#: Null-space posture, once the task has converged (:func:`posture_refinement`): posture steps
+#: per attempt at most (within ``max_iterations``), halvings of a step whose task correction
+#: fails, Gauss-Newton corrections that bring the task back within tolerance after a step, and
+#: the relative decrease of the posture cost below which the posture is settled.
+POSTURE_ITERATIONS, POSTURE_HALVINGS, POSTURE_CORRECTIONS, POSTURE_SETTLED = 20, 4, 3, 1e-3
 #: Regularisation of the pseudo-inverse [m^2 or rad^2]: the null-space projector, and ``pinv``.
 NULL_SPACE_REGULARISATION, PINV_DAMPING = 1e-10, 1e-12
 #: Nearest seed-table entries tried as restarts before random configurations.
@@ -402,16 +407,16 @@ def _free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wo
 
 
 @kernel
-def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, work, step):
+def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, work, step):
     """The damped step with the joint limits inside the solve (into ``step``; ``work``:
     :func:`step_workspace`).
 
     Joints the free step pushes past a limit get a selection row (a one in the joint's column,
     the distance to that limit as its error) stacked under the task and solved exactly: the joint
     is pinned at its limit and the task error its motion leaves is handed to the other joints
-    (``e' = e - J dq_pinned``, the pinned joints' weights set to 0); twice at most. Then the
-    posture term ``(I - J^+ J) k W (q_rest - q)`` over the free joints (without priority)."""
-    gram, solution, image, remaining, projected, pull, weights, pinned_motion, pinned = work
+    (``e' = e - J dq_pinned``, the pinned joints' weights set to 0); twice at most. (The posture
+    term is not part of the step: :func:`posture_refinement` runs once the task has converged.)"""
+    _, _, _, remaining, _, _, weights, pinned_motion, pinned = work
     rows, dof = jacobian.shape
     for j in range(dof):
         weights[j] = joints[j, WEIGHT]
@@ -439,12 +444,6 @@ def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows
         _free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
         for j in range(dof):
             step[j] += pinned_motion[j]
-    if posture_gain > 0.0 and primary_rows == 0:
-        for j in range(dof):
-            pull[j] = posture_gain * weights[j] * (joints[j, REST] - q[j])
-        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows, gram, solution, image, projected)
-        for j in range(dof):
-            step[j] += projected[j]
 
 
 @kernel
@@ -519,9 +518,126 @@ def _cost(error, row_start):
 
 
 @kernel
+def posture_cost(q, joints, posture_gains):
+    """``P = sum_j k_j (q_j - q_rest_j)^2`` (seed 004's control term ``z = alpha_i (theta_i -
+    theta_ci)^2`` summed; ``k_j`` the per-joint posture gains) [rad^2 or m^2]."""
+    value = 0.0
+    for j in range(q.shape[0]):
+        difference = q[j] - joints[j, REST]
+        value += posture_gains[j] * difference * difference
+    return value
+
+
+@kernel
+def _task_restored(
+    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets, min_damping2,
+    candidate, poses, blocks, jacobian, error, norms, tip_errors, relative, work, step,
+):  # fmt: skip
+    """Whether ``candidate`` (corrected in place) has every tip within tolerance, after at most
+    ``POSTURE_CORRECTIONS`` Gauss-Newton steps (:func:`limited_step` with ``lambda^2 =
+    lambda_min^2``, clipped to the limits); ``norms`` receives its errors."""
+    rows_count = rows.shape[0]
+    for correction in range(POSTURE_CORRECTIONS + 1):
+        forward_kinematics(frames, frame_links, candidate, poses)
+        task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
+        if _within_tolerance(norms, tolerances, rows, rows_count):
+            return True
+        if correction == POSTURE_CORRECTIONS:
+            break
+        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+        limited_step(jacobian, error, joints, candidate, min_damping2, min_damping2, NO_PRIORITY, work, step)
+        for j in range(candidate.shape[0]):
+            candidate[j] = min(max(candidate[j] + step[j], joints[j, LOWER]), joints[j, UPPER])
+    return False
+
+
+@kernel
+def posture_refinement(
+    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
+    min_damping2, posture_gains, seed, max_joint_move, budget, deadline, q, norms,
+):  # fmt: skip
+    """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
+    its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
+
+    Each iteration: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` (``k_j`` the per-joint posture
+    gains, ``w_j`` the joint weights: minus half the gradient of :func:`posture_cost`) projected
+    into the task's null space, ``dq = (I - J^+ J) z`` (seed 004's "J with control term",
+    :func:`null_space_motion`), clipped to the limits; that leaves the task unchanged to first
+    order only, so the candidate is corrected back within tolerance (:func:`_task_restored`) and
+    kept only if it is and its posture cost fell; else the step is halved (``POSTURE_HALVINGS``
+    times). Stops when no step is kept, the cost falls by less than ``POSTURE_SETTLED`` of
+    itself, the budget is used or the clock passes ``deadline`` [ns]. Every ``q`` it keeps solves
+    the task: turning the posture on never costs a solution the task found. With
+    ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther than that from
+    ``seed`` (or than the converged ``q`` already was): the posture never turns a solution into
+    a branch flip (see :func:`search`).
+    """
+    cost = posture_cost(q, joints, posture_gains)
+    if budget <= 0 or not cost > 0.0:
+        return 0
+    frame_count = frames.shape[0] + 1
+    tips, rows_count, dof = tip_frames.shape[0], rows.shape[0], q.shape[0]
+    poses = np.empty((frame_count, 4, 4))
+    blocks = np.empty((tips, 6, dof))
+    jacobian = np.empty((rows_count, dof))
+    error = np.empty(rows_count)
+    candidate_norms = np.empty((tips, 2))
+    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
+    candidate = np.empty(dof)
+    pull = np.empty(dof)
+    motion = np.empty(dof)
+    weights = np.empty(dof)
+    step = np.empty(dof)
+    work = step_workspace(rows_count, dof)
+    gram, solution, image = work[0], work[1], work[2]
+    for j in range(dof):
+        weights[j] = joints[j, WEIGHT]
+    move_bound = 0.0
+    if max_joint_move > 0.0:
+        move_bound = max(max_joint_move, _largest_move(q, seed, joints))
+    used = 0
+    while used < budget:
+        if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
+            break
+        used += 1
+        forward_kinematics(frames, frame_links, q, poses)
+        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+        for j in range(dof):
+            pull[j] = posture_gains[j] * weights[j] * (joints[j, REST] - q[j])
+        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, gram, solution, image, motion)
+        scale, kept, candidate_cost = 1.0, False, cost
+        for _ in range(POSTURE_HALVINGS + 1):
+            for j in range(dof):
+                candidate[j] = min(max(q[j] + scale * motion[j], joints[j, LOWER]), joints[j, UPPER])
+            if _task_restored(
+                frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets, min_damping2,
+                candidate, poses, blocks, jacobian, error, candidate_norms, tip_errors, relative, work, step,
+            ):  # fmt: skip
+                candidate_cost = posture_cost(candidate, joints, posture_gains)
+                if candidate_cost < cost and (
+                    move_bound <= 0.0 or _largest_move(candidate, seed, joints) <= move_bound
+                ):
+                    kept = True
+                    break
+            scale *= 0.5
+        if not kept:
+            break
+        for j in range(dof):
+            q[j] = candidate[j]
+        for tip in range(tips):
+            norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
+        settled = cost - candidate_cost <= POSTURE_SETTLED * cost
+        cost = candidate_cost
+        if settled:
+            break
+    return used
+
+
+@kernel
 def lm_attempt(
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-    method, min_damping, posture_gain, max_iterations, primary_rows, deadline, q, norms,
+    method, min_damping, posture_gains, seed, max_joint_move, max_iterations, primary_rows, deadline, q,
+    norms,
 ):  # fmt: skip
     """One Levenberg-Marquardt attempt from ``q`` (updated in place; ``norms`` (T, 2) receives its
     per-tip errors). Returns (outcome, iterations).
@@ -537,6 +653,11 @@ def lm_attempt(
 
     With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
     secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
+
+    Once converged (``dls`` and ``pinv``, without priority), :func:`posture_refinement` moves
+    ``q`` toward the rest posture in the task's null space with the per-joint ``posture_gains``
+    (all 0: off), within the iterations left (counted), no joint past ``max_joint_move`` (> 0)
+    from ``seed`` (n,) (the search's seed, not the attempt's start).
     """
     frame_count = frames.shape[0] + 1
     tips, rows_count, dof = tip_frames.shape[0], rows.shape[0], q.shape[0]
@@ -555,8 +676,14 @@ def lm_attempt(
 
     forward_kinematics(frames, frame_links, q, poses)
     task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
+    posture_budget = 0
+    if (method == DLS or method == PINV) and primary_rows == 0:
+        posture_budget = min(POSTURE_ITERATIONS, max_iterations)
     if _within_tolerance(norms, tolerances, rows, rows_count):
-        return CONVERGED, 0
+        return CONVERGED, posture_refinement(
+            frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
+            min_damping2, posture_gains, seed, max_joint_move, posture_budget, deadline, q, norms,
+        )  # fmt: skip
     cost = _cost(error, primary_rows)
     task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
     mu, growth = MU_INITIAL, 2.0
@@ -594,9 +721,7 @@ def lm_attempt(
                 _transpose_step(jacobian, error, joints, q, mu, step)
             else:
                 damping = min_damping2 + (mu * cost if method == DLS else PINV_DAMPING)
-                limited_step(
-                    jacobian, error, joints, q, damping, min_damping2, primary_rows, posture_gain, work, step
-                )
+                limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, work, step)
             for j in range(dof):
                 candidate[j] = min(max(q[j] + step[j], joints[j, LOWER]), joints[j, UPPER])
         forward_kinematics(frames, frame_links, candidate, candidate_poses)
@@ -629,7 +754,11 @@ def lm_attempt(
             norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
         cost = candidate_cost
         if _within_tolerance(norms, tolerances, rows, rows_count):
-            return CONVERGED, iteration  # (no Jacobian needed at a solution)
+            posture_budget = min(posture_budget, max_iterations - iteration)
+            return CONVERGED, iteration + posture_refinement(
+                frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
+                min_damping2, posture_gains, seed, max_joint_move, posture_budget, deadline, q, norms,
+            )  # fmt: skip
         poses, candidate_poses = candidate_poses, poses
         task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
         mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
@@ -811,7 +940,7 @@ def search(
     targets, seed, deadline, q_out, norms_out,
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+    method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
     max_joint_move,
 ):  # fmt: skip
     """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
@@ -878,7 +1007,8 @@ def search(
         q = start.copy()
         outcome, used = lm_attempt(
             frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-            method, min_damping, posture_gain, max_iterations, NO_PRIORITY, deadline, q, norms,
+            method, min_damping, posture_gains, seed, max_joint_move if solve_type == SPEED else 0.0,
+            max_iterations, NO_PRIORITY, deadline, q, norms,
         )  # fmt: skip
         iterations += used
         attempts += 1
@@ -970,7 +1100,7 @@ def search_many(
     targets, seeds, timeout_ns, q_out, norms_out, outcomes,
     frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
     feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+    method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
     max_joint_move,
 ):  # fmt: skip
     """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), in turn, without
@@ -983,7 +1113,7 @@ def search_many(
             targets[index], seeds[index], deadline, q_out[index], norms_out[index],
             frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
             feature_spec, feature_scale, table_q, table_features_, table_spacing,
-            method, solve_type, min_damping, posture_gain, max_iterations, max_attempts, random_seed,
+            method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
             max_joint_move,
         )  # fmt: skip
         outcomes[index] = outcome

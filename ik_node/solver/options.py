@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import IKNodeError
 from ..kinematics import task_rows
@@ -60,6 +62,27 @@ class TipTask:
         return task_rows(self.kind)
 
 
+def _check_posture_gain(posture_gain) -> None:
+    """``posture_gain`` is a number, ``{joint: number}`` or a sequence of numbers, each finite and
+    in [0, 1] (joint names and the sequence's length are the solver's to check)."""
+    if isinstance(posture_gain, Mapping):
+        named = [(f"posture_gain for joint '{joint}'", gain) for joint, gain in posture_gain.items()]
+    elif isinstance(posture_gain, (str, bytes)) or not isinstance(
+        posture_gain, (numbers.Real, Sequence, np.ndarray)
+    ):
+        raise IKNodeError(
+            f"posture_gain must be a number, {{joint: number}} or an array, got {type(posture_gain).__name__}"
+        )
+    elif isinstance(posture_gain, numbers.Real):
+        named = [("posture_gain", posture_gain)]
+    else:
+        named = [(f"posture_gain[{index}]", gain) for index, gain in enumerate(np.ravel(posture_gain))]
+    for what, gain in named:
+        number = isinstance(gain, numbers.Real) and not isinstance(gain, bool)
+        if not (number and math.isfinite(gain) and 0 <= gain <= 1):
+            raise IKNodeError(f"{what} must be a finite number in [0, 1], got {gain!r}")
+
+
 @dataclass(frozen=True)
 class SolverOptions:
     """Every option of :class:`~ik_node.solver.IKSolver`, checked when made.
@@ -70,7 +93,9 @@ class SolverOptions:
     * ``joint_weights``: ``{joint: weight >= 0}`` or an array; 0 locks the joint;
     * ``lower``/``upper``: ``{joint: bound}`` tightening the URDF limits [rad, m];
     * ``rest_posture``: ``{joint: value}`` or an array (default: mid-range, 0 for continuous);
-      ``posture_gain``: the null-space pull toward it per iteration, in [0, 1] (0: off);
+      ``posture_gain``: the null-space pull toward it per posture iteration once the task has
+      converged, in [0, 1] (0: off): one number for every joint, or per joint (seed 004's
+      ``alpha_i``) as ``{joint: gain}`` (joints left out: 0) or an array;
     * ``min_damping``: ``lambda_min`` [m or rad] of the damped step;
     * ``max_iterations``: per attempt; ``max_attempts``: restarts included (None: until the
       timeout);
@@ -94,7 +119,7 @@ class SolverOptions:
     lower: Mapping | None = None
     upper: Mapping | None = None
     rest_posture: object = None
-    posture_gain: float = 0.0
+    posture_gain: float | Mapping | Sequence = 0.0
     min_damping: float = 1e-3
     max_iterations: int = 100
     max_attempts: int | None = None
@@ -107,8 +132,8 @@ class SolverOptions:
             raise IKNodeError(f"unknown method '{self.method}'; choose one of {list(METHODS)}")
         if self.solve_type not in SOLVE_TYPES:
             raise IKNodeError(f"unknown solve_type '{self.solve_type}'; choose one of {list(SOLVE_TYPES)}")
+        _check_posture_gain(self.posture_gain)
         for name, low, high in (
-            ("posture_gain", 0.0, 1.0),
             ("min_damping", 0.0, math.inf),
             ("position_tolerance", 0.0, math.inf),
             ("orientation_tolerance", 0.0, math.inf),
