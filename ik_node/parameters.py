@@ -1,21 +1,27 @@
 """The node's parameters as one schema, free of rclpy: one :class:`ParameterSpec` per parameter
 (type, default, unit, range or choices, read-only, description), from which the node declares
 them (descriptors), validates every change (:meth:`ParameterSpec.check`, :func:`check_values`)
-and docs/node.md's table is checked. Per-joint and per-tip parameters are patterns (``{}``: the
-joint or tip name), declared when the robot description names the joints.
+and docs/node.md's table is checked. The parameters that are solver options (``method``,
+``position_tolerance``, ...) take their kind, range or choices, unit and description from the
+options' own specification (:data:`ik_node.solver.options.OPTIONS`), so the node and the solver
+accept the same values. Per-joint and per-tip parameters are patterns (``{}``: the joint or tip
+name), declared when the robot description names the joints.
 """
 
 from __future__ import annotations
 
+import array
 import math
 import numbers
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 
+import numpy as np
 import yaml
 
 from .errors import IKNodeError
-from .solver import METHODS, SOLVE_TYPES
+from .solver.options import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
+from .solver.options import TASK_KINDS as _TASK_KINDS
 
 __all__ = [
     "JOINT_PARAMETERS",
@@ -33,17 +39,20 @@ __all__ = [
 ]
 
 MODES = ("solve", "track")
-TASK_KINDS = ("pose", "position", "orientation")
+#: The named task kinds (``tip_tasks.<tip>`` also takes axis names: ``'vz'``, ``'vx vy wz'``).
+TASK_KINDS = tuple(_TASK_KINDS)
 #: The value types a spec may have; ``string_array`` parameters without a default are required
 #: or defaulted by the node (``tip_links``, ``command_joints``).
-KINDS = ("bool", "integer", "double", "string", "string_array")
+KINDS = ("bool", "integer", "double", "string", "string_array", "double_array")
 
 
 @dataclass(frozen=True)
 class ParameterSpec:
     """One parameter: ``name`` (a pattern with ``{}`` for per-joint or per-tip ones), ``kind``
     (one of :data:`KINDS`), ``default`` (None: none), ``description``, ``unit``, an inclusive
-    range ``low``-``high`` or ``choices``, and ``read_only`` (changing it needs a restart)."""
+    range ``low``-``high`` or ``choices``, ``read_only`` (changing it needs a restart), ``size``
+    (a ``double_array``'s length) and ``validate`` (a further check of the value, raising
+    :class:`IKNodeError` saying what is valid)."""
 
     name: str
     kind: str
@@ -54,6 +63,8 @@ class ParameterSpec:
     high: float | None = None
     choices: tuple[str, ...] = ()
     read_only: bool = False
+    size: int | None = None
+    validate: Callable[[object], object] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -76,27 +87,60 @@ class ParameterSpec:
             "double": lambda v: isinstance(v, float),
             "string": lambda v: isinstance(v, str),
             "string_array": lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+            "double_array": lambda v: (
+                isinstance(v, (list, tuple, array.array, np.ndarray)) and all(isinstance(x, float) for x in v)
+            ),
         }[self.kind]
         if not expected(value):
-            hint = " (write doubles with a decimal point, 100.0 not 100)" if self.kind == "double" else ""
+            doubles = self.kind in ("double", "double_array")
+            hint = " (write doubles with a decimal point, 100.0 not 100)" if doubles else ""
             raise IKNodeError(
                 f"parameter {name} must be a {self.kind.replace('_', ' ')}{hint}, got {value!r}"
             )
         if self.choices and value not in self.choices:
             raise IKNodeError(f"parameter {name} must be one of {list(self.choices)}, got '{value}'")
-        if self.low is not None or self.high is not None:
+        unit = f" [{self.unit}]" if self.unit else ""
+        if self.kind == "double_array":
+            if self.size is not None and len(value) != self.size:
+                raise IKNodeError(f"parameter {name} must have {self.size} values{unit}, got {list(value)}")
+            if not all(math.isfinite(x) for x in value):
+                raise IKNodeError(f"parameter {name} must be finite numbers{unit}, got {list(value)}")
+        elif self.low is not None or self.high is not None:
             low = -math.inf if self.low is None else self.low
             high = math.inf if self.high is None else self.high
             if not (isinstance(value, numbers.Real) and math.isfinite(value) and low <= value <= high):
-                unit = f" {self.unit}" if self.unit else ""
-                raise IKNodeError(f"parameter {name} must be in [{low:g}, {high:g}]{unit}, got {value}")
+                bounds = bounds_text(self.low, self.high, self.kind, self.unit)
+                raise IKNodeError(f"parameter {name} must be in {bounds}, got {value}")
         elif self.kind == "double" and not math.isfinite(value):  # (a range says its bounds)
-            unit = f" [{self.unit}]" if self.unit else ""
             raise IKNodeError(f"parameter {name} must be a finite number{unit}, got {value}")
+        if self.validate is not None:
+            try:
+                self.validate(value)
+            except IKNodeError as error:
+                raise IKNodeError(f"parameter {name}: {error}") from None
 
 
-def _spec(name, kind, default, description, unit="", low=None, high=None, choices=(), read_only=False):
-    return ParameterSpec(name, kind, default, description, unit, low, high, tuple(choices), read_only)
+def _spec(
+    name, kind, default, description, unit="", low=None, high=None, choices=(), read_only=False, **more
+):
+    return ParameterSpec(name, kind, default, description, unit, low, high, tuple(choices), read_only, **more)
+
+
+_SOLVER_DEFAULT = object()
+
+
+def _option(name: str, note: str = "", default=_SOLVER_DEFAULT) -> ParameterSpec:
+    """The parameter of solver option ``name``: its kind, unit, range or choices and description
+    from :data:`~ik_node.solver.options.OPTIONS` (``note``: what the description adds for the
+    node), and the solver's default unless ``default`` gives the node's own."""
+    option = OPTION_SPECS[name]
+    if not option.node:
+        raise ValueError(f"solver option {name} is not a node parameter")
+    default = option.default if default is _SOLVER_DEFAULT else default
+    description = option.description + (f"; {note}" if note else "")
+    return _spec(
+        name, option.kind, default, description, option.unit, option.low, option.high, option.choices
+    )
 
 
 #: Declared at start-up.
@@ -116,26 +160,18 @@ NODE_PARAMETERS = (
     _spec("mode", "string", "solve", "'solve': one command per goal; 'track': step toward the latest goal "
           "at publish_rate", choices=MODES),
     _spec("publish_rate", "double", 100.0, "track mode command rate", "Hz", 1.0, 1000.0),
-    _spec("method", "string", "dls", "IK method", choices=tuple(METHODS)),
-    _spec("solve_type", "string", "speed", "'speed': the first solution, from the current state; "
-          "'distance': the closest to it found within the timeout, by sum (q - seed)^2 / joint_weights "
-          "(uses the whole budget)",
-          choices=tuple(SOLVE_TYPES)),
+    _option("method"),
+    _option("solve_type", "the seed is the current state; 'distance' and 'manipulability' use the "
+            "whole timeout"),
     _spec("timeout", "double", 0.05, "time budget per solve (goals near the seed take well under 1 ms)",
           "s", 1e-4, 10.0),
-    _spec("position_tolerance", "double", 1e-5, "success threshold on each tip's position error", "m",
-          1e-9, 1.0),
-    _spec("orientation_tolerance", "double", 1e-5, "success threshold on each tip's orientation error",
-          "rad", 1e-9, 3.2),
-    _spec("min_damping", "double", 1e-3, "damped least squares: smallest damping lambda_min", "", 0.0, 1.0),
-    _spec("max_iterations", "integer", 100, "iterations per attempt before a restart", "", 1, 100000),
-    _spec("posture_gain", "double", 0.0, "null-space pull toward rest_posture per iteration (0: off)", "",
-          0.0, 1.0),
-    _spec("random_seed", "integer", 0, "seed of the solver's seed table and random restarts", "", 0,
-          2**31 - 1),
-    _spec("max_joint_move", "double", 0.5, "a solution moving a joint farther than this from the current "
-          "state is kept only if no nearer one is found within the timeout: no branch flips (0: off)",
-          "rad or m", 0.0, 100.0),
+    _option("position_tolerance"),
+    _option("orientation_tolerance"),
+    _option("min_damping"),
+    _option("max_iterations"),
+    _option("posture_gain", "toward rest_posture"),
+    _option("random_seed"),
+    _option("max_joint_move", "the seed is the current state", default=0.5),
     _spec("publish_best_effort", "bool", False, "on a failed solve, publish the closest configuration found "
           "(within limits)"),
     _spec("publish_rest_posture_at_start", "bool", False, "publish one command at the rest posture when "
@@ -181,8 +217,15 @@ JOINT_PARAMETERS = (
 
 #: Per tip (``{}``: the tip), declared at start-up.
 TIP_PARAMETERS = (
-    _spec("tip_tasks.{}", "string", "pose", "what the tip's goal controls", choices=TASK_KINDS),
-)
+    _spec("tip_tasks.{}", "string", "pose", f"what the tip's goal controls: {KIND_SYNTAX}",
+          validate=task_kind),
+    _spec("tip_task_axes.{}", "string", "tip", "whose axes tip_tasks names: 'tip' (the tip's own) or "
+          "'base' (the base frame's, at the tip's controlled point: 'vz' alone is its height along the "
+          "base z)", choices=TASK_AXES),
+    _spec("tip_offsets.{}", "double_array", (0.0, 0.0, 0.0), "the controlled point x y z in the tip's "
+          "frame (a tool centre that is not a link); goals are poses of the tip's frame moved there",
+          "m", size=3),
+)  # fmt: skip
 
 #: Prefixes of the per-joint and per-tip parameters.
 PER_JOINT_OR_TIP = tuple(sorted({spec.name.split("{}")[0] for spec in JOINT_PARAMETERS + TIP_PARAMETERS}))
@@ -251,8 +294,11 @@ class NodeSettings:
     hard_stop_singularity_threshold: float
     interactive_markers: bool
     transform_timeout: float  # [s]
-    #: ``{tip: task}`` from ``tip_tasks.<tip>``.
+    #: ``{tip: task}``, ``{tip: 'tip' or 'base'}``, ``{tip: (x, y, z)}`` [m] from
+    #: ``tip_tasks.<tip>``, ``tip_task_axes.<tip>``, ``tip_offsets.<tip>`` (tips declared so far).
     tip_tasks: Mapping[str, str]
+    tip_task_axes: Mapping[str, str]
+    tip_offsets: Mapping[str, tuple[float, float, float]]
     #: ``{joint: weight}``, ``{joint: rest value}`` from ``joint_weights.<joint>``,
     #: ``rest_posture.<joint>`` (joints declared so far).
     joint_weights: Mapping[str, float]
@@ -274,6 +320,8 @@ class NodeSettings:
         return cls(
             **record,
             tip_tasks=per("tip_tasks."),
+            tip_task_axes=per("tip_task_axes."),
+            tip_offsets={tip: tuple(float(x) for x in offset) for tip, offset in per("tip_offsets.").items()},
             joint_weights=per("joint_weights."),
             rest_posture=per("rest_posture."),
             values=dict(values),

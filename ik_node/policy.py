@@ -34,7 +34,7 @@ from .control import (
     velocity_limited_step,
 )
 from .errors import IKNodeError
-from .parameters import NodeSettings, check_values
+from .parameters import NodeSettings, check_values, spec_of
 from .resources import resolve_path
 from .solver import IKSolver, SolverOptions, TipTask
 from .solver.inputs import check_movable
@@ -103,14 +103,7 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
         names, tree.lower, tree.upper, tree.max_velocity, settings.values, changed
     )
     options = SolverOptions(
-        tasks={
-            tip: TipTask(
-                settings.tip_tasks.get(tip, "pose"),
-                position_tolerance=settings.position_tolerance,
-                orientation_tolerance=settings.orientation_tolerance,
-            )
-            for tip in tips
-        },
+        tasks={tip: _tip_task(settings, tip) for tip in tips},
         method=settings.method,
         solve_type=settings.solve_type,
         joint_weights={joint: settings.joint_weights.get(joint, 1.0) for joint in names},
@@ -144,6 +137,26 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
         rest_posture=np.clip(rest, lower, upper),  # as the solver clips it
         command_order=np.array([names.index(joint) for joint in command_joints], dtype=int),
         warnings=tuple(warnings),
+    )
+
+
+def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
+    """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes`` and ``tip_offsets``
+    parameters (each checked by its spec: a refusal names the parameter)."""
+    values = {
+        f"tip_tasks.{tip}": settings.tip_tasks.get(tip, "pose"),
+        f"tip_task_axes.{tip}": settings.tip_task_axes.get(tip, "tip"),
+        f"tip_offsets.{tip}": settings.tip_offsets.get(tip, (0.0, 0.0, 0.0)),
+    }
+    for name, value in values.items():
+        spec_of(name).check(name, value)
+    kind, axes, offset = values.values()
+    return TipTask(
+        kind,
+        position_tolerance=settings.position_tolerance,
+        orientation_tolerance=settings.orientation_tolerance,
+        axes=axes,
+        offset=offset,
     )
 
 

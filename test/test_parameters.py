@@ -1,20 +1,25 @@
 """The node's parameter schema without ROS (ik_node.parameters): every default of its kind and
 within its range or choices, every spec's refusals (kind, range with its bounds and unit,
-non-finite numbers, choices listed), the per-joint and per-tip patterns, the rules across
-parameters, the names a command line overrides, the typed record, and the per-joint defaults a
-URDF gives."""
+non-finite numbers, choices listed), the per-joint and per-tip patterns (the tip's task, axes and
+offset included), the rules across parameters, the names a command line overrides, the typed
+record, the per-joint defaults a URDF gives, and the parameters that are solver options agreeing
+with the solver's own specification (the same ranges, choices and units; a value refused by one
+refused by the other)."""
 
 from __future__ import annotations
 
+import array
 import math
 import re
 
+import numpy as np
 import pytest
 
 from ik_node import load_robot
 from ik_node.errors import IKNodeError
 from ik_node.parameters import (
     JOINT_PARAMETERS,
+    KINDS,
     NODE_PARAMETERS,
     TIP_PARAMETERS,
     NodeSettings,
@@ -24,6 +29,8 @@ from ik_node.parameters import (
     overridden_names,
     spec_of,
 )
+from ik_node.solver import SolverOptions, TipTask
+from ik_node.solver.options import OPTION_SPECS, OPTIONS
 
 EVERY_SPEC = NODE_PARAMETERS + JOINT_PARAMETERS + TIP_PARAMETERS
 WITH_DEFAULT = [spec for spec in EVERY_SPEC if spec.default is not None]
@@ -37,6 +44,7 @@ IS_OF_KIND = {
     "double": lambda value: type(value) is float,
     "string": lambda value: type(value) is str,
     "string_array": lambda value: isinstance(value, (list, tuple)) and all(type(x) is str for x in value),
+    "double_array": lambda value: isinstance(value, (list, tuple)) and all(type(x) is float for x in value),
 }
 #: Values of another kind than the key (an int for a double: ROS would type it as an integer).
 WRONG_KIND = {
@@ -45,6 +53,7 @@ WRONG_KIND = {
     "double": [1, True, "0.5"],
     "string": [1, 0.5, ["pose"]],
     "string_array": ["tool0", ["tool0", 1], 3],
+    "double_array": [0.0, [0.0, 0, 0.1], ["0.0"], "0 0 0", (0.0, True, 0.0)],
 }
 #: An instance name of each pattern (``{}``: a joint or a tip).
 INSTANCE = "j1"
@@ -63,7 +72,7 @@ def default_values(**changes) -> dict:
 
 
 def test_every_kind_is_covered_and_names_are_unique():
-    assert {spec.kind for spec in EVERY_SPEC} == set(IS_OF_KIND)
+    assert {spec.kind for spec in EVERY_SPEC} == set(IS_OF_KIND) == set(KINDS)
     names = [spec.name for spec in EVERY_SPEC]
     assert len(names) == len(set(names))
 
@@ -96,6 +105,15 @@ def test_a_spec_of_an_unknown_kind_is_refused():
 def test_the_description_shows_the_unit_and_the_choices():
     assert spec_of("timeout").described.endswith("[s]")
     assert spec_of("mode").described.endswith("one of ['solve', 'track']")
+    assert spec_of("tip_offsets.tool0").described.endswith("[m]")
+    assert spec_of("tip_task_axes.tool0").described.endswith("one of ['tip', 'base']")
+    assert "axis names among vx vy vz wx wy wz" in spec_of("tip_tasks.tool0").described
+
+
+def test_an_integer_range_is_written_in_full():
+    with pytest.raises(IKNodeError) as refused:
+        spec_of("random_seed").check("random_seed", 2**32)
+    assert str(refused.value) == f"parameter random_seed must be in [0, {2**32 - 1}], got {2**32}"
 
 
 # ---------------------------------------------------------------- ParameterSpec.check
@@ -114,6 +132,20 @@ def test_an_integer_for_a_double_gets_the_decimal_point_hint():
         spec_of("publish_rate").check("publish_rate", 100)
 
 
+def bounds(spec: ParameterSpec) -> str:
+    """``[low, high] unit`` as a refusal writes it: integers in full, doubles as ``%g``."""
+    shown = [
+        ("-inf" if bound < 0 else "inf")
+        if bound is None or math.isinf(bound)
+        else (str(int(bound)) if spec.kind == "integer" else f"{bound:g}")
+        for bound in (
+            -math.inf if spec.low is None else spec.low,
+            math.inf if spec.high is None else spec.high,
+        )
+    ]
+    return f"[{shown[0]}, {shown[1]}]" + (f" {spec.unit}" if spec.unit else "")
+
+
 def outside_values(spec: ParameterSpec) -> list:
     """Values just below ``low`` and just above ``high`` (of the spec's kind)."""
     step = 1 if spec.kind == "integer" else None
@@ -128,13 +160,10 @@ def outside_values(spec: ParameterSpec) -> list:
 @pytest.mark.parametrize("spec", RANGED, ids=lambda spec: spec.name)
 def test_a_value_outside_the_range_is_refused_with_the_bounds_and_the_unit(spec):
     name = instance(spec)
-    low = -math.inf if spec.low is None else spec.low
-    high = math.inf if spec.high is None else spec.high
-    bounds = f"[{low:g}, {high:g}]" + (f" {spec.unit}" if spec.unit else "")
     for value in outside_values(spec):
         with pytest.raises(IKNodeError) as refused:
             spec.check(name, value)
-        assert str(refused.value) == f"parameter {name} must be in {bounds}, got {value}"
+        assert str(refused.value) == f"parameter {name} must be in {bounds(spec)}, got {value}"
     for bound in (spec.low, spec.high):  # the range is inclusive
         if bound is not None:
             spec.check(name, int(bound) if spec.kind == "integer" else float(bound))
@@ -191,6 +220,8 @@ def test_a_value_outside_the_choices_is_refused_listing_them(spec):
         ("joint_weights.elbow", "joint_weights.{}"),
         ("rest_posture.j1", "rest_posture.{}"),
         ("tip_tasks.tool0", "tip_tasks.{}"),
+        ("tip_task_axes.tool0", "tip_task_axes.{}"),
+        ("tip_offsets.left_tool0", "tip_offsets.{}"),
     ],
 )
 def test_spec_of_finds_a_name_or_an_instance_of_a_pattern(name, pattern):
@@ -207,6 +238,9 @@ def test_spec_of_finds_a_name_or_an_instance_of_a_pattern(name, pattern):
         "joint_limits.j1",
         "tip_tasks.",
         "tip_tasks.a.b",
+        "tip_task_axes.",
+        "tip_offsets.a.b",
+        "tip_offsets",
         "joint_weights",
         "modes",
         "mode.x",
@@ -225,8 +259,10 @@ def test_check_values_checks_each_value_by_its_spec_patterns_included():
         check_values(default_values(timeout=0.0))
     with pytest.raises(IKNodeError, match=r"parameter joint_weights.j1 must be in \[0, 1e\+06\], got -1.0"):
         check_values(default_values(**{"joint_weights.j1": -1.0}))
-    with pytest.raises(IKNodeError, match="parameter tip_tasks.tool0 must be one of"):
+    with pytest.raises(IKNodeError, match="parameter tip_tasks.tool0: unknown task 'everything'; use one of"):
         check_values(default_values(**{"tip_tasks.tool0": "everything"}))
+    with pytest.raises(IKNodeError, match=r"parameter tip_offsets.tool0 must have 3 values \[m\]"):
+        check_values(default_values(**{"tip_offsets.tool0": [0.0, 0.1]}))
     check_values(default_values(**{"joint_weights.j1": 2.0, "tip_tasks.tool0": "position", "other": "x"}))
 
 
@@ -336,7 +372,7 @@ def test_overridden_names_of_an_empty_odd_or_broken_params_file_are_none(tmp_pat
 
 
 def test_node_settings_is_one_field_per_node_parameter_plus_the_mappings():
-    extra = ("tip_tasks", "joint_weights", "rest_posture", "values")
+    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "joint_weights", "rest_posture", "values")
     assert NodeSettings.field_names() == tuple(spec.name for spec in NODE_PARAMETERS) + extra
 
 
@@ -427,3 +463,175 @@ def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_jo
         assert spec in JOINT_PARAMETERS, name
         assert IS_OF_KIND[spec.kind](value), (name, value)
         spec.check(name, value)
+
+
+# ---------------------------------------------------------------- a tip's task, axes and offset
+
+
+@pytest.mark.parametrize("task", ["pose", "position", "orientation", "vz", "vx vy wz", "wz,vx", " vx,  vy "])
+def test_tip_tasks_takes_a_named_kind_or_axis_names(task):
+    spec_of("tip_tasks.tool0").check("tip_tasks.tool0", task)
+
+
+@pytest.mark.parametrize(
+    "task, reason",
+    [
+        (
+            "everything",
+            "unknown task 'everything'; use one of ['pose', 'position', 'orientation'] or axis names",
+        ),
+        ("", "unknown task ''"),
+        ("vz tz", "unknown task 'vz tz'"),
+        ("VZ", "unknown task 'VZ'"),
+        ("pose vz", "unknown task 'pose vz'"),
+        ("vz wz vz", "task 'vz wz vz' names vz more than once"),
+    ],
+)
+def test_tip_tasks_refuses_anything_else_naming_the_parameter_and_the_syntax(task, reason):
+    with pytest.raises(IKNodeError) as refused:
+        spec_of("tip_tasks.left_tool0").check("tip_tasks.left_tool0", task)
+    assert str(refused.value).startswith(f"parameter tip_tasks.left_tool0: {reason}"), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "offset",
+    [(0.0, 0.0, 0.0), [0.0, 0.0, 0.12], array.array("d", [0.1, -0.2, 0.3]), np.array([0.0, 1.0, 2.0])],
+)
+def test_tip_offsets_takes_three_finite_doubles_as_rclpy_gives_them(offset):
+    spec_of("tip_offsets.tool0").check("tip_offsets.tool0", offset)
+
+
+@pytest.mark.parametrize(
+    "offset, refusal",
+    [
+        ([0.0, 0.1], "must have 3 values [m], got [0.0, 0.1]"),
+        ([0.0, 0.1, 0.2, 0.3], "must have 3 values [m], got [0.0, 0.1, 0.2, 0.3]"),
+        ([], "must have 3 values [m], got []"),
+        ([0.0, math.nan, 0.0], "must be finite numbers [m], got [0.0, nan, 0.0]"),
+        ([0.0, 0.0, -math.inf], "must be finite numbers [m], got [0.0, 0.0, -inf]"),
+        (
+            [0, 0, 1],
+            "must be a double array (write doubles with a decimal point, 100.0 not 100), got [0, 0, 1]",
+        ),
+    ],
+)
+def test_tip_offsets_refuses_a_wrong_length_or_a_non_finite_value_naming_the_parameter(offset, refusal):
+    with pytest.raises(IKNodeError) as refused:
+        spec_of("tip_offsets.tool0").check("tip_offsets.tool0", offset)
+    assert str(refused.value) == f"parameter tip_offsets.tool0 {refusal}"
+
+
+def test_tip_task_axes_are_the_tip_s_or_the_base_s():
+    spec = spec_of("tip_task_axes.tool0")
+    for axes in ("tip", "base"):
+        spec.check("tip_task_axes.tool0", axes)
+    with pytest.raises(IKNodeError) as refused:
+        spec.check("tip_task_axes.tool0", "world")
+    assert str(refused.value) == "parameter tip_task_axes.tool0 must be one of ['tip', 'base'], got 'world'"
+
+
+def test_the_tip_parameters_default_to_the_full_pose_in_the_tip_s_axes_at_its_origin():
+    defaults = {spec.name: spec.default for spec in TIP_PARAMETERS}
+    assert defaults == {"tip_tasks.{}": "pose", "tip_task_axes.{}": "tip", "tip_offsets.{}": (0.0, 0.0, 0.0)}
+    task = TipTask()
+    assert (task.kind, task.axes, task.offset) == tuple(defaults.values())
+
+
+def test_node_settings_carries_each_tip_s_task_axes_and_offset():
+    values = default_values(
+        tip_links=["left_foot", "tool0"],
+        **{
+            "tip_tasks.left_foot": "vz",
+            "tip_task_axes.left_foot": "base",
+            "tip_offsets.left_foot": array.array("d", [0.0, 0.0, -0.05]),  # (as rclpy may give it)
+            "tip_tasks.tool0": "pose",
+            "tip_task_axes.tool0": "tip",
+            "tip_offsets.tool0": [0.0, 0.0, 0.1],
+        },
+    )
+    check_values(values)
+    settings = NodeSettings.from_values(values)
+    assert settings.tip_tasks == {"left_foot": "vz", "tool0": "pose"}
+    assert settings.tip_task_axes == {"left_foot": "base", "tool0": "tip"}
+    assert settings.tip_offsets == {"left_foot": (0.0, 0.0, -0.05), "tool0": (0.0, 0.0, 0.1)}
+    assert all(type(offset) is tuple for offset in settings.tip_offsets.values())
+
+
+# ---------------------------------------------------------------- the solver options' parameters
+
+OPTION_PARAMETERS = [spec for spec in NODE_PARAMETERS if spec.name in OPTION_SPECS]
+#: The node's own default where it differs from the solver's (the node avoids branch flips).
+NODE_DEFAULTS = {"max_joint_move": 0.5}
+
+
+def test_every_node_option_is_a_parameter_and_no_other_option_is():
+    assert {spec.name for spec in OPTION_PARAMETERS} == {option.name for option in OPTIONS if option.node}
+    assert {"method", "solve_type", "position_tolerance", "orientation_tolerance", "min_damping"} <= {
+        spec.name for spec in OPTION_PARAMETERS
+    }
+
+
+@pytest.mark.parametrize("spec", OPTION_PARAMETERS, ids=lambda spec: spec.name)
+def test_an_option_s_parameter_has_the_option_s_kind_range_choices_unit_and_default(spec):
+    option = OPTION_SPECS[spec.name]
+    assert (spec.kind, spec.low, spec.high, spec.choices, spec.unit) == (
+        option.kind,
+        option.low,
+        option.high,
+        option.choices,
+        option.unit,
+    )
+    assert spec.description.startswith(option.description)
+    assert spec.default == NODE_DEFAULTS.get(spec.name, option.default)
+    assert getattr(SolverOptions(), spec.name) == option.default  # the solver's default is the table's
+
+
+def probe_values(spec: ParameterSpec) -> list:
+    """Values of the parameter's kind on both sides of each bound, at the bounds, non-finite
+    numbers, the choices and a non-choice."""
+    if spec.choices:
+        return [*spec.choices, "nonsense", spec.choices[0].upper(), ""]
+    if spec.kind == "integer":
+        return [spec.low - 1, spec.low, spec.low + 1, spec.high - 1, spec.high, spec.high + 1, 2**40]
+    low, high = spec.low, spec.high
+    return [
+        low - max(abs(low), 1e-3),
+        np.nextafter(low, -math.inf),
+        low,
+        0.5 * (low + high),
+        high,
+        np.nextafter(high, math.inf),
+        high + 1.0,
+        math.nan,
+        math.inf,
+        -math.inf,
+    ]
+
+
+def refuses(call, *arguments, **options) -> str | None:
+    """The refusal's message, or None when ``call(*arguments, **options)`` accepts."""
+    try:
+        call(*arguments, **options)
+    except IKNodeError as error:
+        return str(error)
+    return None
+
+
+@pytest.mark.parametrize("spec", OPTION_PARAMETERS, ids=lambda spec: spec.name)
+def test_a_value_is_refused_by_the_parameter_exactly_when_the_solver_refuses_it(spec):
+    """Both name the option and give the valid range or choices."""
+    for value in probe_values(spec):
+        value = float(value) if spec.kind == "double" else value
+        node = refuses(spec.check, spec.name, value)
+        solver = refuses(SolverOptions, **{spec.name: value})
+        assert (node is None) == (solver is None), (value, node, solver)
+        if node is not None:
+            range_or_choices = str(list(spec.choices)) if spec.choices else bounds(spec)
+            for refusal in (node, solver):
+                assert spec.name in refusal and range_or_choices in refusal, refusal
+
+
+def test_the_solver_takes_max_joint_move_0_as_off_as_the_node_does():
+    assert SolverOptions(max_joint_move=0.0).max_joint_move is None
+    assert SolverOptions(max_joint_move=0.5).max_joint_move == 0.5
+    spec_of("max_joint_move").check("max_joint_move", 0.0)

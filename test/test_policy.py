@@ -14,6 +14,7 @@ import pytest
 from ik_node.errors import IKNodeError
 from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
 from ik_node.policy import Command, GoalRequest, IKPolicy, build_solver, plan_model
+from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 
@@ -61,7 +62,15 @@ def reached_error(robot, q, goal) -> float:
 
 
 def test_the_typed_record_has_a_field_per_node_parameter():
-    names = set(NodeSettings.field_names()) - {"tip_tasks", "joint_weights", "rest_posture", "values"}
+    per_tip_or_joint = {
+        "tip_tasks",
+        "tip_task_axes",
+        "tip_offsets",
+        "joint_weights",
+        "rest_posture",
+        "values",
+    }
+    names = set(NodeSettings.field_names()) - per_tip_or_joint
     assert names == {spec.name for spec in NODE_PARAMETERS}
     assert {spec.name.split(".")[0] for spec in JOINT_PARAMETERS} == {
         "joint_limits",
@@ -241,3 +250,39 @@ def test_a_run_time_change_that_widens_a_limit_beyond_the_urdf_is_refused_naming
         plan_model(arm7, wider, frozenset({"joint_limits.joint1.max_position"}))
     with pytest.raises(IKNodeError, match="command_joints"):
         plan_model(arm7, replace(settings, command_joints=("joint1", "gripper")))
+
+
+def test_the_tip_parameters_make_the_solver_s_task(arm7):
+    """tip_tasks (axis names too), tip_task_axes and tip_offsets become the tip's TipTask, with the
+    tolerances; without them the full pose in the tip's axes at its origin."""
+    model = plan_model(arm7, settings_for(arm7, position_tolerance=1e-4))
+    assert model.options.tasks == {"tool0": TipTask("pose", position_tolerance=1e-4)}
+    settings = settings_for(
+        arm7,
+        orientation_tolerance=2e-3,
+        **{"tip_tasks.tool0": "vz", "tip_task_axes.tool0": "base", "tip_offsets.tool0": [0.0, 0.0, 0.1]},
+    )
+    task = plan_model(arm7, settings).options.tasks["tool0"]
+    assert task == TipTask(axes="base", offset=(0, 0, 0.1), kind="vz", orientation_tolerance=2e-3)
+    assert task.rows.tolist() == [2]
+
+
+@pytest.mark.parametrize(
+    "name, value, refusal",
+    [
+        ("tip_tasks.tool0", "vz up", "parameter tip_tasks.tool0: unknown task 'vz up'"),
+        ("tip_task_axes.tool0", "world", "parameter tip_task_axes.tool0 must be one of ['tip', 'base']"),
+        ("tip_offsets.tool0", [0.0, 0.1], "parameter tip_offsets.tool0 must have 3 values [m]"),
+        ("tip_offsets.tool0", [0.0, math.nan, 0.1], "parameter tip_offsets.tool0 must be finite numbers [m]"),
+    ],
+)
+def test_a_bad_tip_parameter_is_refused_naming_it(arm7, name, value, refusal):
+    """By the planned model and by a run-time change (the policy's candidate)."""
+    with pytest.raises(IKNodeError) as refused:
+        plan_model(arm7, settings_for(arm7, **{name: value}))
+    assert str(refused.value).startswith(refusal), str(refused.value)
+    policy = IKPolicy(["tool0"], settings_for(arm7))
+    policy.install(plan_model(arm7, policy.settings))
+    with pytest.raises(IKNodeError) as refused:
+        policy.candidate({**policy.settings.values, name: value}, frozenset({name}))
+    assert str(refused.value).startswith(refusal), str(refused.value)

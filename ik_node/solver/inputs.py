@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from . import kernels
-from .options import TipTask
+from .options import tip_task
 
 __all__ = [
     "check_movable",
@@ -79,20 +79,14 @@ def tightened_limits(names: Sequence[str], urdf_lower, urdf_upper, lower: Mappin
 def resolve_tasks(
     tips: Sequence[str], tasks: Mapping, position_tolerance: float, orientation_tolerance: float
 ):
-    """``{tip: TipTask}`` for every tip: a kind becomes a task with the default tolerances,
-    tips left out control the full pose."""
+    """``{tip: TipTask}`` for every tip: a kind becomes a task with the default tolerances
+    (an invalid one refused naming the tip), tips left out control the full pose."""
     for tip in tasks:
         if tip not in tips:
             raise UnknownLinkError(tip, tips, what="tip in tasks")
-    resolved = {}
-    for tip in tips:
-        task = tasks.get(tip, "pose")
-        resolved[tip] = (
-            task
-            if isinstance(task, TipTask)
-            else TipTask(task, 1.0, position_tolerance, orientation_tolerance)
-        )
-    return resolved
+    return {
+        tip: tip_task(tip, tasks.get(tip, "pose"), position_tolerance, orientation_tolerance) for tip in tips
+    }
 
 
 def check_pose(tip: str, pose) -> np.ndarray:

@@ -1,21 +1,40 @@
-"""The solver's options, validated once: :class:`SolverOptions` (used by the solver, the node and
-the CLI) and :class:`TipTask` (what one tip controls). Units: metres, radians, seconds."""
+"""The solver's options, specified once: :data:`OPTIONS` (one :class:`OptionSpec` per scalar option:
+name, kind, default, unit, valid range or choices, description), from which
+:class:`SolverOptions` validates its values and the node declares and checks its parameters for
+the same options (:mod:`ik_node.parameters`); and :class:`TipTask` (what one tip controls).
+Units: metres, radians, seconds."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import IKNodeError
-from ..kinematics import task_rows
 from . import kernels
 
-__all__ = ["METHODS", "SOLVE_TYPES", "SolverOptions", "TipTask"]
+__all__ = [
+    "AXIS_NAMES",
+    "METHODS",
+    "OPTIONS",
+    "OPTION_SPECS",
+    "OptionSpec",
+    "SOLVE_TYPES",
+    "SolverOptions",
+    "TASK_AXES",
+    "TASK_KINDS",
+    "TipTask",
+    "KIND_SYNTAX",
+    "bounds_text",
+    "task_kind",
+    "task_offset",
+    "tip_task",
+]
 
 #: Default seed-table sizes. Measured (5 ms budget, FK targets from the mid-range seed, this
 #: 2-core VM): on the single chains every size solved 100 % of 1000, at 0.034-0.066 ms mean with
@@ -32,39 +51,234 @@ METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSP
 #: out); ``manipulability``: the most manipulable found within the budget.
 SOLVE_TYPES = {"speed": kernels.SPEED, "distance": kernels.DISTANCE, "manipulability": kernels.MANIPULABILITY}
 
+# ------------------------------------------------------------------ the options' specification
+
+
+def bounds_text(low, high, kind: str = "double", unit: str = "") -> str:
+    """An inclusive range as error messages write it: ``[1e-09, 1] m``, ``[0, 4294967295]``
+    (integers in full), ``[0, inf]`` (a side without a bound)."""
+
+    def bound(value, infinity: str) -> str:
+        if value is None:
+            return infinity
+        return f"{int(value)}" if kind == "integer" else f"{value:g}"
+
+    return f"[{bound(low, '-inf')}, {bound(high, 'inf')}]" + (f" {unit}" if unit else "")
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One scalar option: ``kind`` (``'double'``, ``'integer'`` or ``'string'``), the solver's
+    ``default``, ``unit``, an inclusive range ``low``-``high`` (None: no bound on that side) or
+    ``choices``, ``optional`` (None accepted: the option is off), ``per_joint`` (the solver also
+    takes ``{joint: value}`` or an array, each value in the range), ``node`` (also a node
+    parameter of the same name, range and choices: :mod:`ik_node.parameters`) and a one-line
+    ``description``."""
+
+    name: str
+    kind: str
+    default: object
+    description: str
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+    per_joint: bool = False
+    node: bool = True
+
+    @property
+    def bounds(self) -> str:
+        """The valid range with its unit (``[1e-09, 1] m``)."""
+        return bounds_text(self.low, self.high, self.kind, self.unit)
+
+    def check(self, value, what: str | None = None) -> None:
+        """Raise :class:`IKNodeError` naming ``what`` (default: the option) and the valid range
+        or choices unless ``value`` is valid. Numbers may be any real (``double``) or integral
+        (``integer``) type, never a bool; doubles must be finite."""
+        what = what or self.name
+        if value is None and self.optional:
+            return
+        if self.choices:
+            if not isinstance(value, str) or value not in self.choices:
+                raise IKNodeError(f"unknown {what} {_shown(value)}; choose one of {list(self.choices)}")
+            return
+        integer = self.kind == "integer"
+        number = numbers.Integral if integer else numbers.Real
+        typed = isinstance(value, number) and not isinstance(value, bool)
+        low = -math.inf if self.low is None else self.low
+        high = math.inf if self.high is None else self.high
+        if not (typed and math.isfinite(value) and low <= value <= high):
+            kind = "an integer" if integer else "a finite number"
+            off = " (or None)" if self.optional else ""
+            raise IKNodeError(f"{what} must be {kind} in {self.bounds}{off}, got {_shown(value)}")
+
+
+def _shown(value) -> str:
+    """``value`` in a message: numbers as printed, anything else as its repr (``'newton'``)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return str(value)
+    return repr(value)
+
+
+#: Every scalar option of :class:`SolverOptions`, written once. Ranges: what is sensible, not
+#: only what the kernels survive: a tolerance below 1e-9 is at the scale of double rounding in FK
+#: and never counts as reached; ``orientation_tolerance`` 3.2 rad (just above pi) accepts any
+#: orientation; a damping above 1 swamps ``J W J^T`` of any metre-sized arm; ``random_seed`` is
+#: a 32-bit seed; ``max_joint_move`` beyond 100 rad or m is off in effect.
+OPTIONS = (
+    OptionSpec("position_tolerance", "double", 1e-5, "success threshold on each tip's position error",
+               "m", 1e-9, 1.0),
+    OptionSpec("orientation_tolerance", "double", 1e-5, "success threshold on each tip's orientation "
+               "error", "rad", 1e-9, 3.2),
+    OptionSpec("method", "string", "dls", "IK method: 'dls' damped least squares, 'pinv' pseudo-inverse, "
+               "'transpose' Jacobian transpose, 'ccd' cyclic coordinate descent", choices=tuple(METHODS)),
+    OptionSpec("solve_type", "string", "speed", "'speed': the first solution; 'distance': the closest to "
+               "the seed found within the time budget, by sum (q - seed)^2 / joint weight; "
+               "'manipulability': the most manipulable found within the budget",
+               choices=tuple(SOLVE_TYPES)),
+    OptionSpec("posture_gain", "double", 0.0, "null-space pull toward the rest posture per posture "
+               "iteration, once the task has converged (0: off)", "", 0.0, 1.0, per_joint=True),
+    OptionSpec("min_damping", "double", 1e-3, "damped least squares: smallest damping lambda_min", "",
+               0.0, 1.0),
+    OptionSpec("max_iterations", "integer", 100, "iterations per attempt before a restart", "", 1, 100000),
+    OptionSpec("max_attempts", "integer", None, "attempts per solve, restarts included (None: until the "
+               "timeout)", "", 1, None, optional=True, node=False),
+    OptionSpec("seed_table_size", "integer", None, "configurations in the seed table (0: random restarts "
+               "only; None: SEED_TABLE_ONE_TIP for one tip, SEED_TABLE_TREE for several)", "", 0, None,
+               optional=True, node=False),
+    OptionSpec("random_seed", "integer", 0, "seed of the solver's seed table and random restarts", "", 0,
+               2**32 - 1),
+    OptionSpec("max_joint_move", "double", None, "a solution moving a joint farther than this from the "
+               "seed is kept only if no nearer one is found within the time budget: no branch flips "
+               "(0: off)", "rad or m", 0.0, 100.0, optional=True),
+)  # fmt: skip
+#: :data:`OPTIONS` by name.
+OPTION_SPECS = {spec.name: spec for spec in OPTIONS}
+
+
+def _default(name: str):
+    return OPTION_SPECS[name].default
+
+
+# ------------------------------------------------------------------ tasks
+
+#: The ``[v; w]`` axes a task may control, in row order.
+AXIS_NAMES = ("vx", "vy", "vz", "wx", "wy", "wz")
+#: Named task kinds and the axes (a mask over :data:`AXIS_NAMES`) each controls.
+TASK_KINDS = {
+    "pose": (True,) * 6,
+    "position": (True, True, True, False, False, False),
+    "orientation": (False, False, False, True, True, True),
+}
+#: Whose axes a task's rows are in: the tip's own, or the base's at the tip's controlled point.
+TASK_AXES = ("tip", "base")
+#: What a kind given as a string may be.
+KIND_SYNTAX = (
+    f"one of {list(TASK_KINDS)} or axis names among {' '.join(AXIS_NAMES)} separated by spaces or "
+    "commas (e.g. 'vz', 'vx vy wz')"
+)
+
+
+def task_kind(kind) -> str | tuple[bool, ...]:
+    """``kind`` normalised: a named kind (:data:`TASK_KINDS`) as is; axis names (``'vz'``,
+    ``'vx vy wz'``, ``'vx,vy'``) or a 6-element mask over :data:`AXIS_NAMES` as a tuple of 6
+    bools. Raises :class:`IKNodeError` saying what is valid."""
+    if isinstance(kind, str):
+        if kind in TASK_KINDS:
+            return kind
+        names = [name for name in re.split(r"[\s,]+", kind.strip()) if name]
+        if not names or any(name not in AXIS_NAMES for name in names):
+            raise IKNodeError(f"unknown task '{kind}'; use {KIND_SYNTAX}")
+        repeated = sorted({name for name in names if names.count(name) > 1}, key=AXIS_NAMES.index)
+        if repeated:
+            raise IKNodeError(f"task '{kind}' names {' '.join(repeated)} more than once")
+        return tuple(axis in names for axis in AXIS_NAMES)
+    try:
+        mask = np.asarray(kind)
+    except ValueError:  # (ragged)
+        mask = np.asarray(None)
+    if mask.shape != (6,) or mask.dtype.kind not in "biuf" or not mask.any():
+        raise IKNodeError(f"a task mask needs 6 booleans ({' '.join(AXIS_NAMES)}) with one set, got {kind!r}")
+    return tuple(bool(flag) for flag in mask)
+
+
+def task_offset(offset) -> tuple[float, float, float]:
+    """``offset`` (x y z [m] in the tip's frame) as a tuple of 3 floats; raises
+    :class:`IKNodeError` unless it is 3 finite numbers."""
+    try:
+        array = None if isinstance(offset, (str, bytes)) else np.asarray(offset, dtype=float)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (3,) or not np.all(np.isfinite(array)):
+        raise IKNodeError(f"task offset must be 3 finite numbers x y z [m] in the tip frame, got {offset!r}")
+    return (float(array[0]), float(array[1]), float(array[2]))
+
 
 @dataclass(frozen=True)
 class TipTask:
     """What to control at one tip.
 
-    ``kind`` is ``'pose'``, ``'position'``, ``'orientation'`` or a 6-element mask over the
-    tip-frame axes ``(vx, vy, vz, wx, wy, wz)``. ``weight`` scales the tip's rows against other
-    tips. Tolerances: position [m], orientation [rad].
+    * ``kind``: ``'pose'``, ``'position'``, ``'orientation'``, axis names among
+      ``vx vy vz wx wy wz`` separated by spaces or commas (``'vz'``, ``'vx vy wz'``; stored as the
+      mask) or a 6-element mask over ``(vx, vy, vz, wx, wy, wz)``;
+    * ``axes``: whose axes those are: ``'tip'`` (the tip's own, body rows) or ``'base'`` (the
+      base frame's, at the tip's controlled point: ``'vz'`` alone is the point's height along the
+      base z, ``'wz'`` the orientation about the base z);
+    * ``offset``: the controlled point, x y z [m] in the tip's frame (a tool centre that is not a
+      link): the task's frame is the tip's frame moved there, with the tip's axes;
+    * ``weight``: scales the tip's rows against other tips; tolerances: position [m],
+      orientation [rad], in the ranges of :data:`OPTIONS`.
     """
 
     kind: str | tuple = "pose"
     weight: float = 1.0
-    position_tolerance: float = 1e-5
-    orientation_tolerance: float = 1e-5
+    position_tolerance: float = _default("position_tolerance")
+    orientation_tolerance: float = _default("orientation_tolerance")
+    axes: str = "tip"
+    offset: tuple = (0.0, 0.0, 0.0)
 
     def __post_init__(self):
-        if not isinstance(self.kind, str):
-            object.__setattr__(self, "kind", tuple(bool(flag) for flag in self.kind))
-        task_rows(self.kind)  # validates
-        for name in ("weight", "position_tolerance", "orientation_tolerance"):
-            value = getattr(self, name)
-            if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
-                raise IKNodeError(f"task {name} must be a positive number, got {value}")
+        object.__setattr__(self, "kind", task_kind(self.kind))
+        if not isinstance(self.axes, str) or self.axes not in TASK_AXES:
+            raise IKNodeError(f"task axes must be one of {list(TASK_AXES)}, got {self.axes!r}")
+        object.__setattr__(self, "offset", task_offset(self.offset))
+        weight = self.weight
+        if not (isinstance(weight, numbers.Real) and not isinstance(weight, bool) and math.isfinite(weight)):
+            raise IKNodeError(f"task weight must be a positive number, got {weight!r}")
+        if weight <= 0:
+            raise IKNodeError(f"task weight must be a positive number, got {weight}")
+        for name in ("position_tolerance", "orientation_tolerance"):
+            OPTION_SPECS[name].check(getattr(self, name), f"task {name}")
 
     @property
-    def rows(self):
+    def mask(self) -> tuple[bool, ...]:
+        """The controlled axes as 6 bools over ``(vx, vy, vz, wx, wy, wz)``."""
+        return TASK_KINDS[self.kind] if isinstance(self.kind, str) else self.kind
+
+    @property
+    def rows(self) -> np.ndarray:
         """The ``[v; w]`` axes (0-5) this task controls."""
-        return task_rows(self.kind)
+        return np.flatnonzero(self.mask)
 
 
-def _check_posture_gain(posture_gain) -> None:
-    """``posture_gain`` is a number, ``{joint: number}`` or a sequence of numbers, each finite and
-    in [0, 1] (joint names and the sequence's length are the solver's to check)."""
+def tip_task(tip: str, task, position_tolerance: float, orientation_tolerance: float) -> TipTask:
+    """``task`` (a :class:`TipTask`, or a kind made a task with these tolerances) for ``tip``;
+    an invalid kind raises :class:`IKNodeError` naming the tip."""
+    if isinstance(task, TipTask):
+        return task
+    try:
+        return TipTask(task, 1.0, position_tolerance, orientation_tolerance)
+    except IKNodeError as error:
+        raise IKNodeError(f"task for tip '{tip}': {error}") from None
+
+
+# ------------------------------------------------------------------ the options
+
+
+def _check_posture_gain(spec: OptionSpec, posture_gain) -> None:
+    """``posture_gain`` is a number, ``{joint: number}`` or a sequence of numbers, each in the
+    spec's range (joint names and the sequence's length are the solver's to check)."""
     if isinstance(posture_gain, Mapping):
         named = [(f"posture_gain for joint '{joint}'", gain) for joint, gain in posture_gain.items()]
     elif isinstance(posture_gain, (str, bytes)) or not isinstance(
@@ -78,14 +292,13 @@ def _check_posture_gain(posture_gain) -> None:
     else:
         named = [(f"posture_gain[{index}]", gain) for index, gain in enumerate(np.ravel(posture_gain))]
     for what, gain in named:
-        number = isinstance(gain, numbers.Real) and not isinstance(gain, bool)
-        if not (number and math.isfinite(gain) and 0 <= gain <= 1):
-            raise IKNodeError(f"{what} must be a finite number in [0, 1], got {gain!r}")
+        spec.check(gain, what)
 
 
 @dataclass(frozen=True)
 class SolverOptions:
-    """Every option of :class:`~ik_node.solver.IKSolver`, checked when made.
+    """Every option of :class:`~ik_node.solver.IKSolver`, checked when made (the scalar ones
+    against :data:`OPTIONS`, where their ranges, units and defaults are written).
 
     * ``tasks``: ``{tip: TipTask | kind}`` (default: the full pose for every tip);
     * ``position_tolerance`` [m], ``orientation_tolerance`` [rad]: defaults for every task;
@@ -104,59 +317,44 @@ class SolverOptions:
       ``SEED_TABLE_TREE`` for several, see there);
     * ``random_seed``: for the table and the random restarts; results are deterministic for a
       seed when the time budget is not what ends the search;
-    * ``max_joint_move`` [rad or m] (``speed`` only; None: off): a solution moving some joint
-      farther than this from the seed does not end the search: restarts around the seed follow
-      and the solution with the smallest largest move among the first ``NEAR_CANDIDATES`` found
-      within the budget is returned (no branch flips while following a path).
+    * ``max_joint_move`` [rad or m] (``speed`` only; None or 0: off, stored as None): a solution
+      moving some joint farther than this from the seed does not end the search: restarts around
+      the seed follow and the solution with the smallest largest move among the first
+      ``NEAR_CANDIDATES`` found within the budget is returned (no branch flips while following a
+      path).
     """
 
     tasks: Mapping | None = None
-    position_tolerance: float = 1e-5
-    orientation_tolerance: float = 1e-5
-    method: str = "dls"
-    solve_type: str = "speed"
+    position_tolerance: float = _default("position_tolerance")
+    orientation_tolerance: float = _default("orientation_tolerance")
+    method: str = _default("method")
+    solve_type: str = _default("solve_type")
     joint_weights: object = None
     lower: Mapping | None = None
     upper: Mapping | None = None
     rest_posture: object = None
-    posture_gain: float | Mapping | Sequence = 0.0
-    min_damping: float = 1e-3
-    max_iterations: int = 100
-    max_attempts: int | None = None
-    seed_table_size: int | None = None
-    random_seed: int = 0
-    max_joint_move: float | None = None
+    posture_gain: float | Mapping | Sequence = _default("posture_gain")
+    min_damping: float = _default("min_damping")
+    max_iterations: int = _default("max_iterations")
+    max_attempts: int | None = _default("max_attempts")
+    seed_table_size: int | None = _default("seed_table_size")
+    random_seed: int = _default("random_seed")
+    max_joint_move: float | None = _default("max_joint_move")
 
     def __post_init__(self):
-        if self.method not in METHODS:
-            raise IKNodeError(f"unknown method '{self.method}'; choose one of {list(METHODS)}")
-        if self.solve_type not in SOLVE_TYPES:
-            raise IKNodeError(f"unknown solve_type '{self.solve_type}'; choose one of {list(SOLVE_TYPES)}")
-        _check_posture_gain(self.posture_gain)
-        for name, low, high in (
-            ("min_damping", 0.0, math.inf),
-            ("position_tolerance", 0.0, math.inf),
-            ("orientation_tolerance", 0.0, math.inf),
-        ):
-            value = getattr(self, name)
-            if not (isinstance(value, numbers.Real) and math.isfinite(value) and low <= value <= high):
-                raise IKNodeError(f"{name} must be a finite number in [{low}, {high}], got {value}")
-        for name, low in (("max_iterations", 1), ("max_attempts", 1), ("seed_table_size", 0)):
-            value = getattr(self, name)
-            if value is None and name in ("max_attempts", "seed_table_size"):
-                continue
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-                raise IKNodeError(f"{name} must be an integer >= {low}, got {value!r}")
-        if self.max_joint_move is not None and not (
-            isinstance(self.max_joint_move, numbers.Real)
-            and math.isfinite(self.max_joint_move)
-            and self.max_joint_move > 0
-        ):
-            raise IKNodeError(
-                f"max_joint_move must be a positive number of rad or m (or None), got {self.max_joint_move}"
-            )
-        if not isinstance(self.random_seed, numbers.Integral) or not 0 <= self.random_seed < 2**32:
-            raise IKNodeError(f"random_seed must be an integer in [0, 2**32), got {self.random_seed!r}")
+        for spec in OPTIONS:
+            value = getattr(self, spec.name)
+            if spec.per_joint:
+                _check_posture_gain(spec, value)
+            else:
+                spec.check(value)
+        if self.max_joint_move == 0:
+            object.__setattr__(self, "max_joint_move", None)
+        if self.tasks is not None:
+            if not isinstance(self.tasks, Mapping):
+                raise IKNodeError(f"tasks must be a mapping {{tip: TipTask or kind}}, got {self.tasks!r}")
+            for tip, task in self.tasks.items():
+                tip_task(tip, task, self.position_tolerance, self.orientation_tolerance)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
