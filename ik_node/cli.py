@@ -5,7 +5,9 @@ or the ROS 2 node.
   and the base and tip links to choose from;
 * ``ik_node config --urdf FILE --base B --tip T`` writes the node's parameter file for it;
 * ``ik_node solve --urdf FILE --base B --tip T --xyz X Y Z [--rpy R P Y | --quat X Y Z W]``
-  prints joint values reaching the pose (m, rad; quaternion in ROS order x y z w);
+  prints joint values reaching the pose (m, rad; quaternion in ROS order x y z w); ``--task``
+  (``position``, axis names such as ``'vz'``), ``--task-axes tip|base`` and ``--offset X Y Z``
+  say what the goal controls, as the node's ``tip_tasks``, ``tip_task_axes`` and ``tip_offsets``;
 * ``ik_node fk --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...]`` prints the pose;
 * ``ik_node node [--ros-args ...]``, or any command line with ``--ros-args`` (as ``ros2 run`` and
   ``ros2 launch`` give), runs the node. A bare ``ik_node`` prints the help and exits 0.
@@ -34,7 +36,8 @@ from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
 from .parameters import MODES
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
-from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions
+from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask
+from .solver.options import OPTION_SPECS, TASK_AXES, task_kind, task_offset
 
 #: The subcommands, in the order the help lists them.
 SUBCOMMANDS = ("info", "config", "solve", "fk", "node")
@@ -245,7 +248,7 @@ def _add_chain_arguments(command, name: str) -> None:
 
 
 def _add_solve_arguments(solve) -> None:
-    goal = solve.add_argument_group("goal pose of the tip, in the base frame")
+    goal = solve.add_argument_group("goal pose of the tip (of its --offset point), in the base frame")
     goal.add_argument(
         "--xyz", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="position [m]"
     )
@@ -264,7 +267,34 @@ def _add_solve_arguments(solve) -> None:
         metavar=("X", "Y", "Z", "W"),
         help="quaternion in ROS order x y z w [unitless; normalised] (default: 0 0 0 1)",
     )
-    goal.add_argument("--position-only", action="store_true", help="reach the position, any orientation")
+    task = solve.add_argument_group(
+        "task: what the goal controls (the node's tip_tasks, tip_task_axes, tip_offsets)"
+    )
+    kind = task.add_mutually_exclusive_group()
+    kind.add_argument("--position-only", action="store_true", help="reach the position, any orientation")
+    kind.add_argument(
+        "--task",
+        default="pose",
+        metavar="KIND",
+        help="pose (default), position, orientation, or axis names among vx vy vz wx wy wz (linear, "
+        "then angular), e.g. vz or 'vx vy wz'",
+    )
+    task.add_argument(
+        "--task-axes",
+        choices=TASK_AXES,
+        default="tip",
+        help="tip: the task's axes are the tip's own (default); base: the base frame's axes at the "
+        "controlled point (--task vz: the point's height along the base z)",
+    )
+    task.add_argument(
+        "--offset",
+        nargs=3,
+        type=float,
+        default=(0.0, 0.0, 0.0),
+        metavar=("X", "Y", "Z"),
+        help="the controlled point in the tip's frame [m], e.g. a tool centre that is not a link: the "
+        "goal is that point's pose, with the tip's axes (default: 0 0 0, the tip's origin)",
+    )
     settings = solve.add_argument_group("solver")
     settings.add_argument(
         "--method",
@@ -352,11 +382,32 @@ def _forward(arguments) -> int:
     return 0
 
 
+def _task(arguments) -> TipTask:
+    """The tip's task from ``--position-only``/``--task``, ``--task-axes``, ``--offset`` and
+    ``--tolerance``; a refusal names the option."""
+    for option in ("position_tolerance", "orientation_tolerance"):
+        OPTION_SPECS[option].check(arguments.tolerance, "--tolerance")
+    try:
+        kind = task_kind("position" if arguments.position_only else arguments.task)
+    except IKNodeError as error:
+        raise IKNodeError(f"--task: {error}") from None
+    try:
+        offset = task_offset(arguments.offset)
+    except IKNodeError as error:
+        raise IKNodeError(f"--offset: {error}") from None
+    return TipTask(
+        kind,
+        position_tolerance=arguments.tolerance,
+        orientation_tolerance=arguments.tolerance,
+        axes=arguments.task_axes,
+        offset=offset,
+    )
+
+
 def _solve(arguments) -> int:
     robot = _load(arguments)
-    task = "position" if arguments.position_only else "pose"
     options = SolverOptions(
-        tasks={arguments.tip: task},
+        tasks={arguments.tip: _task(arguments)},
         method=arguments.method,
         solve_type=arguments.solve_type,
         position_tolerance=arguments.tolerance,

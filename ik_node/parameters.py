@@ -51,8 +51,8 @@ class ParameterSpec:
     """One parameter: ``name`` (a pattern with ``{}`` for per-joint or per-tip ones), ``kind``
     (one of :data:`KINDS`), ``default`` (None: none), ``description``, ``unit``, an inclusive
     range ``low``-``high`` or ``choices``, ``read_only`` (changing it needs a restart), ``size``
-    (a ``double_array``'s length) and ``validate`` (a further check of the value, raising
-    :class:`IKNodeError` saying what is valid)."""
+    (a ``double_array``'s length), and ``validate`` (a further check of the value: a function
+    raising :class:`IKNodeError`) with ``valid``, what it accepts (for the refusal)."""
 
     name: str
     kind: str
@@ -65,6 +65,7 @@ class ParameterSpec:
     read_only: bool = False
     size: int | None = None
     validate: Callable[[object], object] | None = field(default=None, compare=False)
+    valid: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -116,8 +117,8 @@ class ParameterSpec:
         if self.validate is not None:
             try:
                 self.validate(value)
-            except IKNodeError as error:
-                raise IKNodeError(f"parameter {name}: {error}") from None
+            except IKNodeError:
+                raise IKNodeError(f"parameter {name} must be {self.valid}, got {value!r}") from None
 
 
 def _spec(
@@ -218,7 +219,7 @@ JOINT_PARAMETERS = (
 #: Per tip (``{}``: the tip), declared at start-up.
 TIP_PARAMETERS = (
     _spec("tip_tasks.{}", "string", "pose", f"what the tip's goal controls: {KIND_SYNTAX}",
-          validate=task_kind),
+          validate=task_kind, valid=f"{KIND_SYNTAX}, each axis once"),
     _spec("tip_task_axes.{}", "string", "tip", "whose axes tip_tasks names: 'tip' (the tip's own) or "
           "'base' (the base frame's, at the tip's controlled point: 'vz' alone is its height along the "
           "base z)", choices=TASK_AXES),

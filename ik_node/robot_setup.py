@@ -6,8 +6,9 @@ compute and write.
   :func:`print_summary` prints it as ``info`` shows it;
 * :func:`parameter_file` writes the node's ROS 2 parameter file for a chain: comment lines saying
   how it was written and how to run the node with it, then the robot, the chain, the mode, the
-  tuning parameters at their defaults and the chain's joint limits from the URDF, with the
-  defaults the node itself declares (:func:`ik_node.parameters.joint_parameter_defaults`);
+  tuning parameters at their defaults, each tip's task parameters (``tip_tasks``,
+  ``tip_task_axes``, ``tip_offsets``) at theirs, and the chain's joint limits from the URDF, with
+  the defaults the node itself declares (:func:`ik_node.parameters.joint_parameter_defaults`);
 * :func:`yaml_scalar` writes a value as YAML that ROS's parameter parser reads with the same type.
 
 Units: rad or m (by joint type), velocities per second. Never imports rclpy.
@@ -22,7 +23,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from .parameters import JOINT_PARAMETERS, joint_parameter_defaults, spec_of
+from .parameters import JOINT_PARAMETERS, TIP_PARAMETERS, joint_parameter_defaults, spec_of
 
 __all__ = [
     "CONFIG_TUNING_PARAMETERS",
@@ -217,7 +218,8 @@ def parameter_file(
     output: Path | None = None,
 ) -> str:
     """The node's parameter file: how to run it, then the robot, the chain, the mode, the tuning
-    parameters at their defaults and the chain's joint limits from the URDF (as the node declares
+    parameters at their defaults, every tip's task parameters at theirs (the full pose, in the
+    tip's axes, at its origin) and the chain's joint limits from the URDF (as the node declares
     them).
 
     ``urdf`` is the (absolute) robot description file, ``tree`` the chain's kinematic tree,
@@ -242,6 +244,12 @@ def parameter_file(
         spec = spec_of(parameter)
         lines += textwrap.wrap(spec.described, width=96, initial_indent="    # ", subsequent_indent="    # ")
         lines.append(f"    {parameter}: {yaml_scalar(spec.default)}")
+    for spec in TIP_PARAMETERS:  # tip_tasks: {tip: pose}, ...
+        lines += textwrap.wrap(
+            f"Per tip: {spec.described}", width=96, initial_indent="    # ", subsequent_indent="    # "
+        )
+        lines.append(f"    {spec.name.removesuffix('.{}')}:")
+        lines += [f"      {yaml_scalar(tip)}: {yaml_scalar(spec.default)}" for tip in tree.tip_links]
     lines += [
         "    # The URDF's limits (MoveIt's joint_limits convention): tighter values here win, wider",
         "    # ones are refused. Positions in rad (revolute) or m (prismatic), velocities per second.",

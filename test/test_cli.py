@@ -18,7 +18,8 @@ import pytest
 
 from ik_node import load_robot
 from ik_node.catalogue import URDF_DIR
-from ik_node.cli import SUBCOMMANDS, _parser
+from ik_node.cli import SUBCOMMANDS, _parser, _task, main
+from ik_node.solver import TipTask
 
 ARM7 = str(URDF_DIR / "arm7.urdf")
 BUNDLED_ROBOTS = ("arm6", "arm7", "dual_arm", "humanoid", "mobile_manipulator")
@@ -108,6 +109,64 @@ def test_malformed_input_is_refused_with_a_message():
     assert wrong_count.returncode == 2 and "expected 7 joint values" in wrong_count.stderr
     missing_file = run("fk", "--urdf", "/nonexistent.urdf", "--base", "base_link", "--tip", "tool0")
     assert missing_file.returncode == 2 and "URDF file not found" in missing_file.stderr
+
+
+# ------------------------------------------------------------------ solve: the tip's task
+
+SOLVE = ["solve", "--urdf", ARM7, "--base", "base_link", "--tip", "tool0", "--xyz", "0.4", "0", "0.5"]
+
+
+@pytest.mark.parametrize(
+    "options, task",
+    [
+        ([], TipTask()),
+        (["--position-only"], TipTask("position")),
+        (["--task", "orientation", "--tolerance", "1e-4"], TipTask("orientation", 1.0, 1e-4, 1e-4)),
+        (["--task", "vx vy wz"], TipTask((True, True, False, False, False, True))),
+        (["--task", "vz", "--task-axes", "base"], TipTask("vz", axes="base")),
+        (["--offset", "0", "0", "0.1"], TipTask(offset=(0.0, 0.0, 0.1))),
+        (
+            ["--task=vz", "--task-axes=base", "--offset", "0.0", "-0.02", "0.1"],
+            TipTask(axes="base", offset=(0, -0.02, 0.1), kind="vz"),
+        ),
+    ],
+)
+def test_solve_makes_the_tip_s_task_from_task_task_axes_offset_and_tolerance(options, task):
+    assert _task(_parser().parse_args(SOLVE + options)) == task
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--position-only", "--task", "vz"],  # one or the other
+        ["--task-axes", "world"],
+        ["--offset", "0", "0.1"],
+        ["--offset", "0", "x", "0.1"],
+    ],
+)
+def test_solve_refuses_malformed_task_options_as_usage_errors(options, capsys):
+    with pytest.raises(SystemExit) as exited:
+        _parser().parse_args(SOLVE + options)
+    assert exited.value.code == 2
+    assert "ik_node solve: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (
+            ["--task", "vq"],
+            "error: --task: unknown task 'vq'; use one of ['pose', 'position', 'orientation'] or",
+        ),
+        (["--task", "vz vz"], "error: --task: task 'vz vz' names vz more than once"),
+        (["--offset", "0", "nan", "0"], "error: --offset: task offset must be 3 finite numbers x y z [m]"),
+        (["--tolerance", "2"], "error: --tolerance must be a finite number in [1e-09, 1] m, got 2.0"),
+        (["--tolerance", "0"], "error: --tolerance must be a finite number in [1e-09, 1] m, got 0.0"),
+    ],
+)
+def test_solve_refuses_a_bad_task_naming_the_option_before_any_solve(options, message, capsys):
+    assert main(SOLVE + options) == 2
+    assert capsys.readouterr().err.startswith(message)
 
 
 # ------------------------------------------------------------------ usage

@@ -1,7 +1,8 @@
 """``ik_node config``, end to end: the parameter file written from ``ik_node info``'s suggestions.
 
 For every bundled robot, and test_xacro's xacro arm, the file has the node's keys, the absolute
-URDF path (and the xacro arguments and package directories), and the URDF's joint limits (read
+URDF path (and the xacro arguments and package directories), every tip's task parameters at their
+defaults (read back as the node's record and the solver's tasks), and the URDF's joint limits (read
 from the XML, not from the model) for exactly the chain's joints, in the types the node declares
 (doubles with a decimal point, as rcl's parser needs). For arm7, dual_arm and the xacro arm the
 node, started with the file as is, reaches a goal (the FK of a random in-limit configuration)
@@ -26,7 +27,17 @@ from ros_harness import running_node
 
 from ik_node import load_robot
 from ik_node.catalogue import URDF_DIR
-from ik_node.parameters import spec_of
+from ik_node.parameters import (
+    NODE_PARAMETERS,
+    TIP_PARAMETERS,
+    NodeSettings,
+    check_values,
+    overridden_names,
+    spec_of,
+)
+from ik_node.policy import plan_model
+from ik_node.robot_setup import yaml_scalar
+from ik_node.solver import TipTask
 
 XACRO_DIR = Path(__file__).resolve().parent / "xacro"
 #: test_xacro's fixture: a xacro arm in a package found through --package-path, and the URDF
@@ -159,6 +170,34 @@ def test_the_file_has_the_chain_and_the_urdf_limits_in_the_node_types(robot, tmp
         key, _, value = line.strip().partition(": ")
         if key in doubles:
             assert re.fullmatch(r"-?\d+\.\d+(e[-+]\d+)?", value), line
+
+
+@pytest.mark.parametrize("robot", ["arm7", "dual_arm"])
+def test_every_tip_s_task_parameters_are_written_at_their_defaults_and_read_back(robot, tmp_path):
+    """The file is complete: the node reads the task of each tip from it (the full pose in the
+    tip's axes at its origin) as its record and the solver's tasks."""
+    path, _, tips = write_config(robot, tmp_path)
+    parameters = yaml.safe_load(path.read_text())["ik_node"]["ros__parameters"]
+    assert parameters["tip_tasks"] == {tip: "pose" for tip in tips}
+    assert parameters["tip_task_axes"] == {tip: "tip" for tip in tips}
+    assert parameters["tip_offsets"] == {tip: [0.0, 0.0, 0.0] for tip in tips}
+    per_tip = {spec.name.format(tip) for spec in TIP_PARAMETERS for tip in tips}
+    assert per_tip <= overridden_names(["--ros-args", "--params-file", str(path)])
+
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS} | flatten(parameters)
+    check_values(values)
+    settings = NodeSettings.from_values(values)
+    assert settings.tip_offsets == {tip: (0.0, 0.0, 0.0) for tip in tips}
+    model = plan_model(load_robot(CASES[robot].urdf), settings)
+    assert model.options.tasks == {tip: TipTask() for tip in tips}
+
+
+@pytest.mark.parametrize(
+    "value", ["vx vy wz", "vz", "wz,vx", "base", "tip", (0.0, 0.0, 0.12), [-0.5, 1e-05, 2.0]]
+)
+def test_a_tip_parameter_s_value_is_written_as_yaml_that_reads_back_the_same(value):
+    read = yaml.safe_load(f"key: {yaml_scalar(value)}")["key"]
+    assert read == (list(value) if isinstance(value, tuple) else value)
 
 
 def test_track_mode_is_written_for_a_robot_with_velocity_limits(tmp_path):

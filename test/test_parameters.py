@@ -259,7 +259,7 @@ def test_check_values_checks_each_value_by_its_spec_patterns_included():
         check_values(default_values(timeout=0.0))
     with pytest.raises(IKNodeError, match=r"parameter joint_weights.j1 must be in \[0, 1e\+06\], got -1.0"):
         check_values(default_values(**{"joint_weights.j1": -1.0}))
-    with pytest.raises(IKNodeError, match="parameter tip_tasks.tool0: unknown task 'everything'; use one of"):
+    with pytest.raises(IKNodeError, match="parameter tip_tasks.tool0 must be one of"):
         check_values(default_values(**{"tip_tasks.tool0": "everything"}))
     with pytest.raises(IKNodeError, match=r"parameter tip_offsets.tool0 must have 3 values \[m\]"):
         check_values(default_values(**{"tip_offsets.tool0": [0.0, 0.1]}))
@@ -473,24 +473,15 @@ def test_tip_tasks_takes_a_named_kind_or_axis_names(task):
     spec_of("tip_tasks.tool0").check("tip_tasks.tool0", task)
 
 
-@pytest.mark.parametrize(
-    "task, reason",
-    [
-        (
-            "everything",
-            "unknown task 'everything'; use one of ['pose', 'position', 'orientation'] or axis names",
-        ),
-        ("", "unknown task ''"),
-        ("vz tz", "unknown task 'vz tz'"),
-        ("VZ", "unknown task 'VZ'"),
-        ("pose vz", "unknown task 'pose vz'"),
-        ("vz wz vz", "task 'vz wz vz' names vz more than once"),
-    ],
-)
-def test_tip_tasks_refuses_anything_else_naming_the_parameter_and_the_syntax(task, reason):
+@pytest.mark.parametrize("task", ["everything", "", "vz tz", "VZ", "pose vz", "vz;wz", "vz wz vz"])
+def test_tip_tasks_refuses_anything_else_naming_the_parameter_and_the_syntax(task):
     with pytest.raises(IKNodeError) as refused:
         spec_of("tip_tasks.left_tool0").check("tip_tasks.left_tool0", task)
-    assert str(refused.value).startswith(f"parameter tip_tasks.left_tool0: {reason}"), str(refused.value)
+    assert str(refused.value) == (
+        "parameter tip_tasks.left_tool0 must be one of ['pose', 'position', 'orientation'] or axis names "
+        "among vx vy vz wx wy wz separated by spaces or commas (e.g. 'vz', 'vx vy wz'), each axis once, "
+        f"got {task!r}"
+    )
 
 
 @pytest.mark.parametrize(
