@@ -1,27 +1,26 @@
 """Forward kinematics and Jacobians of a base-to-tips tree, built from trimmed adjoint blocks.
 
 A :class:`KinematicTree` is the part of a :class:`~ik_node.model.Robot` on the paths from a base
-link to one or more tip links, compiled to numpy arrays once so that each evaluation is a handful
-of vectorised calls.
+link to one or more tip links, as the flat arrays of :mod:`ik_node.compiled.spatial` (the one
+implementation of FK and Jacobians; see there for the layout, the joint types and the
+configuration manifold). The base may be any link: a path goes up the tree (joints crossed from
+child to parent, e.g. from a stance foot) and down again.
 
-Frames. The tree keeps one *frame* per link that moves relative to its parent (the child link of a
-movable joint), one per tip link, and the base (frame 0). Links joined by fixed joints are folded
-into constant offsets. Frame ``i`` sits at ``T_parent_i(q) = C_i @ M_i(theta_i)`` where ``C_i`` is
-constant (fixed joints and the joint origin) and ``M_i`` is the joint motion about / along its unit
-axis ``a``:  ``M = (I + sin(theta) hat(a) + (1 - cos(theta)) hat(a)^2, 0)`` for revolute joints
-(Rodrigues) and ``(I, theta a)`` for prismatic ones, with ``theta = m q_leader + o`` for mimic
-joints (``m = 1, o = 0`` otherwise).
+Frames. The tree keeps one *frame* per joint that moves (at its child link, or at its parent link
+when crossed upward), one per tip link, and the base (frame 0). Links joined by fixed joints sit at
+constant offsets from the nearest frame. Memory and build time are linear in the number of links
+on the paths.
 
-Jacobians (twists ``[v; w]``, see :mod:`ik_node.lie`). The body Jacobian of a tip frame ``e``
-stacks, for every joint ``j`` on the path to ``e``, the joint's unit twist ``S_j`` (in its own
-frame) mapped by the adjoint of ``T_e_j = T_base_e^-1 T_base_j``:
+Configurations and tangents. :attr:`KinematicTree.joint_names` names the configuration
+coordinates (a 1-DOF joint by its name; ``root_joint/x`` ... ``root_joint/qw`` for a floating
+joint, see :data:`ik_node.model.COORDINATE_SUFFIXES`); Jacobians have one column per tangent
+coordinate (:attr:`KinematicTree.tangent_names`, twists ``[v; w]`` in each joint's frame). For
+trees of 1-DOF joints the two coincide.
 
-    J_b[:, j] = Ad(T_e_j) S_j,     Ad(T) = [[R, hat(t) R], [0, R]]          (PoE body Jacobian)
-
-``S_j`` trims the 6x6 block ``Ad(T_e_j)`` to the joint's motion: its angular columns along the
-axis for revolute joints, its linear columns for prismatic ones. A mimic follower's column is
-added, times its multiplier, to its leader's column. Joints off the path give zero columns. The
-*mixed* Jacobian ``blockdiag(R_be, R_be) J_b`` gives the tip-origin velocity in base-aligned axes.
+Jacobians (twists ``[v; w]``, see :mod:`ik_node.lie`): the body Jacobian of a frame ``e`` stacks,
+for every joint ``j`` on its path, the adjoint ``Ad(T_e_j)`` trimmed to the joint's unit twists,
+``Ad(T) = [[R, hat(t) R], [0, R]]`` (PoE body Jacobian, Lynch & Park eq. 5.18); the *mixed* one
+gives the velocity of the frame's origin and its angular velocity in base axes.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .compiled import spatial
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
-from .lie import adjoint, hat, inverse
+from .lie import inverse
 
 __all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]
 
@@ -41,6 +41,18 @@ TASK_ROWS = {
     "position": (0, 1, 2),
     "orientation": (3, 4, 5),
 }
+
+_TYPE_CODES = {
+    "revolute": spatial.REVOLUTE,
+    "continuous": spatial.REVOLUTE,
+    "prismatic": spatial.PRISMATIC,
+    "planar": spatial.PLANAR,
+    "ball": spatial.BALL,
+    "floating": spatial.FLOATING,
+}
+
+#: The central-difference step of :meth:`KinematicTree.jacobian_derivative` [s].
+DERIVATIVE_STEP = 1e-6
 
 
 def task_rows(task) -> np.ndarray:
@@ -56,14 +68,29 @@ def task_rows(task) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
+def plane_basis(normal: np.ndarray) -> np.ndarray:
+    """A rotation whose z column is the unit ``normal`` (a planar joint's axis): the joint moves
+    in the xy plane of this basis. The identity for ``normal = z``; otherwise x is the unit
+    vector of ``normal x e`` with ``e`` the coordinate axis least aligned with the normal."""
+    normal = np.asarray(normal, dtype=float)
+    if np.allclose(normal, (0.0, 0.0, 1.0)):
+        return np.eye(3)
+    helper = np.eye(3)[int(np.argmin(np.abs(normal)))]
+    x = np.cross(helper, normal)
+    x /= np.linalg.norm(x)
+    return np.column_stack((x, np.cross(normal, x), normal))
+
+
 class KinematicTree:
     """Forward kinematics and Jacobians between ``base_link`` and ``tip_links``.
 
-    Attributes: ``joint_names`` (the degrees of freedom, base to tips, each once even when shared
-    by several tips), ``lower``/``upper`` (position limits, rad or m, ``-inf``/``inf`` for
-    continuous joints), ``max_velocity`` (rad/s or m/s), ``link_names`` (every link on the paths),
-    ``frame_count`` (poses one :meth:`link_poses` call computes: the base, every movable joint's
-    child, every tip).
+    Attributes: ``joint_names`` (configuration coordinates, base to tips, each joint once even
+    when shared by several tips), ``tangent_names`` (Jacobian columns), ``joints`` (the
+    independent joints, in order), ``lower``/``upper`` (position limits per configuration
+    coordinate, rad or m, ``-inf``/``inf`` for continuous joints and multi-DOF coordinates),
+    ``max_velocity`` (rad/s or m/s), ``continuous`` (coordinates that turn freely),
+    ``neutral`` (the configuration with every coordinate 0 and unit quaternions), ``link_names``
+    (every link on the paths), ``frame_count``.
     """
 
     def __init__(self, robot, base_link: str, tip_links: str | Sequence[str]):
@@ -75,98 +102,103 @@ class KinematicTree:
         self.robot = robot
         self.base_link = base_link
         self.tip_links = tuple(tips)
-        paths = [robot.usable_path_joints(base_link, tip) for tip in tips]
+        paths = [robot.usable_path(base_link, tip) for tip in tips]
 
-        # Links on the paths in topological order (parents first) and the joints reaching them.
-        link_joint: dict[str, object] = {base_link: None}
+        # Independent joints (mimic leaders) in order of first appearance, and their coordinates.
+        leaders: dict[str, object] = {}
         for path in paths:
-            for joint in path:
-                link_joint.setdefault(joint.child, joint)
-        self.link_names = tuple(link_joint)
+            for joint, _ in path:
+                if joint.is_movable:
+                    leader = robot.joints[robot.leader_of(joint.name)]
+                    leaders.setdefault(leader.name, leader)
+        self.joints = tuple(leaders.values())
+        spans, names, tangent_names, config_at, tangent_at = [], [], [], {}, {}
+        for joint in self.joints:
+            config_at[joint.name], tangent_at[joint.name] = len(names), len(tangent_names)
+            spans.append((_TYPE_CODES[joint.type], len(names), len(tangent_names)))
+            names += joint.coordinate_names
+            tangent_names += joint.tangent_names
+        self.joint_names = tuple(names)
+        self.tangent_names = tuple(tangent_names)
+        self._coordinate_index = {name: index for index, name in enumerate(names)}
+        self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
+        lower, upper, velocity, continuous = [], [], [], []
+        for joint in self.joints:
+            count = len(joint.coordinate_names)
+            single = not joint.is_multi_dof
+            lower += [joint.lower if single else -np.inf] * count
+            upper += [joint.upper if single else np.inf] * count
+            velocity += [joint.max_velocity if single else np.inf] * count
+            continuous += [joint.type == "continuous"] * count
+        self.lower, self.upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
+        self.max_velocity = np.array(velocity, dtype=float)
+        self.continuous = np.array(continuous, dtype=bool)
+        self.neutral = np.zeros(len(names))
+        for kind, at, _ in self.spans:
+            if spatial.QUATERNION_AT[kind] >= 0:
+                self.neutral[at + spatial.QUATERNION_AT[kind] + 3] = 1.0
 
-        # Frames: the base, every child of a movable joint, every tip.
-        frame_links = [
-            link
-            for link, joint in link_joint.items()
-            if joint is None or joint.is_movable or link in self.tip_links
-        ]
-        frame_index = {link: index for index, link in enumerate(frame_links)}
-        # Every link on the paths sits at a constant offset from its nearest frame (at or above it).
-        self._link_frame: dict[str, tuple[int, np.ndarray]] = {}
-        for link, joint in link_joint.items():
-            if link in frame_index:
-                self._link_frame[link] = (frame_index[link], np.eye(4))
-            else:
-                parent_frame, parent_offset = self._link_frame[joint.parent]
-                self._link_frame[link] = (parent_frame, parent_offset @ joint.origin)
+        # Frames: walk each path from the base, adding a frame per moving joint crossed.
+        frames: list[np.ndarray] = []
+        links: list[tuple] = []
+        self._link_frame: dict[str, tuple[int, np.ndarray]] = {base_link: (0, np.eye(4))}
 
-        # Degrees of freedom: the leaders of the movable joints, in order of first appearance.
-        dof_names: list[str] = []
-        for link in frame_links[1:]:
-            joint = link_joint[link]
-            if joint.is_movable:
-                leader = robot.leader_of(joint.name)
-                if leader not in dof_names:
-                    dof_names.append(leader)
-        self.joint_names = tuple(dof_names)
-        self._dof_index = {name: index for index, name in enumerate(dof_names)}
-        leaders = [robot.joints[name] for name in dof_names]
-        self.lower = np.array([joint.lower for joint in leaders])
-        self.upper = np.array([joint.upper for joint in leaders])
-        self.max_velocity = np.array([joint.max_velocity for joint in leaders])
-        self.continuous = np.array([joint.type == "continuous" for joint in leaders], dtype=bool)
+        def add_frame(
+            parent: int, constant: np.ndarray, link_row: tuple, axis=(0.0, 0.0, 0.0), mimic=(1.0, 0.0)
+        ):
+            row = np.zeros(spatial.FRAME_COLUMNS)
+            row[spatial.ROTATION : spatial.ROTATION + 9] = constant[:3, :3].reshape(-1)
+            row[spatial.TRANSLATION : spatial.TRANSLATION + 3] = constant[:3, 3]
+            row[spatial.AXIS : spatial.AXIS + 3] = axis
+            row[spatial.MULTIPLIER], row[spatial.OFFSET] = mimic
+            frames.append(row)
+            links.append((parent, *link_row))
+            return len(frames)  # pose index
 
-        count = len(frame_links) - 1  # frames other than the base
-        self._parent = np.zeros(count, dtype=int)
-        constant = np.zeros((count, 4, 4))
-        self._twist = np.zeros((count, 6))
-        self._dof = np.zeros(count, dtype=int)
-        self._multiplier = np.zeros(count)
-        self._offset = np.zeros(count)
-        for index, link in enumerate(frame_links[1:]):
-            joint = link_joint[link]
-            parent_frame, parent_offset = self._link_frame[joint.parent]
-            self._parent[index] = parent_frame
-            constant[index] = parent_offset @ joint.origin
-            if joint.is_movable:
-                leader, multiplier, offset = robot.mimic_map(joint.name)
-                self._twist[index] = joint.unit_twist
-                self._dof[index] = self._dof_index[leader]
-                self._multiplier[index], self._offset[index] = multiplier, offset
-        self._constant_rotation = constant[:, :3, :3].copy()
-        self._axis_hat = hat(self._twist[:, 3:])
-        self._rotation_sine_term = self._constant_rotation @ self._axis_hat
-        self._rotation_cosine_term = self._rotation_sine_term @ self._axis_hat
-        self._translation_term = np.einsum("nij,nj->ni", self._constant_rotation, self._twist[:, :3])
-        self._has_prismatic = bool(np.any(self._twist[:, :3]))
-        self._has_offsets = bool(np.any(self._offset))
-        self._pose_template = np.concatenate((np.eye(4)[None], constant))
-        ancestor = np.concatenate(([0], self._parent))  # the base is its own parent
-        self._jump_ancestors = []
-        while np.any(ancestor):
-            self._jump_ancestors.append(ancestor)
-            ancestor = ancestor[ancestor]
-        self.frame_count = len(frame_links)
-        self._frame_links = tuple(frame_links)
+        for path in paths:
+            link = base_link
+            for joint, upward in path:
+                reached = joint.parent if upward else joint.child
+                if reached not in self._link_frame:
+                    frame, offset = self._link_frame[link]
+                    self._link_frame[reached] = self._cross(
+                        joint, upward, frame, offset, add_frame, config_at, tangent_at
+                    )
+                link = reached
+        for tip in self.tip_links:  # every tip gets a frame of its own
+            frame, offset = self._link_frame[tip]
+            if not np.array_equal(offset, np.eye(4)):
+                self._link_frame[tip] = (add_frame(frame, offset, (spatial.FIXED, -1, -1, 0)), np.eye(4))
+        self.link_names = tuple(self._link_frame)
+        self.frames = np.ascontiguousarray(np.array(frames, dtype=float).reshape(-1, spatial.FRAME_COLUMNS))
+        self.frame_links = np.ascontiguousarray(
+            np.array(links, dtype=np.int64).reshape(-1, spatial.LINK_COLUMNS)
+        )
+        self.frame_count = len(frames) + 1
 
-        # Per frame: the movable frames on its path from the base (base first) and the matrix that
-        # folds their columns into degree-of-freedom columns (mimic multipliers included).
-        self._ancestors: list[np.ndarray] = [np.zeros(0, dtype=int)]
-        self._fold: list[np.ndarray] = [np.zeros((0, len(dof_names)))]
-        for index in range(count):
-            chain = [index] if self._twist[index].any() else []
-            parent = self._parent[index]
-            ancestors = np.concatenate((self._ancestors[parent], chain)).astype(int)
-            fold = np.zeros((len(ancestors), len(dof_names)))
-            fold[np.arange(len(ancestors)), self._dof[ancestors]] = self._multiplier[ancestors]
-            self._ancestors.append(ancestors)
-            self._fold.append(fold)
-        # The same paths as pose indices (a slice where contiguous, the common case of a chain),
-        # and the joint twists and axis hats indexed by pose (row 0, the base, is zero).
-        self._path_index = [_as_slice_if_contiguous(ancestors + 1) for ancestors in self._ancestors]
-        pose_twist = np.vstack((np.zeros((1, 6)), self._twist))
-        self._pose_twist_columns = np.stack((pose_twist[:, :3], pose_twist[:, 3:]), axis=2)
-        self._pose_axis_hat_t = np.concatenate((np.zeros((1, 3, 3)), self._axis_hat)).transpose(0, 2, 1)
+    def _cross(self, joint, upward: bool, frame: int, offset: np.ndarray, add_frame, config_at, tangent_at):
+        """Where the link reached across ``joint`` sits, ``(frame, offset)``, adding its frame."""
+        if not joint.is_movable:
+            return frame, offset @ (inverse(joint.origin) if upward else joint.origin)
+        leader, multiplier, mimic_offset = self.robot.mimic_map(joint.name)
+        kind = _TYPE_CODES[joint.type]
+        basis = np.eye(4)
+        if joint.type == "planar":  # the motion in the xy plane of a basis whose z is the axis
+            basis[:3, :3] = plane_basis(joint.axis)
+        axis = joint.axis if kind in (spatial.REVOLUTE, spatial.PRISMATIC) else (0.0, 0.0, 0.0)
+        link_row = (kind, config_at[leader], tangent_at[leader], int(upward))
+        if not upward:  # T_parent_child = origin B M(q) B^T
+            index = add_frame(
+                frame, offset @ joint.origin @ basis, link_row, axis, (multiplier, mimic_offset)
+            )
+            return index, basis.T
+        # T_child_parent = B M(q)^-1 B^T origin^-1: a frame at B holding no motion, if needed, then
+        # the reversed motion with C = I (its Jacobian columns act at its parent's pose)
+        anchor = offset @ basis
+        if not np.array_equal(anchor, np.eye(4)):
+            frame = add_frame(frame, anchor, (spatial.FIXED, -1, -1, 0))
+        index = add_frame(frame, np.eye(4), link_row, axis, (multiplier, mimic_offset))
+        return index, basis.T @ inverse(joint.origin)
 
     def __repr__(self) -> str:
         return (
@@ -174,40 +206,37 @@ class KinematicTree:
             f"joints={list(self.joint_names)})"
         )
 
-    def frame_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tree as flat arrays for the compiled kernels (:mod:`ik_node.solver.kernels`):
-        ``frames`` (K, 20) per frame after the base: constant rotation (9, row-major) and
-        translation (3) from its parent frame, unit twist ``[a_lin; a_rot]`` (6), mimic multiplier
-        and offset; ``frame_links`` (K, 2): parent pose index, degree of freedom (-1: fixed)."""
-        constant = self._pose_template[1:]
-        frames = np.concatenate(
-            (
-                constant[:, :3, :3].reshape(-1, 9),
-                constant[:, :3, 3],
-                self._twist,
-                self._multiplier[:, None],
-                self._offset[:, None],
-            ),
-            axis=1,
-        )
-        movable = self._twist.any(axis=1)
-        frame_links = np.stack((self._parent, np.where(movable, self._dof, -1)), axis=1).astype(np.int64)
-        return np.ascontiguousarray(frames), np.ascontiguousarray(frame_links)
-
     # ------------------------------------------------------------------ joint vectors
 
     def joint_vector(self, q, what: str = "joint vector") -> np.ndarray:
-        """``q`` as an array in :attr:`joint_names` order.
+        """``q`` as a configuration in :attr:`joint_names` order, quaternions normalised.
 
-        A mapping may name any subset of the degrees of freedom (the rest sit at 0); an array must
-        have one finite value per degree of freedom. ``what`` names ``q`` in error messages.
+        A mapping may name any subset of the coordinates (the rest at :attr:`neutral`), and a
+        multi-DOF joint by its name with all its coordinates; an array must have one finite value
+        per coordinate. ``what`` names ``q`` in error messages. A quaternion of norm 0 is refused,
+        naming the joint.
         """
         if isinstance(q, Mapping):
-            vector = np.zeros(len(self.joint_names))
+            vector = self.neutral.copy()
             for name, value in q.items():
-                index = self._dof_index.get(name)
+                index = self._coordinate_index.get(name)
+                joint = self.robot.joints.get(name)
+                if (
+                    index is None
+                    and joint is not None
+                    and joint.is_multi_dof
+                    and joint.coordinate_names[0] in self._coordinate_index
+                ):
+                    first = self._coordinate_index[joint.coordinate_names[0]]
+                    values = np.asarray(value, dtype=float).reshape(-1)
+                    if values.shape != (len(joint.coordinate_names),):
+                        raise TargetError(
+                            f"{what}: joint '{name}' takes {len(joint.coordinate_names)} values "
+                            f"{list(joint.coordinate_names)}, got {values.size}"
+                        )
+                    vector[first : first + values.size] = values
+                    continue
                 if index is None:
-                    joint = self.robot.joints.get(name)
                     if joint is not None and joint.mimic is not None:
                         raise TargetError(
                             f"joint '{name}' mimics '{self.robot.leader_of(name)}'; set the leader"
@@ -215,7 +244,7 @@ class KinematicTree:
                     raise UnknownJointError(name, self.joint_names, what="joint of this tree")
                 vector[index] = value
         else:
-            vector = np.asarray(q, dtype=float).reshape(-1)
+            vector = np.array(q, dtype=float).reshape(-1)
             if vector.shape != (len(self.joint_names),):
                 raise TargetError(
                     f"{what} has {vector.size} values; expected {len(self.joint_names)} "
@@ -224,76 +253,105 @@ class KinematicTree:
         if not np.all(np.isfinite(vector)):
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(vector))]
             raise TargetError(f"{what} contains NaN or infinity for joints {bad}")
-        return vector
+        return self.normalized(vector, what)
+
+    def normalized(self, q: np.ndarray, what: str = "joint vector") -> np.ndarray:
+        """``q`` (nq,) or (B, nq) with every quaternion scaled to unit norm (a new array when one
+        is not unit); a zero quaternion raises :class:`TargetError` naming the joint."""
+        for joint, (kind, at, _) in zip(self.joints, self.spans):
+            start = spatial.QUATERNION_AT[kind]
+            if start < 0:
+                continue
+            quaternion = q[..., at + start : at + start + 4]
+            norm = np.linalg.norm(quaternion, axis=-1, keepdims=True)
+            if np.any(norm < 1e-9):
+                raise TargetError(f"{what}: the quaternion of joint '{joint.name}' (qx, qy, qz, qw) is zero")
+            if not np.allclose(norm, 1.0, rtol=0.0, atol=1e-12):
+                q = np.array(q, dtype=float)
+                q[..., at + start : at + start + 4] = quaternion / norm
+        return q
+
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """``q (+) dq``: configuration ``q`` (nq,) moved by tangent ``dq`` (nv,) (see
+        :func:`ik_node.compiled.spatial.integrate`; no limits applied)."""
+        out = np.array(q, dtype=float)
+        spatial.integrate(self.spans, out, np.ascontiguousarray(dq, dtype=float), out)
+        return out
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """The tangent displacement (nv,) from ``q0`` to ``q1`` (see
+        :func:`ik_node.compiled.spatial.difference`)."""
+        out = np.empty(len(self.tangent_names))
+        spatial.difference(
+            self.spans, np.ascontiguousarray(q0, dtype=float), np.ascontiguousarray(q1, dtype=float), out
+        )
+        return out
 
     # ------------------------------------------------------------------ forward kinematics
 
     def link_poses(self, q: np.ndarray) -> np.ndarray:
-        """Poses ``T_base_frame`` (4x4) of every frame of the tree in one pass, base first.
-
-        ``q`` is an array in :attr:`joint_names` order (m, rad), or a batch ``(B, dof)`` giving
-        ``(B, frames, 4, 4)``. Read one link's pose with :meth:`pose_of`. With ``C = (C_R, C_t)``
-        the constant part and Rodrigues' formula for the motion, the local rotation is
-        ``C_R + sin(theta) C_R hat(a) + (1 - cos(theta)) C_R hat(a)^2`` and the local translation
-        ``C_t + theta C_R a_lin`` (both products precomputed).
-        """
-        if self.joint_names:
-            theta = q[..., self._dof] * self._multiplier
-        else:  # nothing moves: every frame at its constant offset
-            theta = np.zeros(q.shape[:-1] + self._multiplier.shape)
-        if self._has_offsets:
-            theta += self._offset
-        batch = q.shape[:-1]
-        poses = np.empty(batch + self._pose_template.shape)
-        poses[...] = self._pose_template
-        poses[..., 1:, :3, :3] = (
-            self._constant_rotation
-            + np.sin(theta)[..., None, None] * self._rotation_sine_term
-            + (1.0 - np.cos(theta))[..., None, None] * self._rotation_cosine_term
-        )
-        if self._has_prismatic:
-            poses[..., 1:, :3, 3] += theta[..., None] * self._translation_term
-        # Pointer jumping: after level k every pose is the product of up to 2^(k+1) local
-        # transforms ending at it; log2(depth) batched products instead of one per frame.
-        for ancestor in self._jump_ancestors:
-            poses = poses[..., ancestor, :, :] @ poses
-        return poses
+        """Poses ``T_base_frame`` (4x4) of every frame of the tree, base first, for ``q`` (nq,) in
+        :attr:`joint_names` order (m, rad, unit quaternions), or a batch ``(B, nq)`` giving
+        ``(B, frames, 4, 4)``. Read one link's pose with :meth:`pose_of`."""
+        q = np.asarray(q, dtype=float)
+        batch = np.ascontiguousarray(q.reshape((int(np.prod(q.shape[:-1])), q.shape[-1])))
+        poses = np.empty((len(batch), self.frame_count, 4, 4))
+        spatial.forward_kinematics_many(self.frames, self.frame_links, batch, poses)
+        return poses.reshape(q.shape[:-1] + poses.shape[1:])
 
     def reach(self, link: str) -> tuple[np.ndarray, float]:
         """A sphere (centre in the base frame [m], radius [m]) containing every position of
-        ``link`` over all joint values: centred on the first moving joint's origin (fixed in the
-        base frame), its radius the sum of the frame offsets after it plus the prismatic travel."""
+        ``link`` over all joint values: centred on the first moving joint's frame on the way from
+        the base (its origin does not move), its radius the sum of the offsets between the frames
+        after it and the link, plus prismatic travel; infinite behind a planar or floating joint."""
         frame, offset = self._link_location(link)
-        chain = [frame]  # frames from the link up to the first movable one (pose indices)
-        while chain[-1] != 0 and not (
-            len(self._ancestors[chain[-1]]) == 1 and self._twist[chain[-1] - 1].any()
-        ):
-            chain.append(int(self._parent[chain[-1] - 1]))
-        poses_at_zero = self.link_poses(np.zeros(len(self.joint_names)))
-        first = chain[-1]
-        if first == 0:  # nothing moves the link
-            return self.pose_of(poses_at_zero, link)[:3, 3], 0.0
-        anchor = (poses_at_zero[int(self._parent[first - 1])] @ self._pose_template[first])[:3, 3]
+        chain = [frame]  # pose indices from the link up to the base
+        while chain[-1] != 0:
+            chain.append(int(self.frame_links[chain[-1] - 1, spatial.PARENT]))
+        moving = [
+            index for index in chain[:-1] if self.frame_links[index - 1, spatial.JOINT_TYPE] != spatial.FIXED
+        ]
+        poses = self.link_poses(self.neutral)
+        if not moving:  # nothing moves the link
+            return self.pose_of(poses, link)[:3, 3], 0.0
+        first = moving[-1]
+        anchor = poses[int(self.frame_links[first - 1, spatial.PARENT])]
+        anchor_point = (anchor @ self._constant(first))[:3, 3]
         radius = float(np.linalg.norm(offset[:3, 3]))
-        radius += sum(float(np.linalg.norm(self._pose_template[index, :3, 3])) for index in chain[:-1])
-        for index in chain:
-            if self._twist[index - 1, :3].any():  # a prismatic joint adds its travel
-                dof = self._dof[index - 1]
-                travel = max(abs(self.lower[dof]), abs(self.upper[dof]))
-                radius += abs(self._multiplier[index - 1]) * travel + abs(self._offset[index - 1])
-        return anchor, radius
+        for index in chain[: chain.index(first)]:
+            radius += float(
+                np.linalg.norm(self.frames[index - 1, spatial.TRANSLATION : spatial.TRANSLATION + 3])
+            )
+        for index in moving:
+            kind = self.frame_links[index - 1, spatial.JOINT_TYPE]
+            if kind in (spatial.PLANAR, spatial.FLOATING):
+                return anchor_point, float("inf")
+            if kind == spatial.PRISMATIC:
+                at = self.frame_links[index - 1, spatial.Q_INDEX]
+                travel = max(abs(self.lower[at]), abs(self.upper[at]))
+                radius += abs(self.frames[index - 1, spatial.MULTIPLIER]) * travel + abs(
+                    self.frames[index - 1, spatial.OFFSET]
+                )
+        return anchor_point, radius
+
+    def _constant(self, index: int) -> np.ndarray:
+        constant = np.eye(4)
+        row = self.frames[index - 1]
+        constant[:3, :3] = row[spatial.ROTATION : spatial.ROTATION + 9].reshape(3, 3)
+        constant[:3, 3] = row[spatial.TRANSLATION : spatial.TRANSLATION + 3]
+        return constant
 
     def frame_index(self, link: str) -> int:
-        """Index into :meth:`link_poses` of a tip or of the child link of a movable joint."""
+        """Index into :meth:`link_poses` of a tip, the base or the child link of a moving joint."""
         frame, offset = self._link_location(link)
         if not np.array_equal(offset, np.eye(4)):
-            raise IKNodeError(f"link '{link}' is fixed to frame '{self._frame_links[frame]}'; use pose_of")
+            raise IKNodeError(f"link '{link}' sits at an offset from a frame of the tree; use pose_of")
         return frame
 
     def pose_of(self, poses: np.ndarray, link: str) -> np.ndarray:
         """Pose ``T_base_link`` of any link on the tree's paths, read from :meth:`link_poses`."""
         frame, offset = self._link_location(link)
-        return poses[frame] @ offset
+        return poses[..., frame, :, :] @ offset
 
     def forward(self, q, link: str | None = None) -> np.ndarray:
         """4x4 pose ``T_base_link`` of ``link`` (default: the first tip); ``q`` array or mapping."""
@@ -301,53 +359,25 @@ class KinematicTree:
 
     # ------------------------------------------------------------------ Jacobians
 
-    def _path_columns(self, poses: np.ndarray, frame: int) -> np.ndarray:
-        """Body-Jacobian columns (6, m) of the m movable frames ``j`` on the path to frame ``e``.
-
-        Each is the adjoint block ``Ad(T_e_j)`` trimmed to the joint's unit twist
-        ``S_j = [a_lin; a_rot]``. With ``T_j_e = (R, d)`` (the tip seen from joint ``j``), ``T_e_j``
-        is its inverse and ``Ad(T_e_j) S_j = [R^T (a_lin + hat(a_rot) d); R^T a_rot]``, evaluated
-        with ``R^T = R_base_e^T R_base_j`` and ``d = R_base_j^T (t_base_e - t_base_j)``.
-        """
-        path = self._path_index[frame]
-        path_poses = poses[..., path, :, :]
-        rotations = path_poses[..., :3, :3]
-        offsets = poses[..., frame, None, :3, 3] - path_poses[..., :3, 3]
-        tip_in_joint = offsets[..., None, :] @ rotations  # d^T = (R_base_j^T offset)^T, (m, 1, 3)
-        twist_columns = np.empty(rotations.shape[:-2] + (3, 2))  # (m, 3, 2): [a_lin, a_rot]
-        twist_columns[...] = self._pose_twist_columns[path]
-        twist_columns[..., 0] += (tip_in_joint @ self._pose_axis_hat_t[path])[..., 0, :]  # + hat(a) d
-        tip_rotation_t = np.swapaxes(poses[..., frame, None, :3, :3], -1, -2)
-        columns = tip_rotation_t @ (rotations @ twist_columns)  # (m, 3, 2), tip axes
-        return np.swapaxes(columns, -1, -3).reshape(columns.shape[:-3] + (6, -1))
-
-    def frame_body_jacobian(self, poses: np.ndarray, frame: int) -> np.ndarray:
-        """Body Jacobian (6 x dof, or (B, 6, dof) for batched poses) of frame index ``frame`` from
-        precomputed :meth:`link_poses`: the path columns folded into degree-of-freedom columns
-        (the solver's hot path)."""
-        return self._path_columns(poses, frame) @ self._fold[frame]
-
-    def body_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:
-        """Body Jacobian (6 x dof) of ``link`` (default: the first tip) or of a frame fixed to it.
-
-        ``offset`` is a 3-vector (a point on the link, m, link axes) or a 4x4 pose ``T_link_f``;
-        the Jacobian of frame ``f`` is ``Ad(T_f_link) J_link`` (the seed's point Jacobian: for a
-        pure point offset the adjoint has an identity rotation).
-        """
+    def _jacobian(self, q, link: str | None, offset, base_axes: bool) -> np.ndarray:
         q = self.joint_vector(q)
         frame, link_offset = self._link_location(link or self.tip_links[0])
-        jacobian = self.frame_body_jacobian(self.link_poses(q), frame)
-        total_offset = link_offset @ _as_offset(offset)
-        if np.allclose(total_offset, np.eye(4), rtol=0.0, atol=0.0):
-            return jacobian
-        return adjoint(inverse(total_offset)) @ jacobian
+        jacobian = np.empty((6, len(self.tangent_names)))
+        spatial.frame_jacobian(
+            self.frames, self.frame_links, q, frame, np.ascontiguousarray(link_offset @ _as_offset(offset)),
+            base_axes, jacobian,
+        )  # fmt: skip
+        return jacobian
+
+    def body_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:
+        """Body Jacobian (6 x nv) of ``link`` (default: the first tip) or of a frame fixed to it:
+        ``offset`` is a 3-vector (a point on the link, m, link axes) or a 4x4 pose ``T_link_f``."""
+        return self._jacobian(q, link, offset, False)
 
     def mixed_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:
-        """Mixed Jacobian (6 x dof): the velocity of the frame's origin and its angular velocity,
+        """Mixed Jacobian (6 x nv): the velocity of the frame's origin and its angular velocity,
         both in base-frame axes, ``blockdiag(R_base_f, R_base_f) J_b``."""
-        q = self.joint_vector(q)
-        rotation = self.forward(q, link)[:3, :3] @ _as_offset(offset)[:3, :3]
-        return _rotate_twists(rotation, self.body_jacobian(q, link, offset))
+        return self._jacobian(q, link, offset, True)
 
     def jacobian(self, q, tips=None, frame: str = "body", tasks=None) -> np.ndarray:
         """Stacked Jacobian of several tips (shared joints appear once, as one column), each
@@ -364,44 +394,21 @@ class KinematicTree:
         return np.vstack(blocks)
 
     def jacobian_derivative(self, q, qdot, link: str | None = None, frame: str = "body") -> np.ndarray:
-        """Time derivative (6 x dof) of the body or mixed Jacobian of ``link`` along ``qdot``.
-
-        From the adjoint derivative ``d/dt Ad(T_e_j) = -ad(V_j->e) Ad(T_e_j)``: column ``j`` of the
-        body Jacobian changes as ``dJ_j/dt = ad(J_j) sum_{i after j} J_i qdot_i`` (joints after
-        ``j`` on the path to the tip), with ``ad([v; w]) = [[hat(w), hat(v)], [0, hat(w)]]``.
-        The mixed one adds the rotation of the axes: ``blockdiag(R hat(w_b), R hat(w_b)) J_b``.
-        """
-        q = self.joint_vector(q)
-        qdot = self.joint_vector(qdot)
-        frame_index, offset = self._link_location(link or self.tip_links[0])
-        poses = self.link_poses(q)
-        fold = self._fold[frame_index]
-        columns = self._path_columns(poses, frame_index).T
-        rates = fold @ qdot  # joint rate of each frame on the path
-        weighted = columns * rates[:, None]
-        after = np.cumsum(weighted[::-1], axis=0)[::-1] - weighted  # sum over later joints
-        derivative_columns = np.concatenate(
-            (
-                np.cross(columns[:, 3:], after[:, :3]) + np.cross(columns[:, :3], after[:, 3:]),
-                np.cross(columns[:, 3:], after[:, 3:]),
-            ),
-            axis=1,
-        )
-        body_derivative = derivative_columns.T @ fold
-        body = columns.T @ fold
-        if not np.allclose(offset, np.eye(4), rtol=0.0, atol=0.0):
-            offset_adjoint = adjoint(inverse(offset))
-            body_derivative = offset_adjoint @ body_derivative
-            body = offset_adjoint @ body
-        if frame == "body":
-            return body_derivative
-        if frame != "mixed":
+        """Time derivative (6 x nv) of the body or mixed Jacobian of ``link`` along the tangent
+        velocity ``qdot`` (nv,): the central difference ``(J(q (+) h qdot) - J(q (+) -h qdot)) / 2h``
+        on the configuration manifold (``h = DERIVATIVE_STEP``; error O(h^2), ~1e-10 here)."""
+        if frame not in ("body", "mixed"):
             raise IKNodeError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
-        rotation = (poses[frame_index] @ offset)[:3, :3]
-        angular_velocity = body[3:] @ qdot
-        return _rotate_twists(rotation @ hat(angular_velocity), body) + _rotate_twists(
-            rotation, body_derivative
-        )
+        q = self.joint_vector(q)
+        qdot = np.asarray(qdot, dtype=float).reshape(-1)
+        if qdot.shape != (len(self.tangent_names),):
+            raise TargetError(
+                f"qdot has {qdot.size} values; expected {len(self.tangent_names)} {list(self.tangent_names)}"
+            )
+        compute = self.body_jacobian if frame == "body" else self.mixed_jacobian
+        plus = compute(self.integrate(q, DERIVATIVE_STEP * qdot), link)
+        minus = compute(self.integrate(q, -DERIVATIVE_STEP * qdot), link)
+        return (plus - minus) / (2.0 * DERIVATIVE_STEP)
 
     # ------------------------------------------------------------------ helpers
 
@@ -415,13 +422,6 @@ class KinematicTree:
             ) from None
 
 
-def _as_slice_if_contiguous(indices: np.ndarray):
-    """A basic slice for a run of consecutive indices (numpy returns views, no copies)."""
-    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[-1] + 1)):
-        return slice(int(indices[0]), int(indices[-1]) + 1)
-    return indices
-
-
 def _as_offset(offset) -> np.ndarray:
     if offset is None:
         return np.eye(4)
@@ -433,8 +433,3 @@ def _as_offset(offset) -> np.ndarray:
     if offset.shape != (4, 4):
         raise TargetError(f"offset must be a 3-vector or a 4x4 pose, got shape {offset.shape}")
     return offset
-
-
-def _rotate_twists(rotation: np.ndarray, twists: np.ndarray) -> np.ndarray:
-    """``blockdiag(R, R) @ twists`` for a (6, n) array of ``[v; w]`` columns."""
-    return np.vstack((rotation @ twists[:3], rotation @ twists[3:]))

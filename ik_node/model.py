@@ -38,8 +38,25 @@ from .xacro_expansion import XACRO_NAMESPACE, expand_xacro, is_xacro
 
 __all__ = ["Joint", "Mimic", "Robot", "load_robot", "SUPPORTED_JOINT_TYPES"]
 
-#: Joint types ik_node models. Each moving one has a single degree of freedom.
-SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
+#: Joint types ik_node models: URDF's, and ``ball`` (a spherical joint, for trees built in code:
+#: URDF has none). Configuration coordinates per joint (see :mod:`ik_node.compiled.spatial`):
+#: 1 for revolute, continuous and prismatic joints; planar ``x, y, theta``; ball ``qx, qy, qz,
+#: qw``; floating ``x, y, z, qx, qy, qz, qw`` (pinocchio's order).
+SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "planar", "floating", "ball")
+#: Suffixes of the configuration coordinates of the multi-DOF joints (``joint/x`` ...).
+COORDINATE_SUFFIXES = {
+    "planar": ("x", "y", "theta"),
+    "ball": ("qx", "qy", "qz", "qw"),
+    "floating": ("x", "y", "z", "qx", "qy", "qz", "qw"),
+}
+#: Suffixes of their tangent coordinates (twists ``[v; w]`` in the joint's frame).
+TANGENT_SUFFIXES = {
+    "planar": ("vx", "vy", "wz"),
+    "ball": ("wx", "wy", "wz"),
+    "floating": ("vx", "vy", "vz", "wx", "wy", "wz"),
+}
+#: The name and parent link of the joint ``load_robot(..., root_joint=...)`` adds.
+ROOT_JOINT, ROOT_LINK = "root_joint", "world"
 #: The children of a ``<joint>`` that kinematics reads; the rest (dynamics, calibration, ...) is
 #: dropped before parsing.
 _JOINT_CHILDREN = ("origin", "parent", "child", "axis", "limit", "mimic", "safety_controller")
@@ -87,15 +104,28 @@ class Joint:
         return self.type != "fixed"
 
     @property
-    def unit_twist(self) -> np.ndarray:
-        """The joint's unit twist ``[v; w]`` in its own (child) frame: ``[0; axis]`` for
-        revolute/continuous, ``[axis; 0]`` for prismatic, zero for fixed."""
-        twist = np.zeros(6)
-        if self.type in ("revolute", "continuous"):
-            twist[3:] = self.axis
-        elif self.type == "prismatic":
-            twist[:3] = self.axis
-        return twist
+    def is_multi_dof(self) -> bool:
+        """Planar, ball and floating joints: several coordinates, no position limits."""
+        return self.type in COORDINATE_SUFFIXES
+
+    @property
+    def coordinate_names(self) -> tuple[str, ...]:
+        """Names of its configuration coordinates: its own name for a 1-DOF joint, ``name/x`` ...
+        for a multi-DOF one (:data:`COORDINATE_SUFFIXES`); none for a fixed joint."""
+        if not self.is_movable:
+            return ()
+        return tuple(f"{self.name}/{suffix}" for suffix in COORDINATE_SUFFIXES.get(self.type, ())) or (
+            self.name,
+        )
+
+    @property
+    def tangent_names(self) -> tuple[str, ...]:
+        """Names of its tangent (velocity) coordinates, as :attr:`coordinate_names`."""
+        if not self.is_movable:
+            return ()
+        return tuple(f"{self.name}/{suffix}" for suffix in TANGENT_SUFFIXES.get(self.type, ())) or (
+            self.name,
+        )
 
 
 class Robot:
@@ -131,38 +161,44 @@ class Robot:
         if link not in self.child_joints:
             raise UnknownLinkError(link, self.links)
 
-    def path_joints(self, base_link: str, tip_link: str) -> list[Joint]:
-        """Joints from ``base_link`` down to ``tip_link`` (base first).
-
-        Raises when either link is unknown or ``tip_link`` is not below ``base_link``.
-        """
+    def path(self, base_link: str, tip_link: str) -> list[tuple[Joint, bool]]:
+        """The joints from ``base_link`` to ``tip_link`` in the order crossed, each with True when
+        it is crossed from child to parent: up from the base to the links' nearest common
+        ancestor, then down to the tip (any link can be the base: a stance foot, say). Raises when
+        either link is unknown."""
         self.check_link(base_link)
         self.check_link(tip_link)
-        joints = []
-        link = tip_link
-        while link != base_link:
-            joint = self.parent_joint.get(link)
-            if joint is None:
-                raise URDFError(
-                    f"tip link '{tip_link}' is not below base link '{base_link}' "
-                    f"(the path from '{tip_link}' up to the root '{self.root}' does not pass "
-                    f"through '{base_link}'); choose a base that is an ancestor of the tip"
-                )
-            joints.append(joint)
-            link = joint.parent
-        return joints[::-1]
+        up_from_base = self._joints_to_root(base_link)
+        up_from_tip = self._joints_to_root(tip_link)
+        # drop the common part (the joints above the nearest common ancestor)
+        while up_from_base and up_from_tip and up_from_base[-1] is up_from_tip[-1]:
+            up_from_base.pop()
+            up_from_tip.pop()
+        return [(joint, True) for joint in up_from_base] + [(joint, False) for joint in up_from_tip[::-1]]
 
-    def usable_path_joints(self, base_link: str, tip_link: str) -> list[Joint]:
-        """:meth:`path_joints`, refusing a path through a joint that cannot be used (or whose
-        mimic leader cannot): the error names the joint and its problem."""
-        joints = self.path_joints(base_link, tip_link)
-        for joint in joints:
+    def _joints_to_root(self, link: str) -> list[Joint]:
+        joints = []
+        joint = self.parent_joint.get(link)
+        while joint is not None:
+            joints.append(joint)
+            joint = self.parent_joint.get(joint.parent)
+        return joints
+
+    def path_joints(self, base_link: str, tip_link: str) -> list[Joint]:
+        """The joints of :meth:`path` (base first), without their directions."""
+        return [joint for joint, _ in self.path(base_link, tip_link)]
+
+    def usable_path(self, base_link: str, tip_link: str) -> list[tuple[Joint, bool]]:
+        """:meth:`path`, refusing a path through a joint that cannot be used (or whose mimic
+        leader cannot): the error names the joint and its problem."""
+        path = self.path(base_link, tip_link)
+        for joint, _ in path:
             if joint.problem is not None:
                 raise URDFError(
                     f"joint '{joint.name}' on the path from '{base_link}' to '{tip_link}' cannot be "
                     f"used: {joint.problem}"
                 )
-        return joints
+        return path
 
     def leader_of(self, joint_name: str) -> str:
         """The independent joint that drives ``joint_name`` (itself unless it is a mimic joint)."""
@@ -200,7 +236,7 @@ class Robot:
         the parent link of the first joint on the way that cannot be used."""
         tips = []
         for leaf in (link for link in self.links if not self.child_joints[link]):
-            path = self.path_joints(self.root, leaf)
+            path = self._joints_to_root(leaf)[::-1]
             blocked = next((joint for joint in path if joint.problem is not None), None)
             tip = leaf if blocked is None else blocked.parent
             if tip not in tips:
@@ -221,7 +257,7 @@ class Robot:
         """
         for end in (link, base):
             if end is not None:
-                self.usable_path_joints(self.root, end)
+                self.usable_path(self.root, end)
         tree = self.full_tree
         poses = tree.link_poses(self.joint_vector(q))
         pose = tree.pose_of(poses, link)
@@ -234,6 +270,7 @@ def load_robot(
     description: str | os.PathLike | bytes,
     package_paths: Sequence[str | os.PathLike] | None = None,
     xacro_args: Mapping[str, object] | None = None,
+    root_joint: str | None = None,
 ) -> Robot:
     """Load a robot description: a URDF or xacro file path, or URDF/xacro XML as a string or bytes.
 
@@ -248,6 +285,10 @@ def load_robot(
     the package not found, or how to install xacro) or the tree's structure is broken; a joint
     that cannot be used is warned about (``UserWarning``) and refused only when a tree
     containing it is built. Content IK never reads is dropped silently (logged at debug level).
+
+    ``root_joint="floating"`` (or ``"planar"``) adds a joint ``root_joint`` of that type from a new
+    root link ``world`` to the URDF's root link (pinocchio's free-flyer convention: the robot's
+    base pose becomes part of the configuration, ``root_joint/x`` ... ``root_joint/qw``).
     """
     data, path = _read_description(description)
     if is_xacro(data, path):
@@ -271,6 +312,8 @@ def load_robot(
         _convert_joint(joint, set(link_names), present_soft_limits, unknown_types.get(joint.name))
         for joint in parsed.joints
     ]
+    if root_joint is not None:
+        link_names, joints = _with_root_joint(root_joint, link_names, joints)
     _check_tree(link_names, joints)
     joints = _resolve_mimics(joints)
     for joint in joints:
@@ -370,7 +413,7 @@ def _keep_kinematics_only(raw: ElementTree.Element) -> None:
 def _neutralise_unknown_joint_types(raw: ElementTree.Element) -> dict[str, str]:
     """Joints of a type urdf_parser_py rejects (``screw``, a typo) are parsed as fixed so that
     the rest of the robot loads; returns {joint: its type} to refuse them when used."""
-    known = (*SUPPORTED_JOINT_TYPES, "floating", "planar")
+    known = tuple(kind for kind in SUPPORTED_JOINT_TYPES if kind != "ball")
     unknown = {}
     for element in raw.findall("joint"):
         if element.get("type") not in known:
@@ -438,16 +481,11 @@ def _convert_joint(parsed, link_names: set, present_soft_limits: dict, unknown_t
     problems = []
     if unknown_type is not None:
         problems.append(f"unknown type '{unknown_type}'; supported: {', '.join(SUPPORTED_JOINT_TYPES)}")
-    elif kind in ("floating", "planar"):
-        problems.append(
-            f"type '{kind}' is not supported; model it as a chain of prismatic and "
-            "revolute/continuous joints (e.g. x, y, yaw for a mobile base)"
-        )
     xyz, xyz_problem = _finite_vector(parsed.origin.xyz if parsed.origin else None, (0, 0, 0), "origin xyz")
     rpy, rpy_problem = _finite_vector(parsed.origin.rpy if parsed.origin else None, (0, 0, 0), "origin rpy")
     axis, axis_problem = _finite_vector(parsed.axis, (1, 0, 0), "axis")
     problems += [problem for problem in (xyz_problem, rpy_problem, axis_problem) if problem]
-    if kind != "fixed" and axis_problem is None:
+    if kind not in ("fixed", "floating") and axis_problem is None:
         norm = np.linalg.norm(axis)
         if norm < 1e-12:
             problems.append(f"{kind} joint with a zero axis; give a non-zero direction")
@@ -457,7 +495,9 @@ def _convert_joint(parsed, link_names: set, present_soft_limits: dict, unknown_t
     if limit_problem:
         problems.append(limit_problem)
     mimic = None
-    if parsed.mimic is not None:
+    if parsed.mimic is not None and kind in COORDINATE_SUFFIXES:
+        problems.append(f"a {kind} joint cannot mimic another joint")
+    elif parsed.mimic is not None:
         multiplier = 1.0 if parsed.mimic.multiplier is None else float(parsed.mimic.multiplier)
         offset = 0.0 if parsed.mimic.offset is None else float(parsed.mimic.offset)
         if not (math.isfinite(multiplier) and math.isfinite(offset)):
@@ -496,8 +536,13 @@ def _limits(parsed, soft_attributes: Mapping[str, str]) -> tuple[float, float, f
     upper = float(limit.upper or 0.0)
     if not (math.isfinite(lower) and math.isfinite(upper)):
         return -math.inf, math.inf, max_velocity, f"limits must be finite, got [{lower}, {upper}]"
-    if lower > upper:
-        return lower, upper, max_velocity, f"lower limit {lower} is above upper limit {upper}"
+    if lower > upper:  # Bullet's (and peers') way of saying "no limit": read as peers do
+        warnings.warn(
+            f"URDF: joint '{parsed.name}' has lower limit {lower} above upper limit {upper}; read as "
+            "unlimited (as Bullet and KDL read it)",
+            stacklevel=4,
+        )
+        return -math.inf, math.inf, max_velocity, None
     safety = parsed.safety_controller
     if safety is not None:
         if "soft_lower_limit" in soft_attributes and safety.soft_lower_limit is not None:
@@ -511,6 +556,25 @@ def _limits(parsed, soft_attributes: Mapping[str, str]) -> tuple[float, float, f
             )
             return lower, upper, max_velocity, problem
     return lower, upper, max_velocity, None
+
+
+def _with_root_joint(kind: str, link_names: list[str], joints: list[Joint]) -> tuple[list[str], list[Joint]]:
+    """The links and joints with a ``kind`` joint ``root_joint`` from a new link ``world`` to the
+    root link (see :func:`load_robot`)."""
+    if kind not in ("floating", "planar"):
+        raise URDFError(f"root_joint must be 'floating' or 'planar' (or None), got {kind!r}")
+    children = {joint.child for joint in joints}
+    roots = [link for link in link_names if link not in children]
+    if ROOT_LINK in link_names or any(joint.name == ROOT_JOINT for joint in joints):
+        raise URDFError(
+            f"cannot add root_joint='{kind}': the URDF already has a link '{ROOT_LINK}' or a joint "
+            f"'{ROOT_JOINT}' (its root is {roots}); load it without root_joint, its own root joint "
+            "is used as it is"
+        )
+    if len(roots) != 1:
+        return link_names, joints  # (the tree check names the problem)
+    added = Joint(ROOT_JOINT, kind, ROOT_LINK, roots[0], np.eye(4), np.array([0.0, 0.0, 1.0]))
+    return [ROOT_LINK, *link_names], [added, *joints]
 
 
 def _check_tree(link_names: list[str], joints: list[Joint]) -> None:

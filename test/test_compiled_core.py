@@ -254,7 +254,7 @@ def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
 
 COLD_PROBE = """
 from ik_node.solver import kernels
-from ik_node.solver.jit import cache_is_cold
+from ik_node.jit import cache_is_cold
 print(cache_is_cold(kernels.search))
 """
 

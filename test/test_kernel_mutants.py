@@ -57,8 +57,7 @@ def test_the_task_jacobian_is_the_derivative_of_the_tip_pose(urdf, base, tip):
     """The Jacobian the solver inverts (``IKSolver.task_jacobian``: the kernels' FK and body
     Jacobian) equals finite differences of the tip pose, at random configurations.
 
-    The kernels' public entry ``forward_and_jacobian`` (tests and the kinematics benchmark) gives
-    the same pose and Jacobian.
+    The tree's ``body_jacobian`` (the same compiled kernel, with its own FK) gives the same.
 
     Kills: ``tip_body_jacobian`` line 142 ``pose[1, 1]`` -> ``pose[0, 1]`` (wrong for joints with a
     y component in their axis, none on arm7; a wrong Jacobian only slows the damped least squares
@@ -72,15 +71,7 @@ def test_the_task_jacobian_is_the_derivative_of_the_tip_pose(urdf, base, tip):
     for q in rng.uniform(lower, upper, size=(4, len(lower))):
         expected = numeric_body_jacobian(robot, solver.joint_names, q, tip, base)
         np.testing.assert_allclose(solver.task_jacobian(q), expected, atol=1e-6)
-        tree = solver.tree
-        frames, frame_links = tree.frame_arrays()
-        poses, jacobian = np.full((len(frames) + 1, 4, 4), np.nan), np.full((6, len(q)), np.nan)
-        tip_frame = tree.frame_index(tip)
-        kernels.forward_and_jacobian(frames, frame_links, np.ascontiguousarray(q), tip_frame, poses, jacobian)
-        np.testing.assert_allclose(
-            poses[tip_frame], robot.forward(dict(zip(solver.joint_names, q)), tip, base), atol=1e-9
-        )
-        np.testing.assert_allclose(jacobian, expected, atol=1e-6)
+        np.testing.assert_allclose(solver.tree.body_jacobian(q, tip), expected, atol=1e-6)
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -107,11 +98,12 @@ def test_cholesky_solve_refuses_a_singular_matrix_and_solves_a_definite_one():
 
 
 def joints_array(lower, upper, weights=None, rest=None) -> np.ndarray:
-    """The kernels' ``joints`` (n, 7) rows for bounded joints (see ``kernels``' module docstring)."""
+    """The kernels' ``joints`` (n, 8) rows for bounded joints (see ``kernels``' module docstring)."""
     n = len(lower)
     weights = np.ones(n) if weights is None else weights
     rest = 0.5 * (lower + upper) if rest is None else rest
-    return np.ascontiguousarray(np.stack((lower, upper, weights, rest, lower, upper, np.zeros(n)), axis=1))
+    columns = (lower, upper, weights, rest, lower, upper, np.zeros(n), np.zeros(n))
+    return np.ascontiguousarray(np.stack(columns, axis=1))
 
 
 def reference_limited_step(jacobian, error, lower, upper, weights, q, damping) -> np.ndarray:
@@ -162,6 +154,7 @@ def test_limited_step_pins_a_joint_at_its_limit_and_hands_the_rest_to_the_others
             jacobian,
             error,
             joints,
+            np.arange(7),
             q,
             damping,
             damping,
@@ -320,16 +313,16 @@ def test_stationary_leaves_out_only_the_joints_held_at_a_limit_they_are_pushed_a
     joints = joints_array(lower, upper)
     interior = np.zeros(6)
     error = np.abs(rng.normal(size=6)) + 0.1
-    assert not kernels._stationary(np.eye(6), error, joints, interior)  # every descent positive
-    assert not kernels._stationary(np.eye(6), -error, joints, interior)  # every descent negative
-    assert kernels._stationary(np.eye(6), error, joints, upper.copy())  # all pushed into the upper limits
-    assert kernels._stationary(np.eye(6), -error, joints, lower.copy())
+    assert not kernels._stationary(np.eye(6), error, joints, np.arange(6), interior)  # every descent positive
+    assert not kernels._stationary(np.eye(6), -error, joints, np.arange(6), interior)  # every descent negative
+    assert kernels._stationary(np.eye(6), error, joints, np.arange(6), upper.copy())  # all pushed into the upper limits
+    assert kernels._stationary(np.eye(6), -error, joints, np.arange(6), lower.copy())
     for _ in range(50):
         jacobian = rng.normal(size=(6, 6))
         q = rng.choice((-1.0, 0.0, 1.0), size=6)
         error = rng.normal(size=6)
         expected = reference_stationary(jacobian, error, lower, upper, np.ones(6), q)
-        assert kernels._stationary(jacobian, error, joints, q) == expected
+        assert kernels._stationary(jacobian, error, joints, np.arange(6), q) == expected
 
 
 # ---------------------------------------------------------------- what the search returns
@@ -485,11 +478,9 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
     seed = np.clip(middle - 0.8, solver.lower, solver.upper)
     q_out, norms_out = np.empty(7), np.empty((1, 2))
     outcome, _, attempts, _ = kernels.search(
-        targets, seed, kernels.NO_DEADLINE, q_out, norms_out,
-        problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-        problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
-        table_q, table_features, 1e-3,
-        kernels.DLS, kernels.SPEED, 1e-3, np.zeros(7), 1, 6, 0, 0.0,
+        targets, seed, kernels.NO_DEADLINE, q_out, norms_out, problem.tree_arrays, problem.task, problem.joints,
+        (problem.feature_spec, problem.feature_scale, table_q, table_features, 1e-3),
+        (kernels.DLS, kernels.SPEED, 1e-3, 1, 6, 0, 0.0),
     )  # fmt: skip
     assert (outcome, attempts) == (kernels.CONVERGED, 4)
     np.testing.assert_allclose(q_out, goal)

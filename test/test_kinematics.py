@@ -8,7 +8,6 @@ import pytest
 
 from ik_node import load_robot
 from ik_node.catalogue import BUNDLED, RobotCase, all_cases
-from ik_node.solver import kernels
 
 CONFIGURATIONS = 100
 FD_STEP = 1e-6
@@ -233,40 +232,6 @@ def test_jacobian_derivative_matches_finite_difference_along_velocity(tree, case
             )
 
 
-# ---------------------------------------------------------------- the solver's compiled kernels
-
-
-def kernel_pose_and_jacobian(tree, q, tip: str) -> tuple[np.ndarray, np.ndarray]:
-    """Pose ``T_base_tip`` and body Jacobian (6, n) of a tip from the solver's kernels."""
-    frames, frame_links = tree.frame_arrays()
-    poses = np.empty((len(frames) + 1, 4, 4))
-    jacobian = np.empty((6, len(q)))
-    tip_frame = tree.frame_index(tip)
-    q = np.ascontiguousarray(q, dtype=float)
-    kernels.forward_and_jacobian(frames, frame_links, q, tip_frame, poses, jacobian)
-    return poses[tip_frame], jacobian
-
-
-def test_kernel_jacobian_matches_finite_differences_of_kernel_forward_kinematics(tree, case):
-    """The kernels on their own: the body Jacobian equals central differences of the kernels'
-    FK, and the independent cross-product construction (rotated into tip axes)."""
-    for q in random_configurations(tree, 20, seed=11):
-        for tip in case.tips:
-            pose, jacobian = kernel_pose_and_jacobian(tree, q, tip)
-            columns = []
-            for index in range(len(q)):
-                step = np.zeros(len(q))
-                step[index] = FD_STEP
-                plus = kernel_pose_and_jacobian(tree, q + step, tip)[0]
-                minus = kernel_pose_and_jacobian(tree, q - step, tip)[0]
-                columns.append(body_twist_difference(plus, minus, FD_STEP))
-            np.testing.assert_allclose(jacobian, np.array(columns).T, atol=1e-6)
-            rotation = pose[:3, :3]
-            mixed = cross_product_mixed_jacobian(tree, q, tip)
-            np.testing.assert_allclose(jacobian[:3], rotation.T @ mixed[:3], atol=1e-10)
-            np.testing.assert_allclose(jacobian[3:], rotation.T @ mixed[3:], atol=1e-10)
-
-
 # ---------------------------------------------------------------- pinocchio as a reference
 
 
@@ -289,7 +254,7 @@ def pinocchio_configuration(pinocchio, model, robot, values: dict) -> np.ndarray
 
 
 def test_forward_and_jacobians_match_pinocchio(tree, case, pinocchio):
-    """The vectorised KinematicTree and the solver's kernels both equal pinocchio's FK and
+    """The KinematicTree (the compiled FK and Jacobian the solver runs) equals pinocchio's FK and
     LOCAL frame Jacobian (mimic followers folded into their leaders)."""
     robot = tree.robot
     model = pinocchio.buildModelFromXML(open(case.urdf).read())
@@ -317,9 +282,6 @@ def test_forward_and_jacobians_match_pinocchio(tree, case, pinocchio):
                 index_v = model.joints[column].idx_v
                 expected_jacobian[:, tree.joint_names.index(leader)] += multiplier * local[:, index_v]
             np.testing.assert_allclose(tree.body_jacobian(q, tip), expected_jacobian, atol=1e-9)
-            kernel_pose, kernel_jacobian = kernel_pose_and_jacobian(tree, q, tip)
-            np.testing.assert_allclose(kernel_pose, expected, atol=1e-9)
-            np.testing.assert_allclose(kernel_jacobian, expected_jacobian, atol=1e-9)
 
 
 @pytest.mark.parametrize("case", BUNDLED, ids=str)

@@ -57,6 +57,7 @@ def make_problem(robot, base: str, tips, tasks: dict, weights=None, rest=None) -
         tree.upper.copy(),
         np.ones(n) if weights is None else weights,
         np.zeros(n) if rest is None else rest,
+        np.zeros(n),
     )
 
 
@@ -168,9 +169,9 @@ def test_the_joint_table_holds_limits_weights_rest_and_sampling_bounds(small):
     lower = np.array([-2.0, -np.inf, 0.0])  # j1 bounded, j2 as if continuous, j3 one-sided
     upper = np.array([2.0, np.inf, np.inf])
     weights, rest = np.array([1.0, 0.0, 3.0]), np.array([0.5, 0.0, 0.05])
-    problem = Problem(tree, ("tool",), {"tool": TipTask()}, lower, upper, weights, rest)
+    problem = Problem(tree, ("tool",), {"tool": TipTask()}, lower, upper, weights, rest, np.zeros(3))
     joints = problem.joints
-    assert joints.shape == (3, 7) and joints.flags.c_contiguous
+    assert joints.shape == (3, kernels.JOINT_COLUMNS) and joints.flags.c_contiguous
     np.testing.assert_array_equal(joints[:, kernels.LOWER], lower)
     np.testing.assert_array_equal(joints[:, kernels.UPPER], upper)
     np.testing.assert_array_equal(joints[:, kernels.WEIGHT], weights)
@@ -181,7 +182,9 @@ def test_the_joint_table_holds_limits_weights_rest_and_sampling_bounds(small):
     np.testing.assert_array_equal(joints[:, kernels.SAMPLE_LOWER], [-2.0, -np.pi, 0.0])
     np.testing.assert_array_equal(joints[:, kernels.SAMPLE_UPPER], [2.0, np.pi, 2 * np.pi])
     np.testing.assert_array_equal(joints[:, kernels.WRAPS], [0.0, 1.0, 0.0])
-    wide = Problem(tree, ("tool",), {"tool": TipTask()}, np.array([-4.5, -1.0, 0.0]), upper, weights, rest)
+    wide = Problem(
+        tree, ("tool",), {"tool": TipTask()}, np.array([-4.5, -1.0, 0.0]), upper, weights, rest, np.zeros(3)
+    )
     assert wide.joints[0, kernels.WRAPS] == 1.0  # a revolute range over a turn wraps: a turn
     assert (wide.joints[0, kernels.SAMPLE_LOWER], wide.joints[0, kernels.SAMPLE_UPPER]) == (-np.pi, np.pi)
     assert wide.joints[1, kernels.WRAPS] == 1.0 and wide.joints[2, kernels.WRAPS] == 0.0

@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 
+from ..jit import COMPILED
 from ..model import load_robot
 from .ik_solver import IKSolver, prepare_kernels
-from .jit import COMPILED
 
 #: Two revolute joints and a prismatic one: every kernel and branch type the solver compiles.
 _SAMPLE_URDF = """<robot name="sample">

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import IKNodeError, TargetError
+from ..jit import BATCH_THREADS, COMPILED, cache_is_cold
 from . import kernels
 from .inputs import (
     check_movable,
@@ -34,7 +35,6 @@ from .inputs import (
     tightened_limits,
     timeout_ns,
 )
-from .jit import BATCH_THREADS, COMPILED, cache_is_cold
 from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
@@ -108,18 +108,24 @@ def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
     if cache_is_cold(kernels.search):
         _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
-    problem, dof = solver.problem, len(solver.joint_names)
+    problem, nq = solver.problem, len(solver.joint_names)
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
     check_pose(problem.tips[0], identity)
     kernels.lm_attempt(
-        problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-        problem.tolerances, problem.joints, identity, kernels.DLS, 1e-3, np.zeros(dof),
-        solver.rest_posture.copy(), 0.0, 1, 0, kernels.NO_DEADLINE, solver.rest_posture.copy(),
+        problem.tree_arrays,
+        problem.task,
+        problem.joints,
+        identity,
+        solver._settings,
+        solver.rest_posture.copy(),
+        kernels.NO_PRIORITY,
+        kernels.NO_DEADLINE,
+        solver.rest_posture.copy(),
         np.empty((len(problem.tips), 2)),
-    )  # fmt: skip
+    )
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
     solver._search(
-        problem, solver.seed_table, identity, solver.rest_posture, deadline, np.empty(dof),
+        problem, solver.seed_table, identity, solver.rest_posture, deadline, np.empty(nq),
         np.empty((len(problem.tips), 2)),
     )  # fmt: skip
     compiled = COMPILED and any(
@@ -247,18 +253,24 @@ class IKSolver:
             names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
         )
         self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
-        self.joint_weights = joint_vector(names, options.joint_weights, 1.0, "joint_weights")
+        tangent_names = self.tree.tangent_names
+        self.joint_weights = joint_vector(tangent_names, options.joint_weights, 1.0, "joint_weights")
         if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
             raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
         bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
         middle = np.where(
-            bounded, 0.5 * (np.where(bounded, self.lower, 0) + np.where(bounded, self.upper, 0)), 0
+            bounded,
+            0.5 * (np.where(bounded, self.lower, 0) + np.where(bounded, self.upper, 0)),
+            self.tree.neutral,
         )
         # Within the limits: the rest posture is also the default seed.
-        self.rest_posture = np.clip(
-            joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
+        self.rest_posture = self.tree.normalized(
+            np.clip(
+                joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
+            ),
+            "rest_posture",
         )
-        self.posture_gains = _posture_gains(names, options.posture_gain)
+        self.posture_gains = _posture_gains(tangent_names, options.posture_gain)
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
@@ -270,13 +282,14 @@ class IKSolver:
             self.upper,
             self.joint_weights,
             self.rest_posture,
+            self.posture_gains,
         )
         table_usable = bool(np.all(self.joint_weights > 0))
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
             self.seed_table_size = SEED_TABLE_ONE_TIP if len(self.tip_links) == 1 else SEED_TABLE_TREE
         self.seed_table = SeedTable(
-            self.problem, self.seed_table_size if table_usable else 0, options.random_seed
+            self.problem, self.seed_table_size if table_usable else 0, options.random_seed, self.rest_posture
         )
         self._priority: dict = {}  # near tips -> (their problem and table, the problem near-first)
         if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
@@ -306,19 +319,31 @@ class IKSolver:
     # ------------------------------------------------------------------ solving
 
     def _search_arguments(self, problem: Problem, table: SeedTable) -> tuple:
-        """The arguments :func:`kernels.search` and :func:`kernels.search_many` take after their
-        targets, seeds, budget and outputs: the problem, the seed table and the options (as
-        float and int, whatever number types they were given in: one compiled signature)."""
+        """The bundles :func:`kernels.search` and :func:`kernels.search_many` take after their
+        targets, seeds, budget and outputs: the tree, the task, the joints, the seed table and
+        the settings (as float and int, whatever number types they were given in: one compiled
+        signature)."""
+        return (
+            problem.tree_arrays,
+            problem.task,
+            problem.joints,
+            (problem.feature_spec, problem.feature_scale, table.q, table.features, float(table.spacing)),
+            self._settings,
+        )
+
+    @property
+    def _settings(self) -> tuple:
+        """The kernels' ``settings`` bundle (see :mod:`.kernels`)."""
         options = self.options
         return (
-            problem.frames, problem.frame_links, problem.tip_frames, problem.rows, problem.row_weights,
-            problem.tolerances, problem.joints, problem.feature_spec, problem.feature_scale,
-            table.q, table.features, float(table.spacing),
-            METHODS[options.method], SOLVE_TYPES[options.solve_type], float(options.min_damping),
-            self.posture_gains, int(options.max_iterations),
-            -1 if options.max_attempts is None else int(options.max_attempts), int(options.random_seed),
+            METHODS[options.method],
+            SOLVE_TYPES[options.solve_type],
+            float(options.min_damping),
+            int(options.max_iterations),
+            -1 if options.max_attempts is None else int(options.max_attempts),
+            int(options.random_seed),
             0.0 if options.max_joint_move is None else float(options.max_joint_move),
-        )  # fmt: skip
+        )
 
     def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
         return kernels.search(targets, seed, deadline, q, norms, *self._search_arguments(problem, table))
@@ -340,12 +365,24 @@ class IKSolver:
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
             target_poses = check_pose(self.tip_links[0], targets)[None]
         else:
-            held = np.clip(seed, self.lower, self.upper)
-            target_poses = stack_targets(self.tip_links, targets, lambda tip: self.tree.forward(held, tip))
+            held = self.tip_poses(np.clip(seed, self.lower, self.upper))
+            target_poses = stack_targets(self.tip_links, targets, lambda tip: held[self.tip_links.index(tip)])
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
             found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach, q, norms)
+            if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
+                # the reach test is a bound: a full search within what is left of the budget
+                full_q, full_norms = np.empty(len(seed)), np.empty_like(norms)
+                full = kernels.search(target_poses, seed, deadline, full_q, full_norms, *self._arguments)
+                if full[0] == kernels.CONVERGED:
+                    q[:], norms[:], out_of_reach = full_q, full_norms, []
+                found = (
+                    full[0] if full[0] == kernels.CONVERGED else found[0],
+                    found[1] + full[1],
+                    found[2] + full[2],
+                    full[3],
+                )
         else:
             found = kernels.search(target_poses, seed, deadline, q, norms, *self._arguments)
         outcome, iterations, attempts, deadline_reached = found
@@ -405,23 +442,20 @@ class IKSolver:
         if outcome == kernels.SEED_NOT_FINITE:
             return outcome, iterations, attempts, deadline_reached
         ordered_norms = np.empty((len(order), 2))
+        settings = self._settings
         if outcome == Outcome.CONVERGED:
-            options = self.options
-            primary_rows = int(np.sum(ordered.rows[:, 0] < len(near)))
+            primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
             outcome, used = kernels.lm_attempt(
-                ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
-                ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
-                METHODS[options.method], float(options.min_damping), np.zeros(len(q)), q.copy(), 0.0,
-                int(options.max_iterations), primary_rows, deadline, q, ordered_norms,
+                ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
+                settings[:6] + (0.0,), q.copy(), primary_rows, deadline, q, ordered_norms,
             )  # fmt: skip
             iterations += used
             deadline_reached |= outcome == Outcome.DEADLINE
             outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
         else:
             kernels.lm_attempt(  # no iterations: the errors of every tip at q
-                ordered.frames, ordered.frame_links, ordered.tip_frames, ordered.rows, ordered.row_weights,
-                ordered.tolerances, ordered.joints, np.ascontiguousarray(targets[order]),
-                METHODS[self.options.method], 0.0, np.zeros(len(q)), q.copy(), 0.0, 0, 0,
+                ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
+                settings[:3] + (0,) + settings[4:6] + (0.0,), q.copy(), kernels.NO_PRIORITY,
                 kernels.NO_DEADLINE, q, ordered_norms,
             )  # fmt: skip
         norms[order] = ordered_norms
@@ -429,7 +463,7 @@ class IKSolver:
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
         """Solve N goals at once, spread over the machine's cores (slices of the batch on
-        :data:`~ik_node.solver.jit.BATCH_THREADS` threads).
+        :data:`~ik_node.jit.BATCH_THREADS` threads).
 
         ``targets``: ``{tip: (N, 4, 4)}`` for every tip (an ``(N, 4, 4)`` array for one tip);
         ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
@@ -452,7 +486,10 @@ class IKSolver:
                 )
             if not np.isfinite(seeds).all():
                 raise TargetError("seed contains NaN or infinity")
-            seeds = np.broadcast_to(np.clip(seeds, self.lower, self.upper), (count, len(self.joint_names)))
+            seeds = np.broadcast_to(
+                self.tree.normalized(np.clip(seeds, self.lower, self.upper), "seed"),
+                (count, len(self.joint_names)),
+            )
         seeds = np.array(seeds, order="C")  # writable: one compiled signature
         q, norms, outcomes = self._solve_batch(target_poses, seeds, budget)
         return BatchResult(
@@ -488,6 +525,15 @@ class IKSolver:
         return q, norms, outcomes
 
     # ------------------------------------------------------------------ linear algebra for callers
+
+    def tip_poses(self, q) -> np.ndarray:
+        """Poses (T, 4, 4) ``T_base_point`` of each tip's controlled point (its task's ``offset``,
+        with the tip's axes) at configuration ``q`` (nq,)."""
+        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
+        tip_frames, tip_offsets = self.problem.task[0], self.problem.task[1]
+        points = poses[tip_frames].copy()
+        points[:, :3, 3] += np.einsum("tij,tj->ti", points[:, :3, :3], tip_offsets)
+        return points
 
     def task_jacobian(self, q) -> np.ndarray:
         """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in

@@ -1,29 +1,37 @@
-"""The solver's compiled core: forward kinematics, body Jacobians, task errors, the damped step
-with joint-limit rows, the Levenberg-Marquardt loop and the restart search, as numba kernels over
-flat arrays (see :mod:`ik_node.solver.jit`; without numba they run as plain Python).
+"""The solver's compiled core: task errors and Jacobians, the damped step with joint-limit rows,
+one iteration loop with a step function per method, posture refinement and the restart search,
+as numba kernels over flat arrays (see :mod:`ik_node.jit`; without numba they run as plain
+Python). The kinematics (FK, Jacobian columns, the configuration manifold) are
+:mod:`ik_node.compiled.spatial`'s.
 
-Array layout (built by :class:`ik_node.solver.problem.Problem` from a
-:class:`~ik_node.kinematics.KinematicTree`):
+Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem`,
+:class:`~ik_node.solver.seed_table.SeedTable` and :class:`~ik_node.solver.IKSolver`):
 
-* ``frames`` (K, 20): per frame other than the base (pose index ``k + 1``): the constant
-  rotation ``C_R`` (row-major, 9) and translation ``C_t`` (3) from the parent frame, the joint's
-  unit twist ``S = [a_lin; a_rot]`` (6) in its own frame, the mimic multiplier and offset
-  (``theta = m q[dof] + o``).
-* ``frame_links`` (K, 2) int: parent pose index (0 = base), degree of freedom (-1: fixed).
-* ``tip_frames`` (T,) int: pose index of each tip. ``rows`` (m, 2) int: per task row its tip
-  and its axis 0-5 of ``[v; w]``; ``row_weights`` (m,); ``tolerances`` (T, 2): position [m],
-  orientation [rad].
-* ``joints`` (n, 7): lower, upper [rad or m], weight (0 locks), rest posture, sampling lower and
-  upper bounds for restarts, 1.0 for a joint that turns freely (continuous, or revolute with a
-  range over 2 pi, as SDF-derived URDFs write "unlimited": sampled over a turn around the seed,
-  returned as the equivalent angle nearest the seed).
+* ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
+  per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
+  multi-DOF joint, which has no limits).
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances)``: per tip its pose
+  index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its
+  tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
+  tolerances.
+* ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
+  infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
+  ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
+  ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
+  sampled over a turn around the seed, returned as the equivalent angle nearest the seed),
+  ``POSTURE_GAIN``.
+* ``table = (feature_spec, feature_scale, q, features, spacing)``: the seed table.
+* ``settings = (method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
+  max_joint_move)``.
 
-Conventions: twists ``[v; w]``; the body Jacobian with body-frame errors (tip axes); poses are
-``T_base_frame``. Small-matrix algebra is written as loops (numba's ``np.linalg`` and ``@`` need
-SciPy's BLAS, which we do not depend on; loops are faster at these sizes anyway), and so are
-copies and clips: numba compiles an array-to-array slice assignment with a shape-mismatch error
-message (its string formatting took ~3 s of the cold compile) and a ufunc with its broadcasting
-(see benchmark/bench_compile.py).
+Conventions: twists ``[v; w]``; per tip either the body Jacobian with body-frame errors (tip axes)
+or the mixed Jacobian with base-frame errors (base axes) at the controlled point; poses are
+``T_base_frame``. Configurations ``q`` (nq,) and steps ``dq`` (nv,) are apart: a step is applied
+as ``q (+) dq`` (:func:`apply_step`). Small-matrix algebra is written as loops (numba's
+``np.linalg`` and ``@`` need SciPy's BLAS, which we do not depend on; loops are faster at these
+sizes anyway), and so are copies and clips: numba compiles an array-to-array slice assignment
+with a shape-mismatch error message (its string formatting took ~3 s of the cold compile) and a
+ufunc with its broadcasting (see benchmark/bench_compile.py).
 """
 
 from __future__ import annotations
@@ -32,7 +40,15 @@ import math
 
 import numpy as np
 
-from .jit import batch_kernel, kernel, monotonic_ns
+from ..compiled.spatial import (
+    difference,
+    forward_kinematics,
+    integrate,
+    point_jacobian,
+    point_pose,
+    so3_log,
+)
+from ..jit import batch_kernel, kernel, monotonic_ns
 
 # ------------------------------------------------------------------ tuning constants
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
@@ -64,7 +80,7 @@ TIP_FEATURES = 12
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
 CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE = 0, 1, 2, 3, 4
-#: What :func:`search` returns for a seed with NaN or infinite values (nothing is searched).
+#: What :func:`search` returns for a seed with NaN, infinite values or a zero quaternion.
 SEED_NOT_FINITE = -1
 #: A deadline that never comes [ns].
 NO_DEADLINE = np.iinfo(np.int64).max
@@ -73,97 +89,36 @@ NO_DEADLINE = np.iinfo(np.int64).max
 #: its other callers pass (each kernel compiled once: see benchmark/bench_compile.py).
 FIRST_ROW = NO_PRIORITY = np.int64(0)
 
-LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
+#: Columns of ``joints``.
+LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS, POSTURE_GAIN = 0, 1, 2, 3, 4, 5, 6, 7
+JOINT_COLUMNS = 8
+#: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
+TIP_AXES, BASE_AXES = 0, 1
 
 
-# ------------------------------------------------------------------ kinematics
-
-
-@kernel
-def forward_kinematics(frames, frame_links, q, poses):
-    """Poses ``T_base_frame`` (F, 4, 4) of every frame, parents first (``poses[0]`` = base).
-
-    ``T_parent_k = (C_R M(theta), C_t + theta C_R a_lin)`` with Rodrigues' formula
-    ``M = I + sin(theta) hat(a) + (1 - cos(theta)) hat(a)^2`` about ``a = a_rot`` (Lynch & Park
-    eq. 3.51; ``M = I`` for prismatic joints, whose ``a_rot`` is zero). ``q`` [rad, m].
-    """
-    poses[0, :, :] = 0.0
-    for i in range(4):
-        poses[0, i, i] = 1.0
-    for k in range(frames.shape[0]):
-        frame = frames[k]
-        dof = frame_links[k, 1]
-        theta = 0.0
-        if dof >= 0:
-            theta = frame[18] * q[dof] + frame[19]
-        x, y, z = frame[15], frame[16], frame[17]
-        sine, versine = math.sin(theta), 1.0 - math.cos(theta)
-        m00 = 1.0 - versine * (y * y + z * z)
-        m11 = 1.0 - versine * (x * x + z * z)
-        m22 = 1.0 - versine * (x * x + y * y)
-        m01, m10 = versine * x * y - sine * z, versine * x * y + sine * z
-        m02, m20 = versine * x * z + sine * y, versine * x * z - sine * y
-        m12, m21 = versine * y * z - sine * x, versine * y * z + sine * x
-        # local translation C_t + theta C_R a_lin
-        t0 = frame[9] + theta * (frame[0] * frame[12] + frame[1] * frame[13] + frame[2] * frame[14])
-        t1 = frame[10] + theta * (frame[3] * frame[12] + frame[4] * frame[13] + frame[5] * frame[14])
-        t2 = frame[11] + theta * (frame[6] * frame[12] + frame[7] * frame[13] + frame[8] * frame[14])
-        parent = poses[frame_links[k, 0]]
-        pose = poses[k + 1]
-        for i in range(3):  # row i of T_base_parent (C_R M, t)
-            p0, p1, p2 = parent[i, 0], parent[i, 1], parent[i, 2]
-            a0 = p0 * frame[0] + p1 * frame[3] + p2 * frame[6]
-            a1 = p0 * frame[1] + p1 * frame[4] + p2 * frame[7]
-            a2 = p0 * frame[2] + p1 * frame[5] + p2 * frame[8]
-            pose[i, 0] = a0 * m00 + a1 * m10 + a2 * m20
-            pose[i, 1] = a0 * m01 + a1 * m11 + a2 * m21
-            pose[i, 2] = a0 * m02 + a1 * m12 + a2 * m22
-            pose[i, 3] = p0 * t0 + p1 * t1 + p2 * t2 + parent[i, 3]
-            pose[3, i] = 0.0
-        pose[3, 3] = 1.0
+# ------------------------------------------------------------------ tasks
 
 
 @kernel
-def tip_body_jacobian(frames, frame_links, poses, tip_frame, jacobian):
-    """Body Jacobian (6, n) of pose index ``tip_frame`` (overwritten), from :func:`forward_kinematics`.
-
-    Column of joint ``j`` on the path: ``Ad(T_e_j) S_j`` with ``T_e_j = T_base_e^-1 T_base_j``
-    (Lynch & Park eq. 5.18, the adjoint block trimmed to the joint's twist), evaluated as
-    ``[R_e^T (R_j a_lin + (p_j - p_e) x R_j a_rot); R_e^T R_j a_rot]``; a mimic follower adds its
-    column times its multiplier to its leader's. Joints off the path: zero columns.
-    """
-    jacobian[:, :] = 0.0
-    tip = poses[tip_frame]
-    frame_index = tip_frame
-    while frame_index != 0:
-        k = frame_index - 1
-        dof = frame_links[k, 1]
-        if dof >= 0:
-            frame = frames[k]
-            pose = poses[frame_index]
-            multiplier = frame[18]
-            # world-aligned axis of rotation and linear direction of the joint
-            wx = pose[0, 0] * frame[15] + pose[0, 1] * frame[16] + pose[0, 2] * frame[17]
-            wy = pose[1, 0] * frame[15] + pose[1, 1] * frame[16] + pose[1, 2] * frame[17]
-            wz = pose[2, 0] * frame[15] + pose[2, 1] * frame[16] + pose[2, 2] * frame[17]
-            dx = pose[0, 3] - tip[0, 3]
-            dy = pose[1, 3] - tip[1, 3]
-            dz = pose[2, 3] - tip[2, 3]
-            vx = pose[0, 0] * frame[12] + pose[0, 1] * frame[13] + pose[0, 2] * frame[14] + dy * wz - dz * wy
-            vy = pose[1, 0] * frame[12] + pose[1, 1] * frame[13] + pose[1, 2] * frame[14] + dz * wx - dx * wz
-            vz = pose[2, 0] * frame[12] + pose[2, 1] * frame[13] + pose[2, 2] * frame[14] + dx * wy - dy * wx
-            for i in range(3):  # rotate into tip axes: R_e^T
-                jacobian[i, dof] += multiplier * (tip[0, i] * vx + tip[1, i] * vy + tip[2, i] * vz)
-                jacobian[3 + i, dof] += multiplier * (tip[0, i] * wx + tip[1, i] * wy + tip[2, i] * wz)
-        frame_index = frame_links[k, 0]
-
-
-@kernel
-def task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian):
-    """Stacked task Jacobian (m, n): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's body
-    Jacobian. ``blocks`` (T, 6, n) is work space (left holding each tip's full body Jacobian)."""
+def tip_points(poses, task, out):
+    """Poses (T, 4, 4) of each tip's controlled point (its ``offset`` in the tip's frame, with
+    the tip's axes), from :func:`forward_kinematics`."""
+    tip_frames, tip_offsets = task[0], task[1]
     for tip in range(tip_frames.shape[0]):
-        tip_body_jacobian(frames, frame_links, poses, tip_frames[tip], blocks[tip])
+        point_pose(poses, tip_frames[tip], tip_offsets[tip], out[tip])
+
+
+@kernel
+def task_jacobian(tree, task, poses, points, blocks, jacobian):
+    """Stacked task Jacobian (m, nv): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's
+    Jacobian at the controlled point ``points`` (T, 4, 4), body or mixed as the tip's axes say
+    (:func:`point_jacobian`). ``blocks`` (T, 6, nv) is work space (left holding each tip's)."""
+    frames, frame_links = tree[0], tree[1]
+    tip_frames, tip_axes, rows, row_weights = task[0], task[2], task[3], task[4]
+    for tip in range(tip_frames.shape[0]):
+        point_jacobian(
+            frames, frame_links, poses, tip_frames[tip], points[tip], tip_axes[tip] == BASE_AXES, blocks[tip]
+        )
     for r in range(rows.shape[0]):
         block_row = blocks[rows[r, 0], rows[r, 1]]
         for j in range(jacobian.shape[1]):
@@ -171,50 +126,17 @@ def task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blo
 
 
 @kernel
-def so3_log(rotation, out):
-    """Rotation vector ``theta u`` [rad] of a 3x3 rotation (into ``out``): ``theta = atan2(|s|,
-    (tr R - 1)/2)``, ``s = vee(R - R^T)/2`` (Lynch & Park eq. 3.58-3.60); near ``pi``, where ``s``
-    vanishes, the axis comes from ``(R + R^T)/2 = cos I + (1 - cos) u u^T`` (its best-conditioned
-    column), with the sign that agrees with ``s``."""
-    x = rotation[2, 1] - rotation[1, 2]
-    y = rotation[0, 2] - rotation[2, 0]
-    z = rotation[1, 0] - rotation[0, 1]
-    cosine = 0.5 * (rotation[0, 0] + rotation[1, 1] + rotation[2, 2] - 1.0)
-    double_sine = math.sqrt(x * x + y * y + z * z)
-    theta = math.atan2(0.5 * double_sine, cosine)
-    if cosine > -0.9:
-        scale = theta / max(double_sine, 1e-300)  # -> 1/2 as theta -> 0
-        out[0], out[1], out[2] = scale * x, scale * y, scale * z
-        return
-    column, largest = 0, -1.0
-    for i in range(3):
-        value = (rotation[i, i] - cosine) / (1.0 - cosine)
-        if value > largest:
-            column, largest = i, value
-    norm = math.sqrt(max(largest, 1e-300))
-    dot = 0.0
-    skew = (x, y, z)
-    for i in range(3):
-        out[i] = (0.5 * (rotation[i, column] + rotation[column, i]) - (cosine if i == column else 0.0)) / (
-            (1.0 - cosine) * norm
-        )
-        dot += out[i] * skew[i]
-    sign = -theta if dot < 0.0 else theta
-    for i in range(3):
-        out[i] *= sign
+def task_error(points, targets, task, error, norms, full, relative):
+    """Stacked weighted error (m,) and per-tip error norms (T, 2) (position [m], orientation
+    [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
 
-
-@kernel
-def task_error(poses, targets, tip_frames, rows, row_weights, error, norms, full, relative):
-    """Stacked weighted body-frame error (m,) and per-tip error norms (T, 2) (position [m],
-    orientation [rad], over the controlled rows, unweighted).
-
-    Per tip (tip axes): ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``. ``full`` (T, 6) and
-    ``relative`` (3, 3) are work space.
-    """
-    tips = tip_frames.shape[0]
+    Per tip, in its axes: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``; in the base's:
+    ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). ``full`` (T, 6) and
+    ``relative`` (3, 3) are work space."""
+    tip_axes, rows, row_weights = task[2], task[3], task[4]
+    tips = points.shape[0]
     for tip in range(tips):
-        pose = poses[tip_frames[tip]]
+        pose = points[tip]
         target = targets[tip]
         for i in range(3):
             full[tip, i] = (
@@ -227,6 +149,11 @@ def task_error(poses, targets, tip_frames, rows, row_weights, error, norms, full
                     pose[0, i] * target[0, j] + pose[1, i] * target[1, j] + pose[2, i] * target[2, j]
                 )
         so3_log(relative, full[tip, 3:])
+        if tip_axes[tip] == BASE_AXES:
+            for block in range(0, 6, 3):
+                x, y, z = full[tip, block], full[tip, block + 1], full[tip, block + 2]
+                for i in range(3):
+                    full[tip, block + i] = pose[i, 0] * x + pose[i, 1] * y + pose[i, 2] * z
     norms[:, :] = 0.0
     for r in range(rows.shape[0]):
         value = full[rows[r, 0], rows[r, 1]]
@@ -238,11 +165,34 @@ def task_error(poses, targets, tip_frames, rows, row_weights, error, norms, full
 
 
 @kernel
-def forward_and_jacobian(frames, frame_links, q, tip_frame, poses, jacobian):
-    """FK of every frame and the body Jacobian (6, n) of one tip: the kernels' public entry for
-    tests and the kinematics benchmark."""
-    forward_kinematics(frames, frame_links, q, poses)
-    tip_body_jacobian(frames, frame_links, poses, tip_frame, jacobian)
+def evaluation_workspace(tree, task, dof):
+    """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
+    (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3))."""
+    tips = task[0].shape[0]
+    return (
+        np.empty((tree[0].shape[0] + 1, 4, 4)),
+        np.empty((tips, 4, 4)),
+        np.empty((tips, 6, dof)),
+        np.empty((tips, 6)),
+        np.empty((3, 3)),
+    )
+
+
+@kernel
+def evaluate(tree, task, targets, q, space, error, norms):
+    """FK at ``q``, the controlled points and :func:`task_error` (``space``:
+    :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
+    poses, points, _, full, relative = space
+    forward_kinematics(tree[0], tree[1], q, poses)
+    tip_points(poses, task, points)
+    task_error(points, targets, task, error, norms, full, relative)
+
+
+@kernel
+def jacobian_at(tree, task, space, jacobian):
+    """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``."""
+    poses, points, blocks, _, _ = space
+    task_jacobian(tree, task, poses, points, blocks, jacobian)
 
 
 # ------------------------------------------------------------------ input checks
@@ -359,9 +309,6 @@ def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solut
         out[j] = motion[j] - out[j]
 
 
-# ------------------------------------------------------------------ one Levenberg-Marquardt attempt
-
-
 @kernel
 def step_workspace(rows, dof):
     """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
@@ -406,8 +353,29 @@ def _free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wo
         step[j] += projected[j]
 
 
+# ------------------------------------------------------------------ one iteration: the step of each method
+
+
 @kernel
-def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, work, step):
+def joint_value(q, coordinates, j):
+    """The value of tangent coordinate ``j``'s 1-DOF joint in ``q`` [rad or m] (0.0 for a
+    multi-DOF coordinate, whose limits are infinite)."""
+    return q[coordinates[j]] if coordinates[j] >= 0 else 0.0
+
+
+@kernel
+def apply_step(tree, joints, q, step, out):
+    """``out = q (+) step`` (:func:`integrate`), 1-DOF joints clipped to their limits."""
+    coordinates = tree[3]
+    integrate(tree[2], q, step, out)
+    for j in range(coordinates.shape[0]):
+        c = coordinates[j]
+        if c >= 0:
+            out[c] = min(max(out[c], joints[j, LOWER]), joints[j, UPPER])
+
+
+@kernel
+def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2, primary_rows, work, step):
     """The damped step with the joint limits inside the solve (into ``step``; ``work``:
     :func:`step_workspace`).
 
@@ -426,13 +394,14 @@ def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows
     for _ in range(2):
         violating = False
         for j in range(dof):
-            if pinned[j]:
+            if pinned[j] or coordinates[j] < 0:
                 continue
-            candidate = q[j] + step[j]
+            value = q[coordinates[j]]
+            candidate = value + step[j]
             if candidate < joints[j, LOWER] or candidate > joints[j, UPPER]:
                 bound = joints[j, LOWER] if candidate < joints[j, LOWER] else joints[j, UPPER]
                 pinned[j], violating = True, True
-                pinned_motion[j] = bound - q[j]
+                pinned_motion[j] = bound - value
                 weights[j] = 0.0
         if not violating:
             break
@@ -447,16 +416,29 @@ def limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows
 
 
 @kernel
-def _transpose_step(jacobian, error, joints, q, mu, step):
-    """Jacobian transpose (Buss 2004): ``dq = alpha W J^T e`` with the step length that best
-    reduces ``|e - J dq|``, divided by the trust-region factor and shortened uniformly to stay
-    within the limits."""
+def _pushes_against_limit(q, coordinates, joints, j, direction):
+    """Whether joint ``j`` sits at a limit that motion in ``direction``'s sign would pass."""
+    if coordinates[j] < 0:
+        return False
+    value = q[coordinates[j]]
+    return (value <= joints[j, LOWER] and direction < 0.0) or (value >= joints[j, UPPER] and direction > 0.0)
+
+
+@kernel
+def transpose_step(jacobian, error, joints, coordinates, q, step):
+    """Jacobian transpose with Buss's step length (seed 002; Buss 2004): ``dq = alpha W J^T e``,
+    ``alpha = <e, J dq'> / <J dq', J dq'>`` for ``dq' = W J^T e``, the step that best reduces
+    ``|e - J dq|`` along that direction. Joints pinned at a limit that the direction pushes
+    against are left out of it (the others keep their full share); the rest is clipped to the
+    limits when applied."""
     rows, dof = jacobian.shape
     for j in range(dof):
         value = 0.0
         for r in range(rows):
             value += jacobian[r, j] * error[r]
         step[j] = joints[j, WEIGHT] * value
+        if _pushes_against_limit(q, coordinates, joints, j, step[j]):
+            step[j] = 0.0
     numerator, denominator = 0.0, 0.0
     for r in range(rows):
         predicted = 0.0
@@ -464,19 +446,159 @@ def _transpose_step(jacobian, error, joints, q, mu, step):
             predicted += jacobian[r, j] * step[j]
         numerator += error[r] * predicted
         denominator += predicted * predicted
-    scale = numerator / max(denominator, 1e-300) / mu
-    shortening = 1.0
+    scale = numerator / denominator if denominator > 0.0 else 0.0
     for j in range(dof):
         step[j] *= scale
-        if step[j] != 0.0:
-            room = joints[j, UPPER] - q[j] if step[j] > 0.0 else joints[j, LOWER] - q[j]
-            shortening = min(shortening, room / step[j])
-    for j in range(dof):
-        step[j] *= max(shortening, 0.0)
 
 
 @kernel
-def _stationary(jacobian, error, joints, q):
+def _best_rotation_angle(axis, sum_cross, sum_dot, x, y, weight):
+    """Accumulate one pair (``x`` rotated toward ``y``) of the CCD angle about unit ``axis``:
+    ``theta = atan2(sum a.(x x y), sum (x.y - (a.x)(a.y)))`` minimises ``sum |R(theta) x - y|^2``."""
+    ax = axis[0] * x[0] + axis[1] * x[1] + axis[2] * x[2]
+    ay = axis[0] * y[0] + axis[1] * y[1] + axis[2] * y[2]
+    cross = (
+        axis[0] * (x[1] * y[2] - x[2] * y[1])
+        + axis[1] * (x[2] * y[0] - x[0] * y[2])
+        + axis[2] * (x[0] * y[1] - x[1] * y[0])
+    )
+    dot = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+    return sum_cross + weight * cross, sum_dot + weight * (dot - ax * ay)
+
+
+@kernel
+def ccd_sweep(tree, task, joints, targets, q, candidate):
+    """Cyclic coordinate descent, seed 004's geometric form: one tangent coordinate at a time, last
+    to first, each moved to its own optimum with the others held, into ``candidate``.
+
+    A revolute joint turns by the angle that best aligns, in the plane normal to its axis ``a``,
+    the vectors from the joint to each tip's controlled point with those to its target
+    (``theta = atan2(sum a.(x x y), sum (x.y - (a.x)(a.y)))``, :func:`_best_rotation_angle`), and
+    for tips whose task has angular rows each tip axis with the target's (scaled by the
+    joint-to-tip distance, so both terms are in metres). A prismatic joint slides by the mean of the
+    tips' position errors along its axis; a multi-DOF coordinate takes the 1-D least-squares step
+    along its Jacobian column. Tips count with the full position (orientation) when their task
+    controls any linear (angular) row. Limits clip every move."""
+    frames, frame_links = tree[0], tree[1]
+    rows = task[3]
+    tips, dof = task[0].shape[0], joints.shape[0]
+    poses = np.empty((frames.shape[0] + 1, 4, 4))
+    points = np.empty((tips, 4, 4))
+    blocks = np.empty((tips, 6, dof))
+    controls = np.zeros((tips, 2), dtype=np.bool_)
+    for r in range(rows.shape[0]):
+        controls[rows[r, 0], 1 if rows[r, 1] >= 3 else 0] = True
+    axis, x, y, move = np.empty(3), np.empty(3), np.empty(3), np.zeros(dof)
+    for j in range(q.shape[0]):
+        candidate[j] = q[j]
+    for j in range(dof - 1, -1, -1):
+        if joints[j, WEIGHT] <= 0.0:
+            continue
+        forward_kinematics(frames, frame_links, candidate, poses)
+        tip_points(poses, task, points)
+        linear_sum, weight_sum, rate = 0.0, 0.0, 0.0
+        sum_cross, sum_dot = 0.0, 0.0
+        for tip in range(tips):
+            point_jacobian(frames, frame_links, poses, task[0][tip], points[tip], True, blocks[tip])
+            v, w = blocks[tip, :3, j], blocks[tip, 3:, j]
+            w_norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+            v_norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+            point, target = points[tip], targets[tip]
+            if w_norm > 1e-12:  # turns the tip: w = rate a, r_perp = (v x w) / |w|^2
+                rate = w_norm
+                for i in range(3):
+                    axis[i] = w[i] / w_norm
+                x[0] = (v[1] * w[2] - v[2] * w[1]) / (w_norm * w_norm)
+                x[1] = (v[2] * w[0] - v[0] * w[2]) / (w_norm * w_norm)
+                x[2] = (v[0] * w[1] - v[1] * w[0]) / (w_norm * w_norm)
+                if controls[tip, 0]:
+                    for i in range(3):
+                        y[i] = x[i] + target[i, 3] - point[i, 3]
+                    sum_cross, sum_dot = _best_rotation_angle(axis, sum_cross, sum_dot, x, y, 1.0)
+                if controls[tip, 1]:
+                    length = max(math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]), 1e-3)
+                    for column in range(3):
+                        for i in range(3):
+                            x[i], y[i] = point[i, column], target[i, column]
+                        sum_cross, sum_dot = _best_rotation_angle(
+                            axis, sum_cross, sum_dot, x, y, length * length
+                        )
+            elif v_norm > 1e-12 and controls[tip, 0]:  # slides the tip along v
+                along = 0.0
+                for i in range(3):
+                    along += v[i] * (target[i, 3] - point[i, 3])
+                linear_sum += along / (v_norm * v_norm)
+                weight_sum += 1.0
+        move[j] = 0.0
+        if rate > 0.0 and (sum_cross != 0.0 or sum_dot != 0.0):
+            move[j] = math.atan2(sum_cross, sum_dot) / rate  # (rate: a mimic multiplier's size)
+        elif weight_sum > 0.0:
+            move[j] = linear_sum / weight_sum
+        if move[j] != 0.0:
+            apply_step(tree, joints, candidate, move, candidate)
+            move[j] = 0.0
+
+
+@kernel
+def method_step(
+    method,
+    tree,
+    task,
+    joints,
+    targets,
+    q,
+    jacobian,
+    error,
+    cost,
+    mu,
+    min_damping2,
+    primary_rows,
+    work,
+    step,
+    candidate,
+):
+    """The candidate of one iteration of ``method`` from ``q`` (into ``candidate``), given the
+    task Jacobian and error at ``q``, the cost ``E = e^T e / 2`` and the trust-region factor ``mu``:
+
+    * ``dls``: :func:`limited_step` with ``lambda^2 = lambda_min^2 + mu E`` (Sugihara 2011: large
+      far from the goal or near a singularity, vanishing as the error does);
+    * ``pinv``: the undamped pseudo-inverse ``J^+ e`` (``lambda^2 = PINV_DAMPING``, limit rows as
+      ``dls``), scaled by ``min(1, MU_INITIAL / mu)`` (the trust region as a step length);
+    * ``transpose``: :func:`transpose_step`, scaled the same way;
+    * ``ccd``: one :func:`ccd_sweep`.
+
+    Every step is applied on the manifold with the 1-DOF joints clipped (:func:`apply_step`)."""
+    if method == CCD:
+        ccd_sweep(tree, task, joints, targets, q, candidate)
+        return
+    coordinates = tree[3]
+    if method == TRANSPOSE:
+        transpose_step(jacobian, error, joints, coordinates, q, step)
+    elif method == PINV:
+        limited_step(
+            jacobian, error, joints, coordinates, q, PINV_DAMPING, PINV_DAMPING, primary_rows, work, step
+        )
+    else:
+        limited_step(
+            jacobian,
+            error,
+            joints,
+            coordinates,
+            q,
+            min_damping2 + mu * cost,
+            min_damping2,
+            primary_rows,
+            work,
+            step,
+        )
+    if method != DLS and mu > MU_INITIAL:
+        for j in range(step.shape[0]):
+            step[j] *= MU_INITIAL / mu
+    apply_step(tree, joints, q, step, candidate)
+
+
+@kernel
+def _stationary(jacobian, error, joints, coordinates, q):
     """A local minimum of the error within the limits: the descent direction ``W J^T e`` vanishes
     (relative to ``|J| |e|``) once the joints held at a limit it pushes against are left out
     (the KKT condition of the bound-constrained least squares)."""
@@ -491,8 +613,7 @@ def _stationary(jacobian, error, joints, q):
         for r in range(rows):
             value += jacobian[r, j] * error[r]
         descent = joints[j, WEIGHT] * value
-        blocked = (q[j] <= joints[j, LOWER] and descent < 0.0) or (q[j] >= joints[j, UPPER] and descent > 0.0)
-        if not blocked:
+        if not _pushes_against_limit(q, coordinates, joints, j, descent):
             free += descent * descent
     return math.sqrt(free) <= STATIONARY * math.sqrt(jacobian_norm * error_norm)
 
@@ -518,112 +639,132 @@ def _cost(error, row_start):
 
 
 @kernel
-def posture_cost(q, joints, posture_gains):
-    """``P = sum_j k_j (q_j - q_rest_j)^2`` (seed 004's control term ``z = alpha_i (theta_i -
-    theta_ci)^2`` summed; ``k_j`` the per-joint posture gains) [rad^2 or m^2]."""
+def posture_cost(q, joints, coordinates):
+    """``P = sum_j k_j (q_j - q_rest_j)^2`` over the 1-DOF joints (seed 004's control term
+    ``z = alpha_i (theta_i - theta_ci)^2`` summed; ``k_j`` the per-joint posture gains) [rad^2 or
+    m^2]."""
     value = 0.0
-    for j in range(q.shape[0]):
-        difference = q[j] - joints[j, REST]
-        value += posture_gains[j] * difference * difference
+    for j in range(coordinates.shape[0]):
+        if coordinates[j] >= 0:
+            difference_ = q[coordinates[j]] - joints[j, REST]
+            value += joints[j, POSTURE_GAIN] * difference_ * difference_
     return value
 
 
 @kernel
 def _task_restored(
-    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets, min_damping2,
-    candidate, poses, blocks, jacobian, error, norms, tip_errors, relative, work, step,
-):  # fmt: skip
+    tree, task, joints, targets, min_damping2, candidate, space, jacobian, error, norms, work, step
+):
     """Whether ``candidate`` (corrected in place) has every tip within tolerance, after at most
     ``POSTURE_CORRECTIONS`` Gauss-Newton steps (:func:`limited_step` with ``lambda^2 =
-    lambda_min^2``, clipped to the limits); ``norms`` receives its errors."""
-    rows_count = rows.shape[0]
+    lambda_min^2``, applied with :func:`apply_step`); ``norms`` receives its errors."""
+    rows, tolerances, coordinates = task[3], task[5], tree[3]
     for correction in range(POSTURE_CORRECTIONS + 1):
-        forward_kinematics(frames, frame_links, candidate, poses)
-        task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
-        if _within_tolerance(norms, tolerances, rows, rows_count):
+        evaluate(tree, task, targets, candidate, space, error, norms)
+        if _within_tolerance(norms, tolerances, rows, rows.shape[0]):
             return True
         if correction == POSTURE_CORRECTIONS:
             break
-        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
-        limited_step(jacobian, error, joints, candidate, min_damping2, min_damping2, NO_PRIORITY, work, step)
-        for j in range(candidate.shape[0]):
-            candidate[j] = min(max(candidate[j] + step[j], joints[j, LOWER]), joints[j, UPPER])
+        jacobian_at(tree, task, space, jacobian)
+        limited_step(
+            jacobian,
+            error,
+            joints,
+            coordinates,
+            candidate,
+            min_damping2,
+            min_damping2,
+            NO_PRIORITY,
+            work,
+            step,
+        )
+        apply_step(tree, joints, candidate, step, candidate)
     return False
 
 
 @kernel
 def posture_refinement(
-    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-    min_damping2, posture_gains, seed, max_joint_move, budget, deadline, q, norms,
-):  # fmt: skip
+    tree, task, joints, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+):
     """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
     its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
 
-    Each iteration: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` (``k_j`` the per-joint posture
-    gains, ``w_j`` the joint weights: minus half the gradient of :func:`posture_cost`) projected
-    into the task's null space, ``dq = (I - J^+ J) z`` (seed 004's "J with control term",
-    :func:`null_space_motion`), clipped to the limits; that leaves the task unchanged to first
-    order only, so the candidate is corrected back within tolerance (:func:`_task_restored`) and
-    kept only if it is and its posture cost fell; else the step is halved (``POSTURE_HALVINGS``
-    times). Stops when no step is kept, the cost falls by less than ``POSTURE_SETTLED`` of
-    itself, the budget is used or the clock passes ``deadline`` [ns]. Every ``q`` it keeps solves
-    the task: turning the posture on never costs a solution the task found. With
-    ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther than that from
-    ``seed`` (or than the converged ``q`` already was): the posture never turns a solution into
-    a branch flip (see :func:`search`).
+    Each iteration: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` over the 1-DOF joints (``k_j``
+    the posture gains, ``w_j`` the joint weights: minus half the gradient of
+    :func:`posture_cost`) projected into the task's null space, ``dq = (I - J^+ J) z`` (seed
+    004's "J with control term", :func:`null_space_motion`), applied with the limits; that leaves
+    the task unchanged to first order only, so the candidate is corrected back within tolerance
+    (:func:`_task_restored`) and kept only if it is and its posture cost fell; else the step is
+    halved (``POSTURE_HALVINGS`` times). Stops when no step is kept, the cost falls by less than
+    ``POSTURE_SETTLED`` of itself, the budget is used or the clock passes ``deadline`` [ns].
+    Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
+    found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
+    than that from ``seed`` (or than the converged ``q`` already was): the posture never turns a
+    solution into a branch flip (see :func:`search`).
     """
-    cost = posture_cost(q, joints, posture_gains)
+    coordinates = tree[3]
+    cost = posture_cost(q, joints, coordinates)
     if budget <= 0 or not cost > 0.0:
         return 0
-    frame_count = frames.shape[0] + 1
-    tips, rows_count, dof = tip_frames.shape[0], rows.shape[0], q.shape[0]
-    poses = np.empty((frame_count, 4, 4))
-    blocks = np.empty((tips, 6, dof))
+    rows = task[3]
+    tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
+    space = evaluation_workspace(tree, task, dof)
     jacobian = np.empty((rows_count, dof))
     error = np.empty(rows_count)
     candidate_norms = np.empty((tips, 2))
-    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
-    candidate = np.empty(dof)
-    pull = np.empty(dof)
-    motion = np.empty(dof)
-    weights = np.empty(dof)
-    step = np.empty(dof)
+    candidate = np.empty(q.shape[0])
+    pull, motion, weights, step = np.empty(dof), np.empty(dof), np.empty(dof), np.empty(dof)
+    displacement = np.empty(dof)
     work = step_workspace(rows_count, dof)
     gram, solution, image = work[0], work[1], work[2]
     for j in range(dof):
         weights[j] = joints[j, WEIGHT]
     move_bound = 0.0
     if max_joint_move > 0.0:
-        move_bound = max(max_joint_move, _largest_move(q, seed, joints))
+        move_bound = max(max_joint_move, _largest_move(tree, joints, q, seed, displacement))
     used = 0
     while used < budget:
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             break
         used += 1
-        forward_kinematics(frames, frame_links, q, poses)
-        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+        evaluate(tree, task, targets, q, space, error, candidate_norms)
+        jacobian_at(tree, task, space, jacobian)
         for j in range(dof):
-            pull[j] = posture_gains[j] * weights[j] * (joints[j, REST] - q[j])
+            pull[j] = 0.0
+            if coordinates[j] >= 0:
+                pull[j] = joints[j, POSTURE_GAIN] * weights[j] * (joints[j, REST] - q[coordinates[j]])
         null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, gram, solution, image, motion)
         scale, kept, candidate_cost = 1.0, False, cost
         for _ in range(POSTURE_HALVINGS + 1):
             for j in range(dof):
-                candidate[j] = min(max(q[j] + scale * motion[j], joints[j, LOWER]), joints[j, UPPER])
+                step[j] = scale * motion[j]
+            apply_step(tree, joints, q, step, candidate)
             if _task_restored(
-                frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets, min_damping2,
-                candidate, poses, blocks, jacobian, error, candidate_norms, tip_errors, relative, work, step,
-            ):  # fmt: skip
-                candidate_cost = posture_cost(candidate, joints, posture_gains)
+                tree,
+                task,
+                joints,
+                targets,
+                min_damping2,
+                candidate,
+                space,
+                jacobian,
+                error,
+                candidate_norms,
+                work,
+                step,
+            ):
+                candidate_cost = posture_cost(candidate, joints, coordinates)
                 if candidate_cost < cost and (
-                    move_bound <= 0.0 or _largest_move(candidate, seed, joints) <= move_bound
+                    move_bound <= 0.0
+                    or _largest_move(tree, joints, candidate, seed, displacement) <= move_bound
                 ):
                     kept = True
                     break
             scale *= 0.5
         if not kept:
             break
-        for j in range(dof):
-            q[j] = candidate[j]
+        for i in range(q.shape[0]):
+            q[i] = candidate[i]
         for tip in range(tips):
             norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
         settled = cost - candidate_cost <= POSTURE_SETTLED * cost
@@ -634,58 +775,59 @@ def posture_refinement(
 
 
 @kernel
-def lm_attempt(
-    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-    method, min_damping, posture_gains, seed, max_joint_move, max_iterations, primary_rows, deadline, q,
-    norms,
-):  # fmt: skip
-    """One Levenberg-Marquardt attempt from ``q`` (updated in place; ``norms`` (T, 2) receives its
-    per-tip errors). Returns (outcome, iterations).
+def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
+    """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
+    its per-tip errors). Returns (outcome, iterations).
 
-    Each iteration: the step (:func:`limited_step` with ``lambda^2 = lambda_min^2 + mu E``,
-    ``E = e^T e / 2``, Sugihara 2011: large far from the goal or near a singularity, vanishing as
-    the error does; ``pinv``: ``lambda_min^2 + PINV_DAMPING``; ``transpose``:
-    :func:`_transpose_step`; ``ccd``: a sweep of :func:`_ccd_sweep`), clipped to the limits, is
-    kept only if ``E`` decreases (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a
-    factor that doubles while refusals repeat). Outcomes: ``CONVERGED``; ``STUCK`` (``mu`` past
-    ``MU_MAX``, or stationary: a local minimum); ``STALLED`` (``E`` not halved in
-    ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE`` (the clock passed ``deadline`` [ns]).
+    Each iteration: the candidate of the method's step (:func:`method_step`) is kept only if
+    ``E = e^T e / 2`` decreases (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a factor
+    that doubles while refusals repeat; a refused CCD sweep ends the attempt). Outcomes:
+    ``CONVERGED``; ``STUCK`` (``mu`` past ``MU_MAX``, or stationary: a local minimum);
+    ``STALLED`` (``E`` not halved in ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE`` (the
+    clock passed ``deadline`` [ns]).
 
     With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
     secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
 
     Once converged (``dls`` and ``pinv``, without priority), :func:`posture_refinement` moves
-    ``q`` toward the rest posture in the task's null space with the per-joint ``posture_gains``
-    (all 0: off), within the iterations left (counted), no joint past ``max_joint_move`` (> 0)
-    from ``seed`` (n,) (the search's seed, not the attempt's start).
+    ``q`` toward the rest posture in the task's null space within the iterations left (counted),
+    no joint past ``max_joint_move`` (> 0) from ``seed`` (the search's seed, not the attempt's
+    start). ``settings``: see the module docstring (``max_joint_move`` as the search passes it).
     """
-    frame_count = frames.shape[0] + 1
-    tips, rows_count, dof = tip_frames.shape[0], rows.shape[0], q.shape[0]
-    poses = np.empty((frame_count, 4, 4))
-    candidate_poses = np.empty((frame_count, 4, 4))
-    blocks = np.empty((tips, 6, dof))
+    method, min_damping, max_iterations, max_joint_move = settings[0], settings[2], settings[3], settings[6]
+    rows, tolerances, coordinates = task[3], task[5], tree[3]
+    tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
+    space = evaluation_workspace(tree, task, dof)
+    candidate_space = evaluation_workspace(tree, task, dof)
     jacobian = np.empty((rows_count, dof))
     error = np.empty(rows_count)
     candidate_error = np.empty(rows_count)
     candidate_norms = np.empty((tips, 2))
-    candidate = np.empty(dof)
+    candidate = np.empty(q.shape[0])
     step = np.empty(dof)
-    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
     work = step_workspace(rows_count, dof)
     min_damping2 = min_damping * min_damping
 
-    forward_kinematics(frames, frame_links, q, poses)
-    task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
+    evaluate(tree, task, targets, q, space, error, norms)
     posture_budget = 0
     if (method == DLS or method == PINV) and primary_rows == 0:
         posture_budget = min(POSTURE_ITERATIONS, max_iterations)
     if _within_tolerance(norms, tolerances, rows, rows_count):
         return CONVERGED, posture_refinement(
-            frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-            min_damping2, posture_gains, seed, max_joint_move, posture_budget, deadline, q, norms,
-        )  # fmt: skip
+            tree,
+            task,
+            joints,
+            targets,
+            min_damping2,
+            seed,
+            max_joint_move,
+            posture_budget,
+            deadline,
+            q,
+            norms,
+        )
     cost = _cost(error, primary_rows)
-    task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+    jacobian_at(tree, task, space, jacobian)
     mu, growth = MU_INITIAL, 2.0
     checkpoint_cost, since_checkpoint = cost, 0
     for iteration in range(1, max_iterations + 1):
@@ -695,47 +837,31 @@ def lm_attempt(
             method != CCD
             and primary_rows == 0
             and mu > MU_INITIAL
-            and _stationary(jacobian, error, joints, q)
+            and _stationary(jacobian, error, joints, coordinates, q)
         ):
             return STUCK, iteration - 1  # (checked once steps are being refused)
         if since_checkpoint > STALL_ITERATIONS:
             return STALLED, iteration - 1
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             return DEADLINE, iteration - 1
-        if method == CCD:
-            _ccd_sweep(
-                frames,
-                frame_links,
-                tip_frames,
-                rows,
-                row_weights,
-                joints,
-                targets,
-                min_damping2,
-                q,
-                cost,
-                candidate,
-            )
-        else:
-            if method == TRANSPOSE:
-                _transpose_step(jacobian, error, joints, q, mu, step)
-            else:
-                damping = min_damping2 + (mu * cost if method == DLS else PINV_DAMPING)
-                limited_step(jacobian, error, joints, q, damping, min_damping2, primary_rows, work, step)
-            for j in range(dof):
-                candidate[j] = min(max(q[j] + step[j], joints[j, LOWER]), joints[j, UPPER])
-        forward_kinematics(frames, frame_links, candidate, candidate_poses)
-        task_error(
-            candidate_poses,
+        method_step(
+            method,
+            tree,
+            task,
+            joints,
             targets,
-            tip_frames,
-            rows,
-            row_weights,
-            candidate_error,
-            candidate_norms,
-            tip_errors,
-            relative,
+            q,
+            jacobian,
+            error,
+            cost,
+            mu,
+            min_damping2,
+            primary_rows,
+            work,
+            step,
+            candidate,
         )
+        evaluate(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
         candidate_cost = _cost(candidate_error, primary_rows)
         since_checkpoint += 1
         accepted = candidate_cost < cost and (
@@ -746,8 +872,8 @@ def lm_attempt(
                 return STUCK, iteration
             mu, growth = mu * growth, 2.0 * growth
             continue
-        for j in range(dof):
-            q[j] = candidate[j]
+        for i in range(q.shape[0]):
+            q[i] = candidate[i]
         for r in range(rows_count):
             error[r] = candidate_error[r]
         for tip in range(tips):
@@ -756,59 +882,24 @@ def lm_attempt(
         if _within_tolerance(norms, tolerances, rows, rows_count):
             posture_budget = min(posture_budget, max_iterations - iteration)
             return CONVERGED, iteration + posture_refinement(
-                frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-                min_damping2, posture_gains, seed, max_joint_move, posture_budget, deadline, q, norms,
-            )  # fmt: skip
-        poses, candidate_poses = candidate_poses, poses
-        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+                tree,
+                task,
+                joints,
+                targets,
+                min_damping2,
+                seed,
+                max_joint_move,
+                posture_budget,
+                deadline,
+                q,
+                norms,
+            )
+        space, candidate_space = candidate_space, space
+        jacobian_at(tree, task, space, jacobian)
         mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
         if cost < STALL_DECREASE * checkpoint_cost:
             checkpoint_cost, since_checkpoint = cost, 0
     return ITERATIONS, max_iterations
-
-
-@kernel
-def _ccd_sweep(
-    frames, frame_links, tip_frames, rows, row_weights, joints, targets, min_damping2, q, cost, candidate
-):
-    """Cyclic coordinate descent: one joint at a time, last to first, each a 1-D least-squares
-    step ``dq_j = J_j . e / (J_j . J_j + lambda_min^2)`` along its own Jacobian column (the
-    geometric CCD for one revolute joint and a position goal), clipped to the joint's limits and
-    kept only if the error decreases. The swept configuration goes to ``candidate``."""
-    frame_count = frames.shape[0] + 1
-    tips, rows_count, dof = tip_frames.shape[0], rows.shape[0], q.shape[0]
-    poses = np.empty((frame_count, 4, 4))
-    blocks = np.empty((tips, 6, dof))
-    jacobian = np.empty((rows_count, dof))
-    error = np.empty(rows_count)
-    norms = np.empty((tips, 2))
-    tip_errors, relative = np.empty((tips, 6)), np.empty((3, 3))
-    for j in range(dof):
-        candidate[j] = q[j]
-    forward_kinematics(frames, frame_links, candidate, poses)
-    task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
-    for j in range(dof - 1, -1, -1):
-        if joints[j, WEIGHT] <= 0.0:
-            continue
-        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
-        along, length = 0.0, min_damping2
-        for r in range(rows_count):
-            along += jacobian[r, j] * error[r]
-            length += jacobian[r, j] * jacobian[r, j]
-        previous = candidate[j]
-        candidate[j] = min(max(previous + along / length, joints[j, LOWER]), joints[j, UPPER])
-        forward_kinematics(frames, frame_links, candidate, poses)
-        task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
-        trial_cost = _cost(error, FIRST_ROW)
-        if trial_cost < cost:
-            cost = trial_cost
-        else:
-            candidate[j] = previous
-            forward_kinematics(frames, frame_links, candidate, poses)
-            task_error(poses, targets, tip_frames, rows, row_weights, error, norms, tip_errors, relative)
-
-
-# ------------------------------------------------------------------ restarts and the search
 
 
 @kernel
@@ -824,37 +915,54 @@ def pose_features(tip_poses, feature_spec, feature_scale, out):
         out[f] = feature_scale[f] * value
 
 
-@kernel
-def _fk_features(frames, frame_links, tip_frames, feature_spec, feature_scale, q, poses, tip_poses, out):
-    """:func:`pose_features` of the tips at ``q`` (``poses``, ``tip_poses``: work space)."""
-    forward_kinematics(frames, frame_links, q, poses)
-    for tip in range(tip_frames.shape[0]):
-        pose = poses[tip_frames[tip]]
-        for i in range(4):
-            for k in range(4):
-                tip_poses[tip, i, k] = pose[i, k]
-    pose_features(tip_poses, feature_spec, feature_scale, out)
+# ------------------------------------------------------------------ restarts and the search
 
 
 @kernel
-def table_features(frames, frame_links, tip_frames, feature_spec, feature_scale, table_q):
-    """Features (S, F) of the configurations ``table_q`` (S, n)."""
-    poses = np.empty((frames.shape[0] + 1, 4, 4))
-    tip_poses = np.empty((tip_frames.shape[0], 4, 4))
+def _fk_features(tree, task, feature_spec, feature_scale, q, space, out):
+    """:func:`pose_features` of the tips' controlled points at ``q`` (``space``:
+    :func:`evaluation_workspace`)."""
+    poses, points = space[0], space[1]
+    forward_kinematics(tree[0], tree[1], q, poses)
+    tip_points(poses, task, points)
+    pose_features(points, feature_spec, feature_scale, out)
+
+
+@kernel
+def table_features(tree, task, feature_spec, feature_scale, table_q):
+    """Features (S, F) of the configurations ``table_q`` (S, nq)."""
+    space = evaluation_workspace(tree, task, np.int64(0))
     features = np.empty((table_q.shape[0], feature_spec.shape[0]))
     for s in range(table_q.shape[0]):
-        _fk_features(
-            frames,
-            frame_links,
-            tip_frames,
-            feature_spec,
-            feature_scale,
-            table_q[s],
-            poses,
-            tip_poses,
-            features[s],
-        )
+        _fk_features(tree, task, feature_spec, feature_scale, table_q[s], space, features[s])
     return features
+
+
+@kernel
+def configuration_from_draws(tree, joints, center, draws, box, out):
+    """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
+    (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
+    turns freely: a turn around ``center``), each multi-DOF coordinate ``center (+)`` a uniform
+    displacement within its sampling bounds; with ``box >= 0``, every coordinate displaced from
+    ``center`` by up to ``box`` [rad or m] either way. Locked joints stay at ``center``; 1-DOF
+    joints are clipped to their limits."""
+    coordinates = tree[3]
+    dof = joints.shape[0]
+    displacement = np.zeros(dof)
+    for j in range(dof):
+        if joints[j, WEIGHT] <= 0.0:
+            continue
+        if box >= 0.0:
+            displacement[j] = box * (2.0 * draws[j] - 1.0)
+            continue
+        low, high = joints[j, SAMPLE_LOWER], joints[j, SAMPLE_UPPER]
+        value = low + (high - low) * draws[j]
+        c = coordinates[j]
+        if c < 0 or joints[j, WRAPS] > 0.0:
+            displacement[j] = value  # around the center
+        else:
+            displacement[j] = value - center[c]
+    apply_step(tree, joints, center, displacement, out)
 
 
 @kernel
@@ -866,14 +974,26 @@ def _squared_distance(a, b):
 
 
 @kernel
-def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, norms, converged, solve_type):
+def _displacement(tree, joints, seed, q, out):
+    """The tangent displacement (nv,) from ``seed`` to ``q`` (:func:`difference`), joints that turn
+    freely compared at the turn nearest the seed."""
+    coordinates = tree[3]
+    difference(tree[2], seed, q, out)
+    for j in range(coordinates.shape[0]):
+        c = coordinates[j]
+        if c >= 0 and joints[j, WRAPS] > 0.0:
+            out[j] = _near(q[c], seed[c], joints[j]) - seed[c]
+
+
+@kernel
+def _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
     type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
     ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
     error norms ``(1, x)``.
 
-    ``distance`` is ``sum_j (q_j - seed_j)^2 / w_j`` over the joints with ``w_j > 0`` (joints that
-    turn freely compared at the nearest turn): the norm ``dq^T W^-1 dq`` that the damped step
+    ``distance`` is ``sum_j d_j^2 / w_j`` over the tangent coordinates with ``w_j > 0``
+    (:func:`_displacement` ``d`` from the seed): the norm ``dq^T W^-1 dq`` that the damped step
     ``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` minimises among the moves with ``J dq = e`` (as
     ``lambda -> 0``; the weighted least-norm solution), so a stronger joint (larger ``w``, which
     the step moves more) costs less to move. A locked joint (``w = 0``) stays at the seed: no
@@ -881,20 +1001,20 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
     if not converged:
         return 1.0, norms.sum()
     if solve_type == DISTANCE:
+        _displacement(tree, joints, seed, q, displacement)
         value = 0.0
-        for j in range(q.shape[0]):
+        for j in range(joints.shape[0]):
             weight = joints[j, WEIGHT]
             if weight > 0.0:
-                difference = _near(q[j], seed[j], joints[j]) - seed[j]
-                value += difference * difference / weight
+                value += displacement[j] * displacement[j] / weight
         return 0.0, value
     if solve_type == MANIPULABILITY:
-        rows_count, dof = rows.shape[0], q.shape[0]
-        poses = np.empty((frames.shape[0] + 1, 4, 4))
-        blocks = np.empty((tip_frames.shape[0], 6, dof))
+        rows_count, dof = task[3].shape[0], joints.shape[0]
+        space = evaluation_workspace(tree, task, dof)
         jacobian = np.empty((rows_count, dof))
-        forward_kinematics(frames, frame_links, q, poses)
-        task_jacobian(frames, frame_links, poses, tip_frames, rows, row_weights, blocks, jacobian)
+        forward_kinematics(tree[0], tree[1], q, space[0])
+        tip_points(space[0], task, space[1])
+        jacobian_at(tree, task, space, jacobian)
         gram = np.empty((rows_count, rows_count))
         for a in range(rows_count):
             for b in range(rows_count):
@@ -912,11 +1032,12 @@ def _score(frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, 
 
 
 @kernel
-def _largest_move(q, seed, joints):
-    """``max_j |q_j - seed_j|`` [rad or m], joints that turn freely compared at the nearest turn."""
+def _largest_move(tree, joints, q, seed, displacement):
+    """``max_j |d_j|`` [rad or m] of the :func:`_displacement` from ``seed`` to ``q``."""
+    _displacement(tree, joints, seed, q, displacement)
     largest = 0.0
-    for j in range(q.shape[0]):
-        largest = max(largest, abs(_near(q[j], seed[j], joints[j]) - seed[j]))
+    for j in range(joints.shape[0]):
+        largest = max(largest, abs(displacement[j]))
     return largest
 
 
@@ -936,24 +1057,33 @@ def _near(value, reference, joint):
 
 
 @kernel
-def search(
-    targets, seed, deadline, q_out, norms_out,
-    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
-    feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
-    max_joint_move,
-):  # fmt: skip
-    """Levenberg-Marquardt attempts (:func:`lm_attempt`) from restarts until one converges
-    (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
-    best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
+def _usable_seed(tree, joints, seed, out):
+    """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
+    ``out``); False for NaN or infinite values or a zero quaternion."""
+    for i in range(seed.shape[0]):
+        if not math.isfinite(seed[i]):
+            return False
+    apply_step(tree, joints, seed, np.zeros(joints.shape[0]), out)
+    for i in range(out.shape[0]):
+        if not math.isfinite(out[i]):
+            return False
+    return True
+
+
+@kernel
+def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
+    """Attempts (:func:`lm_attempt`) from restarts until one converges (``speed``), or the
+    deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
+    :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
-    ``SEED_NOT_FINITE`` for a seed with NaN or infinity. The seed is clipped into the limits.
+    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion. The seed is clipped
+    into the limits, its quaternions normalised.
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
     Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`), then
-    uniform random configurations within the sampling bounds (joints that turn freely: a turn
-    around the seed; locked joints at the seed; numba's generator seeded with ``random_seed``).
+    random configurations (:func:`configuration_from_draws` around the seed; numba's generator
+    seeded with ``random_seed``).
 
     No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
     joint move from the seed (:func:`_largest_move`) exceeds ``max_joint_move`` does not end the
@@ -961,43 +1091,44 @@ def search(
     that doubles from ``max_joint_move``) and the solution with the smallest largest move among
     the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
     """
-    dof, tips = seed.shape[0], tip_frames.shape[0]
-    for j in range(dof):
-        if not math.isfinite(seed[j]):
-            return SEED_NOT_FINITE, 0, 0, False
-    clipped = np.empty(dof)
-    for j in range(dof):
-        clipped[j] = min(max(seed[j], joints[j, LOWER]), joints[j, UPPER])
+    method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
+    feature_spec, feature_scale, table_q, table_features_, table_spacing = table
+    coordinates = tree[3]
+    nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
+    clipped = np.empty(nq)
+    if not _usable_seed(tree, joints, seed, clipped):
+        return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
+    attempt_settings = (
+        method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
+        max_joint_move if solve_type == SPEED else 0.0,
+    )  # fmt: skip
     np.random.seed(random_seed)
     table_size = table_q.shape[0]
-    poses = np.empty((frames.shape[0] + 1, 4, 4))
     target_features = np.empty(feature_spec.shape[0])
     seed_features = np.empty(feature_spec.shape[0])
+    draws, displacement = np.empty(dof), np.empty(dof)
     nearest = np.empty(0, dtype=np.int64)
     next_nearest, pending_seed = 0, False
     start = seed.copy()
     if table_size > 1:
         pose_features(targets, feature_spec, feature_scale, target_features)
     if tips == 1 and table_size > 1:
-        tip_poses = np.empty((tips, 4, 4))
         _fk_features(
-            frames,
-            frame_links,
-            tip_frames,
+            tree,
+            task,
             feature_spec,
             feature_scale,
             seed,
-            poses,
-            tip_poses,
+            evaluation_workspace(tree, task, dof),
             seed_features,
         )
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
             nearest = _nearest_entries(table_features_, target_features)
             if _squared_distance(table_features_[nearest[0]], target_features) < seed_distance:
-                for j in range(dof):
-                    start[j] = table_q[nearest[0], j]
+                for i in range(nq):
+                    start[i] = table_q[nearest[0], i]
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
@@ -1006,24 +1137,20 @@ def search(
     while True:
         q = start.copy()
         outcome, used = lm_attempt(
-            frames, frame_links, tip_frames, rows, row_weights, tolerances, joints, targets,
-            method, min_damping, posture_gains, seed, max_joint_move if solve_type == SPEED else 0.0,
-            max_iterations, NO_PRIORITY, deadline, q, norms,
-        )  # fmt: skip
+            tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
+        )
         iterations += used
         attempts += 1
         converged = outcome == CONVERGED
-        rank, value = _score(
-            frames, frame_links, tip_frames, rows, row_weights, joints, q, seed, norms, converged, solve_type
-        )
+        rank, value = _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement)
         avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
         if avoid_flips:
-            value = _largest_move(q, seed, joints)
+            value = _largest_move(tree, joints, q, seed, displacement)
             candidates += 1
         if rank < best_rank or (rank == best_rank and value < best_value):
             best_rank, best_value, best_outcome = rank, value, outcome
-            for j in range(dof):
-                q_out[j] = q[j]
+            for i in range(nq):
+                q_out[i] = q[i]
             for tip in range(tips):
                 norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
         if outcome == DEADLINE:
@@ -1040,34 +1167,29 @@ def search(
             break
         # the next start
         if pending_seed:
-            for j in range(dof):
-                start[j] = seed[j]
+            for i in range(nq):
+                start[i] = seed[i]
             pending_seed = False
             continue
+        for j in range(dof):
+            draws[j] = np.random.random()
         if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
             box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
-            for j in range(dof):
-                step = box * (2.0 * np.random.random() - 1.0) if joints[j, WEIGHT] > 0.0 else 0.0
-                start[j] = min(max(seed[j] + step, joints[j, LOWER]), joints[j, UPPER])
+            configuration_from_draws(tree, joints, seed, draws, box, start)
             near_restarts += 1
             continue
         if table_size > 1 and nearest.shape[0] == 0:
             nearest = _nearest_entries(table_features_, target_features)
         if next_nearest < nearest.shape[0]:
-            for j in range(dof):
-                start[j] = table_q[nearest[next_nearest], j]
+            for i in range(nq):
+                start[i] = table_q[nearest[next_nearest], i]
             next_nearest += 1
             continue
-        for j in range(dof):
-            if joints[j, WEIGHT] <= 0.0:
-                start[j] = seed[j]
-                continue
-            low, high = joints[j, SAMPLE_LOWER], joints[j, SAMPLE_UPPER]
-            start[j] = low + (high - low) * np.random.random()
-            if joints[j, WRAPS] > 0.0:  # a turn around the seed, within the limits
-                start[j] = min(max(start[j] + seed[j], joints[j, LOWER]), joints[j, UPPER])
+        configuration_from_draws(tree, joints, seed, draws, -1.0, start)
     for j in range(dof):
-        q_out[j] = _near(q_out[j], seed[j], joints[j])
+        c = coordinates[j]
+        if c >= 0:
+            q_out[c] = _near(q_out[c], seed[c], joints[j])
     return best_outcome, iterations, attempts, deadline_reached
 
 
@@ -1096,24 +1218,23 @@ def _nearest_entries(table_features_, target_features):
 
 
 @batch_kernel
-def search_many(
-    targets, seeds, timeout_ns, q_out, norms_out, outcomes,
-    frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
-    feature_spec, feature_scale, table_q, table_features_, table_spacing,
-    method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
-    max_joint_move,
-):  # fmt: skip
-    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, n), in turn, without
+def search_many(targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings):
+    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn, without
     the GIL (:meth:`IKSolver.solve_many` runs slices of a batch on several threads); each
     target's deadline is ``timeout_ns`` after its own start (< 0: none). ``outcomes`` (N,)
     receives each best outcome; the arguments after it are :func:`search`'s."""
     for index in range(targets.shape[0]):
         deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
         outcome, _, _, _ = search(
-            targets[index], seeds[index], deadline, q_out[index], norms_out[index],
-            frames, frame_links, tip_frames, rows, row_weights, tolerances, joints,
-            feature_spec, feature_scale, table_q, table_features_, table_spacing,
-            method, solve_type, min_damping, posture_gains, max_iterations, max_attempts, random_seed,
-            max_joint_move,
-        )  # fmt: skip
+            targets[index],
+            seeds[index],
+            deadline,
+            q_out[index],
+            norms_out[index],
+            tree,
+            task,
+            joints,
+            table,
+            settings,
+        )
         outcomes[index] = outcome

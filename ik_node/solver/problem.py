@@ -1,6 +1,7 @@
 """An IK problem as the kernels see it: the tree, the task rows of each tip (trimmed to what the
-tip's task controls, weighted), the tolerances, the joint limits, weights and rest posture, and
-the seed-table feature layout. Plain arrays, inspectable in tests."""
+tip's task controls, weighted, in the tip's or the base's axes, at a point of the tip), the
+tolerances, the joint limits, weights and rest posture, and the seed-table feature layout. Plain
+arrays in the named bundles of :mod:`ik_node.solver.kernels`, inspectable in tests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..compiled import spatial
 from . import kernels
 from .options import TipTask
 
@@ -16,19 +18,35 @@ __all__ = ["Problem"]
 
 #: m: the rotation weight in the seed table's distance for tips whose position does not move.
 MIN_ROTATION_SCALE = 0.1
+#: Restarts and seed-table entries place a planar or floating joint this far [m] and this much
+#: turned [rad] from the seed (the rest posture for the table) at most, per coordinate: its
+#: configuration has no limits to sample within.
+FREE_TRANSLATION_SAMPLE, FREE_ROTATION_SAMPLE = 0.25, np.pi / 4
+#: A target this much (relative) beyond a tip's reach sphere still counts as within reach: on a
+#: sphere whose radius is constant (a leg at full stretch), rounding puts exact targets outside.
+REACH_TOLERANCE = 1e-6
+_AXES = {"tip": kernels.TIP_AXES, "base": kernels.BASE_AXES}
+
+
+def free_coordinate_is_angular(kind: int, column: int) -> bool:
+    """Whether tangent column ``column`` of a multi-DOF joint of type ``kind`` turns it."""
+    if kind == spatial.PLANAR:
+        return column == 2
+    return kind == spatial.BALL or column >= 3
 
 
 class Problem:
     """The arrays of :mod:`ik_node.solver.kernels` for ``tips`` of ``tree`` (in that order).
 
-    Attributes: ``frames``, ``frame_links`` (:meth:`KinematicTree.frame_arrays`),
-    ``tip_frames`` (T,), ``rows`` (m, 2) (tip, axis), ``row_weights`` (m,), ``tolerances``
-    (T, 2) [m, rad], ``joints`` (n, 7) (see ``kernels``), ``reach`` per tip (centre [m] in the
-    base frame, radius [m]), ``feature_spec`` (F, 2) and ``feature_scale`` (F,): per tip its
-    position (3 components) when the task controls a linear row and its rotation matrix (9) when
-    it controls an angular one, the rotation scaled by ``r / pi`` (``r`` the tip's reach: ``|R -
-    R'|`` is about ``sqrt(2)`` times the angle, so one radian weighs ~0.45 of the reach), all
-    times the task weight.
+    ``lower``/``upper``: limits per configuration coordinate (nq); ``weights`` and
+    ``posture_gains`` per tangent coordinate (nv); ``rest`` a configuration (nq).
+
+    Attributes: ``tree_arrays`` and ``task`` (the kernels' bundles), ``joints`` (nv,
+    ``JOINT_COLUMNS``), ``reach`` per tip (centre [m] in the base frame, radius [m]),
+    ``feature_spec`` (F, 2) and ``feature_scale`` (F,): per tip its position (3 components) when
+    the task controls a linear row and its rotation matrix (9) when it controls an angular one,
+    the rotation scaled by ``r / pi`` (``r`` the tip's reach: ``|R - R'|`` is about ``sqrt(2)``
+    times the angle, so one radian weighs ~0.45 of the reach), all times the task weight.
     """
 
     def __init__(
@@ -40,25 +58,57 @@ class Problem:
         upper: np.ndarray,
         weights: np.ndarray,
         rest: np.ndarray,
+        posture_gains: np.ndarray,
     ):
-        self.frames, self.frame_links = tree.frame_arrays()
-        # A joint that turns freely (continuous, or revolute over more than a turn) is sampled
-        # over (-pi, pi] around the seed; other bounded joints within their limits, a joint
-        # bounded on one side over a full turn next to its bound.
-        revolute = np.array(
-            [tree.robot.joints[name].type in ("revolute", "continuous") for name in tree.joint_names],
-            dtype=bool,
-        )
-        wraps = revolute & ~(upper - lower <= 2 * np.pi)
-        finite_lower, finite_upper = np.isfinite(lower), np.isfinite(upper)
-        sample_lower = np.where(finite_lower, lower, np.where(finite_upper, upper - 2 * np.pi, -np.pi))
-        sample_upper = np.where(finite_upper, upper, np.where(finite_lower, lower + 2 * np.pi, np.pi))
-        sample_lower, sample_upper = (
-            np.where(wraps, -np.pi, sample_lower),
-            np.where(wraps, np.pi, sample_upper),
-        )
+        self.tree = tree
+        dof = len(tree.tangent_names)
+        coordinates = np.full(dof, -1, dtype=np.int64)
+        tangent_lower, tangent_upper = np.full(dof, -np.inf), np.full(dof, np.inf)
+        sample_lower, sample_upper = np.empty(dof), np.empty(dof)
+        tangent_rest, wraps = np.zeros(dof), np.zeros(dof)
+        for joint, (kind, at, v) in zip(tree.joints, tree.spans):
+            if joint.is_multi_dof:
+                for column in range(spatial.TANGENT_SIZE[kind]):
+                    angular = free_coordinate_is_angular(kind, column)
+                    full_turn = kind == spatial.PLANAR and angular
+                    bound = (
+                        np.pi if full_turn else FREE_ROTATION_SAMPLE if angular else FREE_TRANSLATION_SAMPLE
+                    )
+                    sample_lower[v + column], sample_upper[v + column] = -bound, bound
+                continue
+            coordinates[v] = at
+            low, high = lower[at], upper[at]
+            tangent_lower[v], tangent_upper[v], tangent_rest[v] = low, high, rest[at]
+            # A joint that turns freely (continuous, or revolute over more than a turn) is sampled
+            # over (-pi, pi] around the seed; other bounded joints within their limits, a joint
+            # bounded on one side over a full turn next to its bound.
+            turns = joint.type in ("revolute", "continuous") and not high - low <= 2 * np.pi
+            wraps[v] = float(turns)
+            if turns:
+                sample_lower[v], sample_upper[v] = -np.pi, np.pi
+            else:
+                sample_lower[v] = (
+                    low if np.isfinite(low) else (high - 2 * np.pi if np.isfinite(high) else -np.pi)
+                )
+                sample_upper[v] = (
+                    high if np.isfinite(high) else (low + 2 * np.pi if np.isfinite(low) else np.pi)
+                )
+        self.tree_arrays = (tree.frames, tree.frame_links, tree.spans, coordinates)
         self.joints = np.ascontiguousarray(
-            np.stack((lower, upper, weights, rest, sample_lower, sample_upper, wraps.astype(float)), axis=1)
+            np.stack(
+                (
+                    tangent_lower,
+                    tangent_upper,
+                    weights,
+                    tangent_rest,
+                    sample_lower,
+                    sample_upper,
+                    wraps,
+                    posture_gains,
+                ),
+                axis=1,
+            ),
+            dtype=float,
         )
         self._tasks = dict(tasks)
         self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
@@ -76,16 +126,22 @@ class Problem:
         """The per-tip arrays for ``tips``, in that order."""
         tasks = self._tasks
         self.tips = tuple(tips)
-        self.tip_frames = np.array([self._tip_frame[tip] for tip in self.tips], dtype=np.int64)
-        self.reach = [self._reach[tip] for tip in self.tips]
+        tip_frames = np.array([self._tip_frame[tip] for tip in self.tips], dtype=np.int64)
+        tip_offsets = np.array([tasks[tip].offset for tip in self.tips], dtype=float).reshape(-1, 3)
+        tip_axes = np.array([_AXES[tasks[tip].axes] for tip in self.tips], dtype=np.int64)
+        self.reach = [
+            (centre, radius + float(np.linalg.norm(offset)))
+            for (centre, radius), offset in zip((self._reach[tip] for tip in self.tips), tip_offsets)
+        ]
         rows = [(index, axis) for index, tip in enumerate(self.tips) for axis in tasks[tip].rows]
         self.rows = np.array(rows, dtype=np.int64).reshape(-1, 2)
         # float whatever the tasks' number types (an int array would compile the kernels again)
-        self.row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows], dtype=float)
-        self.tolerances = np.array(
+        row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows], dtype=float)
+        tolerances = np.array(
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
         )
+        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances)
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
@@ -94,9 +150,22 @@ class Problem:
                 scale += [weight] * 3
             if np.any(axes >= 3):
                 spec += [(index, component) for component in range(3, kernels.TIP_FEATURES)]
-                scale += [weight * max(radius, MIN_ROTATION_SCALE) / np.pi] * 9
+                rotation_scale = radius if np.isfinite(radius) else 1.0
+                scale += [weight * max(rotation_scale, MIN_ROTATION_SCALE) / np.pi] * 9
         self.feature_spec = np.array(spec, dtype=np.int64).reshape(-1, 2)
         self.feature_scale = np.array(scale, dtype=float)
+
+    @property
+    def tip_frames(self) -> np.ndarray:
+        return self.task[0]
+
+    @property
+    def row_weights(self) -> np.ndarray:
+        return self.task[4]
+
+    @property
+    def tolerances(self) -> np.ndarray:
+        return self.task[5]
 
     @property
     def lower(self) -> np.ndarray:
@@ -112,35 +181,43 @@ class Problem:
 
     def tips_out_of_reach(self, targets: np.ndarray) -> list[str]:
         """Tips whose target position (targets (T, 4, 4), base frame) lies outside the sphere
-        holding every position of the tip (only tips whose task controls a linear row)."""
-        return [
-            tip
-            for index, (tip, (centre, radius)) in enumerate(zip(self.tips, self.reach))
-            if np.any((self.rows[:, 0] == index) & (self.rows[:, 1] < 3))
-            and np.linalg.norm(targets[index, :3, 3] - centre) > radius
-        ]
+        holding every position of the tip's controlled point, by more than ``REACH_TOLERANCE``
+        of its radius and the tip's position tolerance (only tips whose task controls the whole
+        position: three linear rows)."""
+        out = []
+        for index, (tip, (centre, radius)) in enumerate(zip(self.tips, self.reach)):
+            linear_rows = np.count_nonzero((self.rows[:, 0] == index) & (self.rows[:, 1] < 3))
+            margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0]
+            if linear_rows == 3 and np.linalg.norm(targets[index, :3, 3] - centre) > margin:
+                out.append(tip)
+        return out
 
     def features_of(self, q: np.ndarray) -> np.ndarray:
-        """Seed-table features (S, F) of configurations (S, n)."""
+        """Seed-table features (S, F) of configurations (S, nq)."""
         return kernels.table_features(
-            self.frames, self.frame_links, self.tip_frames, self.feature_spec, self.feature_scale,
+            self.tree_arrays,
+            self.task,
+            self.feature_spec,
+            self.feature_scale,
             np.ascontiguousarray(q, dtype=float),
-        )  # fmt: skip
+        )
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
-        """The stacked, trimmed, weighted body Jacobian (m, n) the solver inverts at ``q``."""
-        poses = np.empty((len(self.frames) + 1, 4, 4))
-        blocks = np.empty((len(self.tips), 6, len(q)))
-        jacobian = np.empty((len(self.rows), len(q)))
-        kernels.forward_kinematics(self.frames, self.frame_links, np.ascontiguousarray(q, dtype=float), poses)
-        kernels.task_jacobian(
-            self.frames,
-            self.frame_links,
-            poses,
-            self.tip_frames,
-            self.rows,
-            self.row_weights,
-            blocks,
-            jacobian,
+        """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""
+        space = kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)))
+        jacobian = np.empty((len(self.rows), len(self.joints)))
+        error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
+        targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
+        kernels.evaluate(
+            self.tree_arrays, self.task, targets, np.ascontiguousarray(q, dtype=float), space, error, norms
         )
+        kernels.jacobian_at(self.tree_arrays, self.task, space, jacobian)
         return jacobian
+
+    def random_configurations(self, center: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """Configurations (S, nq) from uniform draws (S, nv) around ``center`` (nq,), as the
+        search's random restarts make them (:func:`kernels.configuration_from_draws`)."""
+        out = np.empty((len(draws), len(center)))
+        for index, row in enumerate(np.ascontiguousarray(draws, dtype=float)):
+            kernels.configuration_from_draws(self.tree_arrays, self.joints, center, row, -1.0, out[index])
+        return out

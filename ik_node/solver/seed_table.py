@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 
-from . import kernels
 from .problem import Problem
 
 __all__ = ["SeedTable"]
@@ -22,20 +21,16 @@ SPACING_SAMPLE = 64
 
 
 class SeedTable:
-    """``size`` configurations ``q`` (S, n) uniform within the problem's sampling bounds (a stream
-    keyed on ``random_seed``; joints that turn freely over (-pi, pi] within their limits), their
-    tip-pose ``features``
+    """``size`` configurations ``q`` (S, nq) uniform within the problem's sampling bounds around
+    the rest posture ``center`` (a stream keyed on ``random_seed``; joints that turn freely over
+    (-pi, pi] around it, multi-DOF joints within a box around it), their tip-pose ``features``
     (S, F, see :class:`Problem`), and ``spacing``: the median distance from an entry to its
     nearest neighbour (feature metres, over the first ``SPACING_SAMPLE`` entries; a seed nearer its
     goal than this is not improved on by the table). ``size`` 0: an empty table."""
 
-    def __init__(self, problem: Problem, size: int, random_seed: int):
+    def __init__(self, problem: Problem, size: int, random_seed: int, center: np.ndarray):
         generator = np.random.default_rng((random_seed, TABLE_STREAM))
-        joints = problem.joints
-        sampled = generator.uniform(
-            joints[:, kernels.SAMPLE_LOWER], joints[:, kernels.SAMPLE_UPPER], size=(size, len(joints))
-        )
-        self.q = np.clip(sampled, joints[:, kernels.LOWER], joints[:, kernels.UPPER])
+        self.q = problem.random_configurations(center, generator.random((size, len(problem.joints))))
         self.features = problem.features_of(self.q) if size else np.zeros((0, len(problem.feature_spec)))
         self.spacing = self._typical_spacing(self.features)
 

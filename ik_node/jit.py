@@ -4,12 +4,11 @@
   (``__pycache__``), or, when that is not writable (a system install), in the user's cache
   directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
   that is said once (every process then compiles again: about 12 s).
-* A cached kernel is found again while the stamp of its own source file is unchanged (numba
-  0.68: a SHA-256 of its content; older numba: its mtime and size), although it holds the code
-  of every kernel it calls: that is why the kernels live in one module (:mod:`.kernels`), so
-  that an edit there recompiles all of them. The exception is :func:`monotonic_ns` here: after
-  changing it, clear the cache (``__pycache__/*.nbi`` and ``*.nbc``, or ``NUMBA_CACHE_DIR``),
-  or the kernels keep the old clock.
+* numba finds a cached kernel again while the stamp of its own source file is unchanged, although
+  the kernel holds the code of every kernel it calls, in other modules too. So every kernel's
+  stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`: this module,
+  ``ik_node/compiled/*.py`` and ``ik_node/solver/kernels.py``): an edit in any of them
+  recompiles all kernels at their next use.
 * Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
   plain Python, several hundred times slower; a warning says so once, with how to install numba.
 
@@ -19,9 +18,11 @@ call ``time``), so a solve can stop at its deadline between two iterations.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import warnings
+from pathlib import Path
 
 __all__ = [
     "BATCH_THREADS",
@@ -57,6 +58,33 @@ if numba is None or not COMPILED:
 
 _cache_refused = False
 
+_PACKAGE = Path(__file__).resolve().parent
+#: The files whose kernels call each other; any change to one invalidates every cached kernel.
+KERNEL_SOURCES = tuple(
+    sorted([_PACKAGE / "jit.py", _PACKAGE / "solver" / "kernels.py", *(_PACKAGE / "compiled").glob("*.py")])
+)
+
+
+def _sources_stamp() -> str:
+    """SHA-256 of the kernel sources' contents, in order (the stamp of every cached kernel)."""
+    digest = hashlib.sha256()
+    for path in KERNEL_SOURCES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+_STAMP = _sources_stamp()
+
+
+def _stamp_with_sources(dispatcher) -> None:
+    """Give ``dispatcher``'s cache the stamp of every kernel source rather than of its own file
+    (numba reads the stamp when the cache object is made; its index keeps the kernel while the
+    stamp matches). numba versions whose cache lacks these attributes keep numba's own stamp."""
+    try:
+        dispatcher._cache._cache_file._source_stamp = _STAMP
+    except AttributeError:  # pragma: no cover - another numba's internals
+        pass
+
 
 def _compile(function, **options):
     """``numba.njit(cache=True, **options)(function)``, or without the cache when numba has no
@@ -66,7 +94,9 @@ def _compile(function, **options):
         return function
     if not _cache_refused:
         try:
-            return numba.njit(cache=True, **options)(function)
+            dispatcher = numba.njit(cache=True, **options)(function)
+            _stamp_with_sources(dispatcher)
+            return dispatcher
         except RuntimeError as error:  # "cannot cache function ...: no locator available"
             _cache_refused = True
             warnings.warn(
@@ -81,14 +111,14 @@ def _compile(function, **options):
 
 def cache_is_cold(compiled_function) -> bool:
     """Whether numba will compile ``compiled_function`` (a :func:`kernel`) at its first call
-    rather than load it: no cache index for it, or one older than its source file (numba then
+    rather than load it: no cache index for it, or one older than a kernel source (numba then
     compiles again). False without numba or without a cache."""
     if not COMPILED or compiled_function._cache is None:
         return False
     try:
         index = compiled_function._cache._cache_file._index_path
-        source = compiled_function.py_func.__code__.co_filename
-        return not os.path.exists(index) or os.path.getmtime(index) < os.path.getmtime(source)
+        newest_source = max(os.path.getmtime(path) for path in KERNEL_SOURCES)
+        return not os.path.exists(index) or os.path.getmtime(index) < newest_source
     except (AttributeError, OSError):  # another numba's internals: say nothing rather than guess
         return False
 

@@ -1,0 +1,424 @@
+"""Compiled kinematics of a tree: forward kinematics, Jacobians built from trimmed adjoint blocks,
+and the configuration manifold's operations (``q (+) dq`` and its inverse), over flat arrays.
+
+The one implementation of FK and Jacobians in the package: :class:`ik_node.kinematics.KinematicTree`
+calls these for users and the node, the solver's kernels inside its loop.
+
+Array layout (built by :class:`~ik_node.kinematics.KinematicTree`):
+
+* ``frames`` (K, ``FRAME_COLUMNS``) float, one row per frame after the base (pose index ``k + 1``):
+  the constant transform ``C = (C_R, C_t)`` from the parent frame (columns ``ROTATION`` .. +9,
+  row-major, and ``TRANSLATION`` .. +3), the joint's unit ``AXIS`` (3; revolute and prismatic
+  joints), and the mimic ``MULTIPLIER`` and ``OFFSET`` (``theta = m q + o``).
+* ``frame_links`` (K, ``LINK_COLUMNS``) int: ``PARENT`` pose index (0 = base), ``JOINT_TYPE``,
+  the joint's first configuration coordinate ``Q_INDEX`` and first tangent coordinate
+  ``V_INDEX`` (a mimic follower's: its leader's; -1 for fixed frames), ``REVERSED`` (1: the joint
+  is crossed from child to parent, on a path that goes up the tree).
+* ``spans`` (J, ``SPAN_COLUMNS``) int: per independent joint its type and first configuration and
+  tangent coordinates: what :func:`integrate` and :func:`difference` walk.
+
+Frame ``k`` sits at ``T_parent_k = C M(q)`` (``C M(q)^-1`` when reversed, with ``C = I``: the
+tree puts a reversed joint's constant on the frames after it). Motions ``M`` and their tangent
+coordinates (twists ``[v; w]`` in the joint's own frame, pinocchio's conventions):
+
+* revolute: rotation by ``theta`` about ``AXIS`` (1 coordinate, rad); prismatic: translation
+  ``theta AXIS`` (1, m);
+* planar: ``(x, y, theta)`` [m, m, rad], translation in the joint frame's xy plane and rotation
+  about its z; tangent ``[vx, vy, wz]``;
+* ball: a unit quaternion ``(qx, qy, qz, qw)``; tangent ``[wx, wy, wz]``;
+* floating: ``(x, y, z, qx, qy, qz, qw)`` (pinocchio's free-flyer order); tangent ``[v; w]``.
+
+Updates are ``q (+) dq = q exp(dq)`` (the joint's motion followed by the exponential of the body
+twist: Lynch & Park eq. 3.51 and 3.88), so quaternions stay unit. A joint crossed from child to
+parent moves its frame by ``exp(-dq)`` applied before ``M^-1``: its Jacobian columns are the
+negated unit twists, at the frame before the motion (the parent's pose, since ``C = I``).
+
+Small-matrix algebra is written as loops (see :mod:`ik_node.solver.kernels`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel
+
+# ------------------------------------------------------------------ named columns
+ROTATION, TRANSLATION, AXIS, MULTIPLIER, OFFSET = 0, 9, 12, 15, 16
+FRAME_COLUMNS = 17
+PARENT, JOINT_TYPE, Q_INDEX, V_INDEX, REVERSED = 0, 1, 2, 3, 4
+LINK_COLUMNS = 5
+SPAN_TYPE, SPAN_Q, SPAN_V = 0, 1, 2
+SPAN_COLUMNS = 3
+
+#: Joint types (``JOINT_TYPE``), and their configuration and tangent sizes by type.
+FIXED, REVOLUTE, PRISMATIC, PLANAR, BALL, FLOATING = 0, 1, 2, 3, 4, 5
+CONFIG_SIZE = (0, 1, 1, 3, 4, 7)
+TANGENT_SIZE = (0, 1, 1, 3, 3, 6)
+#: Where each type's quaternion starts in its configuration (-1: none).
+QUATERNION_AT = (-1, -1, -1, -1, 0, 3)
+
+
+# ------------------------------------------------------------------ rotations
+
+
+@kernel
+def quaternion_matrix(x, y, z, w, out):
+    """Rotation matrix (into ``out`` (3, 3)) of the quaternion ``(x, y, z, w)`` (scalar last, as
+    ROS and pinocchio store it), normalised first."""
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / norm, y / norm, z / norm, w / norm
+    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[0, 1] = 2.0 * (x * y - z * w)
+    out[0, 2] = 2.0 * (x * z + y * w)
+    out[1, 0] = 2.0 * (x * y + z * w)
+    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[1, 2] = 2.0 * (y * z - x * w)
+    out[2, 0] = 2.0 * (x * z - y * w)
+    out[2, 1] = 2.0 * (y * z + x * w)
+    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@kernel
+def so3_log(rotation, out):
+    """Rotation vector ``theta u`` [rad] of a 3x3 rotation (into ``out``): ``theta = atan2(|s|,
+    (tr R - 1)/2)``, ``s = vee(R - R^T)/2`` (Lynch & Park eq. 3.58-3.60); near ``pi``, where ``s``
+    vanishes, the axis comes from ``(R + R^T)/2 = cos I + (1 - cos) u u^T`` (its best-conditioned
+    column), with the sign that agrees with ``s``."""
+    x = rotation[2, 1] - rotation[1, 2]
+    y = rotation[0, 2] - rotation[2, 0]
+    z = rotation[1, 0] - rotation[0, 1]
+    cosine = 0.5 * (rotation[0, 0] + rotation[1, 1] + rotation[2, 2] - 1.0)
+    double_sine = math.sqrt(x * x + y * y + z * z)
+    theta = math.atan2(0.5 * double_sine, cosine)
+    if cosine > -0.9:
+        scale = theta / max(double_sine, 1e-300)  # -> 1/2 as theta -> 0
+        out[0], out[1], out[2] = scale * x, scale * y, scale * z
+        return
+    column, largest = 0, -1.0
+    for i in range(3):
+        value = (rotation[i, i] - cosine) / (1.0 - cosine)
+        if value > largest:
+            column, largest = i, value
+    norm = math.sqrt(max(largest, 1e-300))
+    dot = 0.0
+    skew = (x, y, z)
+    for i in range(3):
+        out[i] = (0.5 * (rotation[i, column] + rotation[column, i]) - (cosine if i == column else 0.0)) / (
+            (1.0 - cosine) * norm
+        )
+        dot += out[i] * skew[i]
+    sign = -theta if dot < 0.0 else theta
+    for i in range(3):
+        out[i] *= sign
+
+
+@kernel
+def _multiply_quaternion_by_exp(q, at, wx, wy, wz, out):
+    """``out[at:at+4] = q[at:at+4] * exp(w / 2)``: the quaternion of ``R exp(hat(w))`` (rotation
+    by the body angular displacement ``w`` [rad]), renormalised."""
+    angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+    half = 0.5 * angle
+    scale = 0.5 - angle * angle / 48.0 if angle < 1e-6 else math.sin(half) / angle  # sin(a/2)/a
+    ex, ey, ez, ew = scale * wx, scale * wy, scale * wz, math.cos(half)
+    x, y, z, w = q[at], q[at + 1], q[at + 2], q[at + 3]
+    rx = w * ex + x * ew + y * ez - z * ey
+    ry = w * ey - x * ez + y * ew + z * ex
+    rz = w * ez + x * ey - y * ex + z * ew
+    rw = w * ew - x * ex - y * ey - z * ez
+    norm = math.sqrt(rx * rx + ry * ry + rz * rz + rw * rw)
+    out[at], out[at + 1], out[at + 2], out[at + 3] = rx / norm, ry / norm, rz / norm, rw / norm
+
+
+@kernel
+def _left_jacobian_times(wx, wy, wz, vx, vy, vz):
+    """``V(w) v`` with ``V = I + (1 - cos t)/t^2 hat(w) + (t - sin t)/t^3 hat(w)^2`` (``t = |w|``):
+    the translation of ``exp([v; w])`` (Lynch & Park eq. 3.88)."""
+    t2 = wx * wx + wy * wy + wz * wz
+    t = math.sqrt(t2)
+    if t < 1e-6:
+        a, b = 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+    else:
+        a, b = (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
+    cx, cy, cz = wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx  # w x v
+    dx, dy, dz = wy * cz - wz * cy, wz * cx - wx * cz, wx * cy - wy * cx  # w x (w x v)
+    return vx + a * cx + b * dx, vy + a * cy + b * dy, vz + a * cz + b * dz
+
+
+# ------------------------------------------------------------------ joint motion
+
+
+@kernel
+def joint_motion(frame, link, q, rotation, translation):
+    """The joint's motion ``M(q)`` of one frame (its rows of ``frames`` and ``frame_links``): its
+    rotation (3, 3) and translation (3,) in the joint frame (see the module's table), inverted
+    for a joint crossed from child to parent."""
+    kind, at = link[JOINT_TYPE], link[Q_INDEX]
+    for i in range(3):
+        for j in range(3):
+            rotation[i, j] = 1.0 if i == j else 0.0
+        translation[i] = 0.0
+    if kind == REVOLUTE or kind == PRISMATIC:
+        theta = frame[MULTIPLIER] * q[at] + frame[OFFSET]
+        x, y, z = frame[AXIS], frame[AXIS + 1], frame[AXIS + 2]
+        if kind == PRISMATIC:
+            translation[0], translation[1], translation[2] = theta * x, theta * y, theta * z
+        else:  # Rodrigues: I + sin hat(a) + (1 - cos) hat(a)^2
+            sine, versine = math.sin(theta), 1.0 - math.cos(theta)
+            rotation[0, 0] = 1.0 - versine * (y * y + z * z)
+            rotation[1, 1] = 1.0 - versine * (x * x + z * z)
+            rotation[2, 2] = 1.0 - versine * (x * x + y * y)
+            rotation[0, 1], rotation[1, 0] = versine * x * y - sine * z, versine * x * y + sine * z
+            rotation[0, 2], rotation[2, 0] = versine * x * z + sine * y, versine * x * z - sine * y
+            rotation[1, 2], rotation[2, 1] = versine * y * z - sine * x, versine * y * z + sine * x
+    elif kind == PLANAR:
+        cosine, sine = math.cos(q[at + 2]), math.sin(q[at + 2])
+        rotation[0, 0], rotation[0, 1], rotation[1, 0], rotation[1, 1] = cosine, -sine, sine, cosine
+        translation[0], translation[1] = q[at], q[at + 1]
+    elif kind == BALL:
+        quaternion_matrix(q[at], q[at + 1], q[at + 2], q[at + 3], rotation)
+    elif kind == FLOATING:
+        quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6], rotation)
+        translation[0], translation[1], translation[2] = q[at], q[at + 1], q[at + 2]
+    if link[REVERSED] != 0 and kind != FIXED:  # M^-1 = (R^T, -R^T t)
+        t0, t1, t2 = translation[0], translation[1], translation[2]
+        for i in range(3):
+            for j in range(i + 1, 3):
+                rotation[i, j], rotation[j, i] = rotation[j, i], rotation[i, j]
+        for i in range(3):
+            translation[i] = -(rotation[i, 0] * t0 + rotation[i, 1] * t1 + rotation[i, 2] * t2)
+
+
+@kernel
+def forward_kinematics(frames, frame_links, q, poses):
+    """Poses ``T_base_frame`` (F, 4, 4) of every frame, parents first (``poses[0]`` = base):
+    ``T_base_k = T_base_parent C M(q)`` (see the module docstring). ``q``: configuration [rad, m,
+    quaternions]."""
+    poses[0, :, :] = 0.0
+    for i in range(4):
+        poses[0, i, i] = 1.0
+    rotation, translation = np.empty((3, 3)), np.empty(3)
+    for k in range(frames.shape[0]):
+        frame = frames[k]
+        joint_motion(frame, frame_links[k], q, rotation, translation)
+        parent = poses[frame_links[k, PARENT]]
+        pose = poses[k + 1]
+        for i in range(3):  # row i of T_base_parent C = (a, b)
+            p0, p1, p2 = parent[i, 0], parent[i, 1], parent[i, 2]
+            a0 = p0 * frame[ROTATION] + p1 * frame[ROTATION + 3] + p2 * frame[ROTATION + 6]
+            a1 = p0 * frame[ROTATION + 1] + p1 * frame[ROTATION + 4] + p2 * frame[ROTATION + 7]
+            a2 = p0 * frame[ROTATION + 2] + p1 * frame[ROTATION + 5] + p2 * frame[ROTATION + 8]
+            b = (
+                p0 * frame[TRANSLATION]
+                + p1 * frame[TRANSLATION + 1]
+                + p2 * frame[TRANSLATION + 2]
+                + parent[i, 3]
+            )
+            for j in range(3):
+                pose[i, j] = a0 * rotation[0, j] + a1 * rotation[1, j] + a2 * rotation[2, j]
+            pose[i, 3] = a0 * translation[0] + a1 * translation[1] + a2 * translation[2] + b
+            pose[3, i] = 0.0
+        pose[3, 3] = 1.0
+
+
+@kernel
+def point_pose(poses, frame, offset, out):
+    """Pose (4, 4) of the frame at point ``offset`` (3,) [m, frame axes] of pose index ``frame``,
+    with that frame's axes: ``(R, p + R offset)``."""
+    pose = poses[frame]
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = pose[i, j]
+        out[i, 3] = pose[i, 3] + pose[i, 0] * offset[0] + pose[i, 1] * offset[1] + pose[i, 2] * offset[2]
+        out[3, i] = 0.0
+    out[3, 3] = 1.0
+
+
+# ------------------------------------------------------------------ Jacobians
+
+
+@kernel
+def _unit_twist(frame, kind, column):
+    """Unit twist ``[v; w]`` (6 values) of tangent column ``column`` of a joint of type ``kind``,
+    in the joint's frame: revolute ``[0; a]``, prismatic ``[a; 0]``, planar ``[e_x; 0], [e_y; 0],
+    [0; e_z]``, ball ``[0; e_i]``, floating ``e_i``."""
+    if kind == REVOLUTE:
+        return 0.0, 0.0, 0.0, frame[AXIS], frame[AXIS + 1], frame[AXIS + 2]
+    if kind == PRISMATIC:
+        return frame[AXIS], frame[AXIS + 1], frame[AXIS + 2], 0.0, 0.0, 0.0
+    if kind == PLANAR and column == 2:
+        column = 5
+    elif kind == BALL:
+        column += 3
+    return (
+        1.0 if column == 0 else 0.0,
+        1.0 if column == 1 else 0.0,
+        1.0 if column == 2 else 0.0,
+        1.0 if column == 3 else 0.0,
+        1.0 if column == 4 else 0.0,
+        1.0 if column == 5 else 0.0,
+    )
+
+
+@kernel
+def point_jacobian(frames, frame_links, poses, tip_frame, point, base_axes, jacobian):
+    """Jacobian (6, nv) of the frame ``point`` (4, 4, ``T_base_point``) rigidly attached to pose
+    index ``tip_frame``, into ``jacobian`` (overwritten), from :func:`forward_kinematics`.
+
+    Column of tangent coordinate ``c`` of a joint on the path, with unit twist ``S_c`` at the
+    joint's frame ``J`` (``(R_J, p_J)``): the adjoint block ``Ad(T_point_J)`` trimmed to ``S_c``
+    (Lynch & Park eq. 5.18; seed 000, Figure 5), evaluated as ``w = R_J S_w``, ``v = R_J S_v +
+    (p_J - p_point) x w``: with ``base_axes`` the velocity of the point and the angular velocity
+    in base axes (the mixed, world-aligned Jacobian), otherwise rotated into the point's axes
+    (``R_point^T``: the body Jacobian). A mimic follower adds its column times its multiplier to
+    its leader's; a joint crossed from child to parent contributes its negated twist, at the frame
+    before its motion. Joints off the path: zero columns. ``nv`` tangent coordinates.
+    """
+    jacobian[:, :] = 0.0
+    frame_index = tip_frame
+    while frame_index != 0:
+        k = frame_index - 1
+        link = frame_links[k]
+        kind = link[JOINT_TYPE]
+        if kind != FIXED:
+            frame = frames[k]
+            reversed_ = link[REVERSED] != 0
+            joint = poses[link[PARENT]] if reversed_ else poses[frame_index]
+            scale = frame[MULTIPLIER] if kind == REVOLUTE or kind == PRISMATIC else 1.0
+            if reversed_:
+                scale = -scale
+            dx = joint[0, 3] - point[0, 3]
+            dy = joint[1, 3] - point[1, 3]
+            dz = joint[2, 3] - point[2, 3]
+            for column in range(TANGENT_SIZE[kind]):
+                sv0, sv1, sv2, sw0, sw1, sw2 = _unit_twist(frame, kind, column)
+                wx = joint[0, 0] * sw0 + joint[0, 1] * sw1 + joint[0, 2] * sw2
+                wy = joint[1, 0] * sw0 + joint[1, 1] * sw1 + joint[1, 2] * sw2
+                wz = joint[2, 0] * sw0 + joint[2, 1] * sw1 + joint[2, 2] * sw2
+                vx = joint[0, 0] * sv0 + joint[0, 1] * sv1 + joint[0, 2] * sv2 + dy * wz - dz * wy
+                vy = joint[1, 0] * sv0 + joint[1, 1] * sv1 + joint[1, 2] * sv2 + dz * wx - dx * wz
+                vz = joint[2, 0] * sv0 + joint[2, 1] * sv1 + joint[2, 2] * sv2 + dx * wy - dy * wx
+                target = link[V_INDEX] + column
+                if base_axes:
+                    jacobian[0, target] += scale * vx
+                    jacobian[1, target] += scale * vy
+                    jacobian[2, target] += scale * vz
+                    jacobian[3, target] += scale * wx
+                    jacobian[4, target] += scale * wy
+                    jacobian[5, target] += scale * wz
+                else:
+                    for i in range(3):  # R_point^T
+                        jacobian[i, target] += scale * (
+                            point[0, i] * vx + point[1, i] * vy + point[2, i] * vz
+                        )
+                        jacobian[3 + i, target] += scale * (
+                            point[0, i] * wx + point[1, i] * wy + point[2, i] * wz
+                        )
+        frame_index = link[PARENT]
+
+
+# ------------------------------------------------------------------ the configuration manifold
+
+
+@kernel
+def integrate(spans, q, dq, out):
+    """``out = q (+) dq``: each joint's configuration moved by its tangent coordinates of ``dq``
+    (nv,), ``q exp(dq)`` (see the module docstring; 1-DOF joints ``q + dq``, no clipping here).
+    ``out`` may be ``q``."""
+    for index in range(spans.shape[0]):
+        kind, at, v = spans[index, SPAN_TYPE], spans[index, SPAN_Q], spans[index, SPAN_V]
+        if kind == REVOLUTE or kind == PRISMATIC:
+            out[at] = q[at] + dq[v]
+        elif kind == PLANAR:
+            # exp of the body twist [vx, vy, wz] in SE(2): (x, y) += R(theta) V(wz) (vx, vy)
+            w, theta = dq[v + 2], q[at + 2]
+            if abs(w) < 1e-6:
+                sine_term, versine_term = 1.0 - w * w / 6.0, 0.5 * w
+            else:
+                sine_term, versine_term = math.sin(w) / w, (1.0 - math.cos(w)) / w
+            local_x = sine_term * dq[v] - versine_term * dq[v + 1]
+            local_y = versine_term * dq[v] + sine_term * dq[v + 1]
+            cosine, sine = math.cos(theta), math.sin(theta)
+            out[at] = q[at] + cosine * local_x - sine * local_y
+            out[at + 1] = q[at + 1] + sine * local_x + cosine * local_y
+            out[at + 2] = theta + w
+        elif kind == BALL:
+            _multiply_quaternion_by_exp(q, at, dq[v], dq[v + 1], dq[v + 2], out)
+        elif kind == FLOATING:
+            rotation = np.empty((3, 3))
+            quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6], rotation)
+            lx, ly, lz = _left_jacobian_times(dq[v + 3], dq[v + 4], dq[v + 5], dq[v], dq[v + 1], dq[v + 2])
+            for i in range(3):
+                out[at + i] = q[at + i] + rotation[i, 0] * lx + rotation[i, 1] * ly + rotation[i, 2] * lz
+            _multiply_quaternion_by_exp(q, at + 3, dq[v + 3], dq[v + 4], dq[v + 5], out)
+
+
+@kernel
+def difference(spans, q0, q1, out):
+    """The displacement (nv,) from ``q0`` to ``q1``, per joint in its tangent coordinates: 1-DOF
+    ``q1 - q0``; planar the translation in ``q0``'s axes and the angle wrapped to (-pi, pi];
+    ball ``log(R0^T R1)``; floating ``[R0^T (p1 - p0); log(R0^T R1)]`` (equal to ``log`` for
+    rotations; for translations the straight displacement, a metric rather than the exact
+    inverse of :func:`integrate`)."""
+    rotation0, rotation1, relative = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    for index in range(spans.shape[0]):
+        kind, at, v = spans[index, SPAN_TYPE], spans[index, SPAN_Q], spans[index, SPAN_V]
+        if kind == REVOLUTE or kind == PRISMATIC:
+            out[v] = q1[at] - q0[at]
+        elif kind == PLANAR:
+            dx, dy = q1[at] - q0[at], q1[at + 1] - q0[at + 1]
+            cosine, sine = math.cos(q0[at + 2]), math.sin(q0[at + 2])
+            out[v], out[v + 1] = cosine * dx + sine * dy, -sine * dx + cosine * dy
+            out[v + 2] = (q1[at + 2] - q0[at + 2] + math.pi) % (2.0 * math.pi) - math.pi
+        elif kind == BALL or kind == FLOATING:
+            quaternion = at + QUATERNION_AT[kind]
+            quaternion_matrix(
+                q0[quaternion], q0[quaternion + 1], q0[quaternion + 2], q0[quaternion + 3], rotation0
+            )
+            quaternion_matrix(
+                q1[quaternion], q1[quaternion + 1], q1[quaternion + 2], q1[quaternion + 3], rotation1
+            )
+            for i in range(3):
+                for j in range(3):
+                    relative[i, j] = (
+                        rotation0[0, i] * rotation1[0, j]
+                        + rotation0[1, i] * rotation1[1, j]
+                        + rotation0[2, i] * rotation1[2, j]
+                    )
+            angular = v + (3 if kind == FLOATING else 0)
+            so3_log(relative, out[angular : angular + 3])
+            if kind == FLOATING:
+                dx, dy, dz = q1[at] - q0[at], q1[at + 1] - q0[at + 1], q1[at + 2] - q0[at + 2]
+                for i in range(3):
+                    out[v + i] = rotation0[0, i] * dx + rotation0[1, i] * dy + rotation0[2, i] * dz
+
+
+# ------------------------------------------------------------------ entries for the Python side
+
+
+@kernel
+def forward_kinematics_many(frames, frame_links, configurations, poses):
+    """:func:`forward_kinematics` of each configuration (B, nq) into ``poses`` (B, F, 4, 4)."""
+    for index in range(configurations.shape[0]):
+        forward_kinematics(frames, frame_links, configurations[index], poses[index])
+
+
+@kernel
+def frame_jacobian(frames, frame_links, q, tip_frame, offset, base_axes, jacobian):
+    """FK at ``q`` and :func:`point_jacobian` (6, nv) of pose index ``tip_frame`` at the point
+    ``offset`` (4, 4, ``T_frame_point``): the entry for :class:`~ik_node.kinematics.KinematicTree`,
+    tests and the kinematics benchmark."""
+    poses = np.empty((frames.shape[0] + 1, 4, 4))
+    forward_kinematics(frames, frame_links, q, poses)
+    point = np.empty((4, 4))
+    tip = poses[tip_frame]
+    for i in range(4):
+        for j in range(4):
+            point[i, j] = (
+                tip[i, 0] * offset[0, j]
+                + tip[i, 1] * offset[1, j]
+                + tip[i, 2] * offset[2, j]
+                + tip[i, 3] * offset[3, j]
+            )
+    point_jacobian(frames, frame_links, poses, tip_frame, point, base_axes, jacobian)
