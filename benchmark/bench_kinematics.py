@@ -1,12 +1,12 @@
-"""FK + body Jacobian per call (the compiled kernels and the vectorised KinematicTree), the batch
-solver's throughput, and the kernels' compile and load times.
+"""FK + body Jacobian per call (the compiled kernel, and through KinematicTree's Python API), the
+batch solver's throughput, and the kernels' compile and load times.
 
 Usage: python benchmark/bench_kinematics.py [URDF BASE TIP] [--calls N] [--batch N]
 Default robot: the bundled 7-DOF arm (urdf/arm7.urdf, base_link -> tool0).
 
-* FK + Jacobian: one call from Python each, at random in-limit configurations: the kernels
-  (``kernels.forward_and_jacobian``, what the solver runs) and the numpy reference
-  (``link_poses`` + ``frame_body_jacobian``).
+* FK + Jacobian: one call from Python each, at random in-limit configurations: the kernel
+  (``ik_node.compiled.spatial.frame_jacobian``: FK and the body Jacobian, the code the solver runs)
+  and the public ``KinematicTree.body_jacobian`` (the same kernel behind the input checks).
 * ``solve_many``: FK targets of N random in-limit configurations, default options, 5 ms per
   target, spread over the machine's cores; solves per second of wall time.
 * Cold compile and warm start: ``python -m ik_node.solver`` in fresh processes, the first with an
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ik_node import IKSolver, load_robot
-from ik_node.solver import kernels
+from ik_node.compiled import spatial
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,21 +40,22 @@ def summary(times: np.ndarray) -> str:
 
 
 def measure_kinematics(tree, tip: str, configurations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-call times [s] of the kernels' and the numpy reference's FK + body Jacobian."""
-    frames, frame_links = tree.frame_arrays()
-    tip_frame = tree.frame_index(tip)
-    poses = np.empty((len(frames) + 1, 4, 4))
-    jacobian = np.empty((6, configurations.shape[1]))
-    kernel_times, numpy_times = np.empty(len(configurations)), np.empty(len(configurations))
-    kernels.forward_and_jacobian(frames, frame_links, configurations[0], tip_frame, poses, jacobian)
+    """Per-call times [s] of the kernel's and of ``KinematicTree.body_jacobian``'s FK + body
+    Jacobian."""
+    tip_frame, offset = tree.frame_index(tip), np.eye(4)
+    jacobian = np.empty((6, len(tree.tangent_names)))
+    kernel_times, api_times = np.empty(len(configurations)), np.empty(len(configurations))
+    spatial.frame_jacobian(
+        tree.frames, tree.frame_links, configurations[0], tip_frame, offset, False, jacobian
+    )
     for index, q in enumerate(configurations):
         start = time.perf_counter()
-        kernels.forward_and_jacobian(frames, frame_links, q, tip_frame, poses, jacobian)
+        spatial.frame_jacobian(tree.frames, tree.frame_links, q, tip_frame, offset, False, jacobian)
         kernel_times[index] = time.perf_counter() - start
         start = time.perf_counter()
-        tree.frame_body_jacobian(tree.link_poses(q), tip_frame)
-        numpy_times[index] = time.perf_counter() - start
-    return kernel_times, numpy_times
+        tree.body_jacobian(q, tip)
+        api_times[index] = time.perf_counter() - start
+    return kernel_times, api_times
 
 
 def measure_compile() -> tuple[str, str]:
@@ -93,11 +94,11 @@ def main() -> None:
         f"Python {platform.python_version()}, numpy {np.__version__}"
     )
     configurations = rng.uniform(lower, upper, size=(arguments.calls, len(lower)))
-    kernel_times, numpy_times = measure_kinematics(tree, tip, configurations)
+    kernel_times, api_times = measure_kinematics(tree, tip, configurations)
     name = f"{Path(urdf).name} {base} -> {tip} ({len(tree.joint_names)} DOF)"
     print(f"{name}, FK + body Jacobian, {arguments.calls} calls:")
-    print(f"  kernels: {summary(kernel_times)}")
-    print(f"  numpy reference: {summary(numpy_times)}")
+    print(f"  kernel: {summary(kernel_times)}")
+    print(f"  KinematicTree.body_jacobian: {summary(api_times)}")
 
     solver = IKSolver(robot, base, [tip])
     q = rng.uniform(lower, upper, size=(arguments.batch, len(lower)))

@@ -30,6 +30,7 @@ __all__ = [
     "SLOWDOWN_WITHOUT_NUMBA",
     "batch_kernel",
     "cache_is_cold",
+    "inline_kernel",
     "kernel",
     "monotonic_ns",
 ]
@@ -126,6 +127,13 @@ def cache_is_cold(compiled_function) -> bool:
 def kernel(function):
     """Compile ``function`` in nopython mode, cached (a no-op without numba)."""
     return _compile(function)
+
+
+def inline_kernel(function):
+    """Like :func:`kernel`, inlined into its compiled callers (numba's ``inline="always"``): for
+    small helpers on the hot path that return several values (a call and its tuple cost more than
+    their arithmetic)."""
+    return _compile(function, inline="always")
 
 
 def batch_kernel(function):

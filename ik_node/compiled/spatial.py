@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import inline_kernel, kernel
 
 # ------------------------------------------------------------------ named columns
 ROTATION, TRANSLATION, AXIS, MULTIPLIER, OFFSET = 0, 9, 12, 15, 16
@@ -63,21 +63,25 @@ QUATERNION_AT = (-1, -1, -1, -1, 0, 3)
 # ------------------------------------------------------------------ rotations
 
 
-@kernel
-def quaternion_matrix(x, y, z, w, out):
-    """Rotation matrix (into ``out`` (3, 3)) of the quaternion ``(x, y, z, w)`` (scalar last, as
-    ROS and pinocchio store it), normalised first."""
+@inline_kernel
+def quaternion_matrix(x, y, z, w):
+    """The rotation matrix (9 values, row-major) of the quaternion ``(x, y, z, w)`` (scalar last,
+    as ROS and pinocchio store it), normalised first."""
     norm = math.sqrt(x * x + y * y + z * z + w * w)
     x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    out[0, 1] = 2.0 * (x * y - z * w)
-    out[0, 2] = 2.0 * (x * z + y * w)
-    out[1, 0] = 2.0 * (x * y + z * w)
-    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    out[1, 2] = 2.0 * (y * z - x * w)
-    out[2, 0] = 2.0 * (x * z - y * w)
-    out[2, 1] = 2.0 * (y * z + x * w)
-    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return (
+        1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+        2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+        2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),
+    )  # fmt: skip
+
+
+@kernel
+def _store_matrix(values, out):
+    """Write 9 row-major values into ``out`` (3, 3)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = values[3 * i + j]
 
 
 @kernel
@@ -149,45 +153,48 @@ def _left_jacobian_times(wx, wy, wz, vx, vy, vz):
 # ------------------------------------------------------------------ joint motion
 
 
-@kernel
-def joint_motion(frame, link, q, rotation, translation):
-    """The joint's motion ``M(q)`` of one frame (its rows of ``frames`` and ``frame_links``): its
-    rotation (3, 3) and translation (3,) in the joint frame (see the module's table), inverted
-    for a joint crossed from child to parent."""
-    kind, at = link[JOINT_TYPE], link[Q_INDEX]
-    for i in range(3):
-        for j in range(3):
-            rotation[i, j] = 1.0 if i == j else 0.0
-        translation[i] = 0.0
+@inline_kernel
+def joint_motion(frames, frame_links, k, q):
+    """The joint's motion ``M(q)`` of frame row ``k``, as 12 values: its rotation (row-major) and
+    translation in the joint frame (see the module's table), inverted for a joint crossed from
+    child to parent. (Rows are indexed, not sliced: a slice is a reference-counted view.)"""
+    kind, at = frame_links[k, JOINT_TYPE], frame_links[k, Q_INDEX]
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    t0, t1, t2 = 0.0, 0.0, 0.0
     if kind == REVOLUTE or kind == PRISMATIC:
-        theta = frame[MULTIPLIER] * q[at] + frame[OFFSET]
-        x, y, z = frame[AXIS], frame[AXIS + 1], frame[AXIS + 2]
+        theta = frames[k, MULTIPLIER] * q[at] + frames[k, OFFSET]
+        x, y, z = frames[k, AXIS], frames[k, AXIS + 1], frames[k, AXIS + 2]
         if kind == PRISMATIC:
-            translation[0], translation[1], translation[2] = theta * x, theta * y, theta * z
+            t0, t1, t2 = theta * x, theta * y, theta * z
         else:  # Rodrigues: I + sin hat(a) + (1 - cos) hat(a)^2
             sine, versine = math.sin(theta), 1.0 - math.cos(theta)
-            rotation[0, 0] = 1.0 - versine * (y * y + z * z)
-            rotation[1, 1] = 1.0 - versine * (x * x + z * z)
-            rotation[2, 2] = 1.0 - versine * (x * x + y * y)
-            rotation[0, 1], rotation[1, 0] = versine * x * y - sine * z, versine * x * y + sine * z
-            rotation[0, 2], rotation[2, 0] = versine * x * z + sine * y, versine * x * z - sine * y
-            rotation[1, 2], rotation[2, 1] = versine * y * z - sine * x, versine * y * z + sine * x
+            m00 = 1.0 - versine * (y * y + z * z)
+            m11 = 1.0 - versine * (x * x + z * z)
+            m22 = 1.0 - versine * (x * x + y * y)
+            m01, m10 = versine * x * y - sine * z, versine * x * y + sine * z
+            m02, m20 = versine * x * z + sine * y, versine * x * z - sine * y
+            m12, m21 = versine * y * z - sine * x, versine * y * z + sine * x
     elif kind == PLANAR:
         cosine, sine = math.cos(q[at + 2]), math.sin(q[at + 2])
-        rotation[0, 0], rotation[0, 1], rotation[1, 0], rotation[1, 1] = cosine, -sine, sine, cosine
-        translation[0], translation[1] = q[at], q[at + 1]
+        m00, m01, m10, m11 = cosine, -sine, sine, cosine
+        t0, t1 = q[at], q[at + 1]
     elif kind == BALL:
-        quaternion_matrix(q[at], q[at + 1], q[at + 2], q[at + 3], rotation)
+        m00, m01, m02, m10, m11, m12, m20, m21, m22 = quaternion_matrix(
+            q[at], q[at + 1], q[at + 2], q[at + 3]
+        )
     elif kind == FLOATING:
-        quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6], rotation)
-        translation[0], translation[1], translation[2] = q[at], q[at + 1], q[at + 2]
-    if link[REVERSED] != 0 and kind != FIXED:  # M^-1 = (R^T, -R^T t)
-        t0, t1, t2 = translation[0], translation[1], translation[2]
-        for i in range(3):
-            for j in range(i + 1, 3):
-                rotation[i, j], rotation[j, i] = rotation[j, i], rotation[i, j]
-        for i in range(3):
-            translation[i] = -(rotation[i, 0] * t0 + rotation[i, 1] * t1 + rotation[i, 2] * t2)
+        m00, m01, m02, m10, m11, m12, m20, m21, m22 = quaternion_matrix(
+            q[at + 3], q[at + 4], q[at + 5], q[at + 6]
+        )
+        t0, t1, t2 = q[at], q[at + 1], q[at + 2]
+    if frame_links[k, REVERSED] != 0 and kind != FIXED:  # M^-1 = (R^T, -R^T t)
+        m01, m10, m02, m20, m12, m21 = m10, m01, m20, m02, m21, m12
+        t0, t1, t2 = (
+            -(m00 * t0 + m01 * t1 + m02 * t2),
+            -(m10 * t0 + m11 * t1 + m12 * t2),
+            -(m20 * t0 + m21 * t1 + m22 * t2),
+        )
+    return m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2
 
 
 @kernel
@@ -198,28 +205,26 @@ def forward_kinematics(frames, frame_links, q, poses):
     poses[0, :, :] = 0.0
     for i in range(4):
         poses[0, i, i] = 1.0
-    rotation, translation = np.empty((3, 3)), np.empty(3)
     for k in range(frames.shape[0]):
-        frame = frames[k]
-        joint_motion(frame, frame_links[k], q, rotation, translation)
-        parent = poses[frame_links[k, PARENT]]
-        pose = poses[k + 1]
-        for i in range(3):  # row i of T_base_parent C = (a, b)
-            p0, p1, p2 = parent[i, 0], parent[i, 1], parent[i, 2]
-            a0 = p0 * frame[ROTATION] + p1 * frame[ROTATION + 3] + p2 * frame[ROTATION + 6]
-            a1 = p0 * frame[ROTATION + 1] + p1 * frame[ROTATION + 4] + p2 * frame[ROTATION + 7]
-            a2 = p0 * frame[ROTATION + 2] + p1 * frame[ROTATION + 5] + p2 * frame[ROTATION + 8]
+        m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2 = joint_motion(frames, frame_links, k, q)
+        parent = frame_links[k, PARENT]
+        for i in range(3):  # row i of T_base_parent C = (a, b), times M
+            p0, p1, p2 = poses[parent, i, 0], poses[parent, i, 1], poses[parent, i, 2]
+            a0 = p0 * frames[k, ROTATION] + p1 * frames[k, ROTATION + 3] + p2 * frames[k, ROTATION + 6]
+            a1 = p0 * frames[k, ROTATION + 1] + p1 * frames[k, ROTATION + 4] + p2 * frames[k, ROTATION + 7]
+            a2 = p0 * frames[k, ROTATION + 2] + p1 * frames[k, ROTATION + 5] + p2 * frames[k, ROTATION + 8]
             b = (
-                p0 * frame[TRANSLATION]
-                + p1 * frame[TRANSLATION + 1]
-                + p2 * frame[TRANSLATION + 2]
-                + parent[i, 3]
+                p0 * frames[k, TRANSLATION]
+                + p1 * frames[k, TRANSLATION + 1]
+                + p2 * frames[k, TRANSLATION + 2]
+                + poses[parent, i, 3]
             )
-            for j in range(3):
-                pose[i, j] = a0 * rotation[0, j] + a1 * rotation[1, j] + a2 * rotation[2, j]
-            pose[i, 3] = a0 * translation[0] + a1 * translation[1] + a2 * translation[2] + b
-            pose[3, i] = 0.0
-        pose[3, 3] = 1.0
+            poses[k + 1, i, 0] = a0 * m00 + a1 * m10 + a2 * m20
+            poses[k + 1, i, 1] = a0 * m01 + a1 * m11 + a2 * m21
+            poses[k + 1, i, 2] = a0 * m02 + a1 * m12 + a2 * m22
+            poses[k + 1, i, 3] = a0 * t0 + a1 * t1 + a2 * t2 + b
+            poses[k + 1, 3, i] = 0.0
+        poses[k + 1, 3, 3] = 1.0
 
 
 @kernel
@@ -238,15 +243,15 @@ def point_pose(poses, frame, offset, out):
 # ------------------------------------------------------------------ Jacobians
 
 
-@kernel
-def _unit_twist(frame, kind, column):
+@inline_kernel
+def _unit_twist(frames, k, kind, column):
     """Unit twist ``[v; w]`` (6 values) of tangent column ``column`` of a joint of type ``kind``,
     in the joint's frame: revolute ``[0; a]``, prismatic ``[a; 0]``, planar ``[e_x; 0], [e_y; 0],
     [0; e_z]``, ball ``[0; e_i]``, floating ``e_i``."""
     if kind == REVOLUTE:
-        return 0.0, 0.0, 0.0, frame[AXIS], frame[AXIS + 1], frame[AXIS + 2]
+        return 0.0, 0.0, 0.0, frames[k, AXIS], frames[k, AXIS + 1], frames[k, AXIS + 2]
     if kind == PRISMATIC:
-        return frame[AXIS], frame[AXIS + 1], frame[AXIS + 2], 0.0, 0.0, 0.0
+        return frames[k, AXIS], frames[k, AXIS + 1], frames[k, AXIS + 2], 0.0, 0.0, 0.0
     if kind == PLANAR and column == 2:
         column = 5
     elif kind == BALL:
@@ -279,27 +284,44 @@ def point_jacobian(frames, frame_links, poses, tip_frame, point, base_axes, jaco
     frame_index = tip_frame
     while frame_index != 0:
         k = frame_index - 1
-        link = frame_links[k]
-        kind = link[JOINT_TYPE]
+        kind = frame_links[k, JOINT_TYPE]
         if kind != FIXED:
-            frame = frames[k]
-            reversed_ = link[REVERSED] != 0
-            joint = poses[link[PARENT]] if reversed_ else poses[frame_index]
-            scale = frame[MULTIPLIER] if kind == REVOLUTE or kind == PRISMATIC else 1.0
+            reversed_ = frame_links[k, REVERSED] != 0
+            joint = frame_links[k, PARENT] if reversed_ else frame_index  # pose index of its frame
+            scale = frames[k, MULTIPLIER] if kind == REVOLUTE or kind == PRISMATIC else 1.0
             if reversed_:
                 scale = -scale
-            dx = joint[0, 3] - point[0, 3]
-            dy = joint[1, 3] - point[1, 3]
-            dz = joint[2, 3] - point[2, 3]
-            for column in range(TANGENT_SIZE[kind]):
-                sv0, sv1, sv2, sw0, sw1, sw2 = _unit_twist(frame, kind, column)
-                wx = joint[0, 0] * sw0 + joint[0, 1] * sw1 + joint[0, 2] * sw2
-                wy = joint[1, 0] * sw0 + joint[1, 1] * sw1 + joint[1, 2] * sw2
-                wz = joint[2, 0] * sw0 + joint[2, 1] * sw1 + joint[2, 2] * sw2
-                vx = joint[0, 0] * sv0 + joint[0, 1] * sv1 + joint[0, 2] * sv2 + dy * wz - dz * wy
-                vy = joint[1, 0] * sv0 + joint[1, 1] * sv1 + joint[1, 2] * sv2 + dz * wx - dx * wz
-                vz = joint[2, 0] * sv0 + joint[2, 1] * sv1 + joint[2, 2] * sv2 + dx * wy - dy * wx
-                target = link[V_INDEX] + column
+            dx = poses[joint, 0, 3] - point[0, 3]
+            dy = poses[joint, 1, 3] - point[1, 3]
+            dz = poses[joint, 2, 3] - point[2, 3]
+            columns = 1 if kind == REVOLUTE or kind == PRISMATIC else (6 if kind == FLOATING else 3)
+            for column in range(columns):
+                sv0, sv1, sv2, sw0, sw1, sw2 = _unit_twist(frames, k, kind, column)
+                wx = poses[joint, 0, 0] * sw0 + poses[joint, 0, 1] * sw1 + poses[joint, 0, 2] * sw2
+                wy = poses[joint, 1, 0] * sw0 + poses[joint, 1, 1] * sw1 + poses[joint, 1, 2] * sw2
+                wz = poses[joint, 2, 0] * sw0 + poses[joint, 2, 1] * sw1 + poses[joint, 2, 2] * sw2
+                vx = (
+                    poses[joint, 0, 0] * sv0
+                    + poses[joint, 0, 1] * sv1
+                    + poses[joint, 0, 2] * sv2
+                    + dy * wz
+                    - dz * wy
+                )
+                vy = (
+                    poses[joint, 1, 0] * sv0
+                    + poses[joint, 1, 1] * sv1
+                    + poses[joint, 1, 2] * sv2
+                    + dz * wx
+                    - dx * wz
+                )
+                vz = (
+                    poses[joint, 2, 0] * sv0
+                    + poses[joint, 2, 1] * sv1
+                    + poses[joint, 2, 2] * sv2
+                    + dx * wy
+                    - dy * wx
+                )
+                target = frame_links[k, V_INDEX] + column
                 if base_axes:
                     jacobian[0, target] += scale * vx
                     jacobian[1, target] += scale * vy
@@ -315,7 +337,7 @@ def point_jacobian(frames, frame_links, poses, tip_frame, point, base_axes, jaco
                         jacobian[3 + i, target] += scale * (
                             point[0, i] * wx + point[1, i] * wy + point[2, i] * wz
                         )
-        frame_index = link[PARENT]
+        frame_index = frame_links[k, PARENT]
 
 
 # ------------------------------------------------------------------ the configuration manifold
@@ -347,7 +369,7 @@ def integrate(spans, q, dq, out):
             _multiply_quaternion_by_exp(q, at, dq[v], dq[v + 1], dq[v + 2], out)
         elif kind == FLOATING:
             rotation = np.empty((3, 3))
-            quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6], rotation)
+            _store_matrix(quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6]), rotation)
             lx, ly, lz = _left_jacobian_times(dq[v + 3], dq[v + 4], dq[v + 5], dq[v], dq[v + 1], dq[v + 2])
             for i in range(3):
                 out[at + i] = q[at + i] + rotation[i, 0] * lx + rotation[i, 1] * ly + rotation[i, 2] * lz
@@ -373,11 +395,13 @@ def difference(spans, q0, q1, out):
             out[v + 2] = (q1[at + 2] - q0[at + 2] + math.pi) % (2.0 * math.pi) - math.pi
         elif kind == BALL or kind == FLOATING:
             quaternion = at + QUATERNION_AT[kind]
-            quaternion_matrix(
-                q0[quaternion], q0[quaternion + 1], q0[quaternion + 2], q0[quaternion + 3], rotation0
+            _store_matrix(
+                quaternion_matrix(q0[quaternion], q0[quaternion + 1], q0[quaternion + 2], q0[quaternion + 3]),
+                rotation0,
             )
-            quaternion_matrix(
-                q1[quaternion], q1[quaternion + 1], q1[quaternion + 2], q1[quaternion + 3], rotation1
+            _store_matrix(
+                quaternion_matrix(q1[quaternion], q1[quaternion + 1], q1[quaternion + 2], q1[quaternion + 3]),
+                rotation1,
             )
             for i in range(3):
                 for j in range(3):
