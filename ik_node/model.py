@@ -308,8 +308,9 @@ def load_robot(
         if element.find("safety_controller") is not None
     }
     link_names = [link.name for link in parsed.links]
+    known_links = set(link_names)
     joints = [
-        _convert_joint(joint, set(link_names), present_soft_limits, unknown_types.get(joint.name))
+        _convert_joint(joint, known_links, present_soft_limits, unknown_types.get(joint.name))
         for joint in parsed.joints
     ]
     if root_joint is not None:
