@@ -6,9 +6,9 @@
   that is said once (every process then compiles again: about 12 s).
 * numba finds a cached kernel again while the stamp of its own source file is unchanged, although
   the kernel holds the code of every kernel it calls, in other modules too. So every kernel's
-  stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`: this module,
-  ``ik_node/compiled/*.py`` and ``ik_node/solver/kernels.py``): an edit in any of them
-  recompiles all kernels at their next use.
+  stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`: this module and
+  ``ik_node/compiled/*.py``, where every kernel lives): an edit in any of them recompiles all
+  kernels at their next use.
 * Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
   plain Python, several hundred times slower; a warning says so once, with how to install numba.
 
@@ -61,9 +61,7 @@ _cache_refused = False
 
 _PACKAGE = Path(__file__).resolve().parent
 #: The files whose kernels call each other; any change to one invalidates every cached kernel.
-KERNEL_SOURCES = tuple(
-    sorted([_PACKAGE / "jit.py", _PACKAGE / "solver" / "kernels.py", *(_PACKAGE / "compiled").glob("*.py")])
-)
+KERNEL_SOURCES = tuple(sorted([_PACKAGE / "jit.py", *(_PACKAGE / "compiled").glob("*.py")]))
 
 
 def _sources_stamp() -> str:

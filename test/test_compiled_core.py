@@ -212,10 +212,13 @@ def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
 EACH_KERNEL_ONCE = """
 import json, threading, numpy as np
 from ik_node import IKSolver, TipTask, load_robot
-from ik_node.solver import kernels, kernels_prepared, prepare_kernels
+from ik_node.compiled import attempt, joints, linalg, search, spatial, steps, tasks
+from ik_node.solver import kernels_prepared, prepare_kernels
 def compiled():
-    return {{name: len(function.signatures) for name, function in vars(kernels).items()
-            if hasattr(function, "signatures") and function.signatures}}
+    return {{f"{{module.__name__}}.{{name}}": len(function.signatures)
+            for module in (attempt, joints, linalg, search, spatial, steps, tasks)
+            for name, function in vars(module).items()
+            if getattr(function, "signatures", None) and function.__module__ == module.__name__}}
 task = TipTask("pose", weight=2, position_tolerance=1, orientation_tolerance=1)  # ints, not floats
 arm = IKSolver(load_robot({arm7!r}), "base_link", ["tool0"], posture_gain=0, max_joint_move=1,
                tasks={{"tool0": task}})
@@ -245,8 +248,11 @@ def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
     )
     assert run.returncode == 0, run.stderr
     (before, batch_before), after, batch_after = json.loads(run.stdout.strip().splitlines()[-1])
-    assert "search" in before and "search_many" not in before and batch_before is None
-    assert after == {**before, "search_many": 1}, "a kernel compiled for a second signature"
+    assert "ik_node.compiled.search.search" in before and batch_before is None
+    assert "ik_node.compiled.search.search_many" not in before
+    assert after == {**before, "ik_node.compiled.search.search_many": 1}, (
+        "a kernel compiled for a second signature"
+    )
     assert set(before.values()) == {1}, before
     seconds, _ = batch_after
     assert seconds > 0

@@ -279,11 +279,11 @@ def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
         target = rng.normal(size=12)
         distances = np.sum((table - target) ** 2, axis=1)
         expected = np.argsort(distances, kind="stable")[: kernels.TABLE_RESTARTS]
-        np.testing.assert_array_equal(kernels._nearest_entries(table, target), expected)
+        np.testing.assert_array_equal(kernels.nearest_entries(table, target), expected)
     small = table[:10]  # fewer entries than TABLE_RESTARTS: all of them, ranked
     target = rng.normal(size=12)
     np.testing.assert_array_equal(
-        kernels._nearest_entries(small, target),
+        kernels.nearest_entries(small, target),
         np.argsort(np.sum((small - target) ** 2, axis=1), kind="stable"),
     )
 
@@ -313,16 +313,18 @@ def test_stationary_leaves_out_only_the_joints_held_at_a_limit_they_are_pushed_a
     joints = joints_array(lower, upper)
     interior = np.zeros(6)
     error = np.abs(rng.normal(size=6)) + 0.1
-    assert not kernels._stationary(np.eye(6), error, joints, np.arange(6), interior)  # every descent positive
-    assert not kernels._stationary(np.eye(6), -error, joints, np.arange(6), interior)  # every descent negative
-    assert kernels._stationary(np.eye(6), error, joints, np.arange(6), upper.copy())  # all pushed into the upper limits
-    assert kernels._stationary(np.eye(6), -error, joints, np.arange(6), lower.copy())
+    assert not kernels.stationary(np.eye(6), error, joints, np.arange(6), interior)  # every descent positive
+    assert not kernels.stationary(np.eye(6), -error, joints, np.arange(6), interior)  # every descent negative
+    assert kernels.stationary(
+        np.eye(6), error, joints, np.arange(6), upper.copy()
+    )  # all pushed into the upper limits
+    assert kernels.stationary(np.eye(6), -error, joints, np.arange(6), lower.copy())
     for _ in range(50):
         jacobian = rng.normal(size=(6, 6))
         q = rng.choice((-1.0, 0.0, 1.0), size=6)
         error = rng.normal(size=6)
         expected = reference_stationary(jacobian, error, lower, upper, np.ones(6), q)
-        assert kernels._stationary(jacobian, error, joints, np.arange(6), q) == expected
+        assert kernels.stationary(jacobian, error, joints, np.arange(6), q) == expected
 
 
 # ---------------------------------------------------------------- what the search returns
@@ -478,7 +480,8 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
     seed = np.clip(middle - 0.8, solver.lower, solver.upper)
     q_out, norms_out = np.empty(7), np.empty((1, 2))
     outcome, _, attempts, _ = kernels.search(
-        targets, seed, kernels.NO_DEADLINE, q_out, norms_out, problem.tree_arrays, problem.task, problem.joints,
+        targets, seed, kernels.NO_DEADLINE, q_out, norms_out,
+        problem.tree_arrays, problem.task, problem.joints,
         (problem.feature_spec, problem.feature_scale, table_q, table_features, 1e-3),
         (kernels.DLS, kernels.SPEED, 1e-3, 1, 6, 0, 0.0),
     )  # fmt: skip

@@ -17,6 +17,7 @@ from transforms3d.axangles import axangle2mat
 from transforms3d.euler import euler2mat, mat2euler
 from transforms3d.quaternions import mat2quat, quat2mat
 
+from ik_node.compiled import spatial as kernels
 from ik_node.lie import (
     GIMBAL_LOCK_COSINE,
     adjoint,
@@ -28,7 +29,6 @@ from ik_node.lie import (
     quaternion_to_matrix,
     rpy_to_matrix,
 )
-from ik_node.solver import kernels
 
 RNG_SEED = 20261123
 

@@ -152,7 +152,9 @@ def test_inverted_limits_read_as_unlimited_as_peers_do(kind):
     """Bullet writes lower 1 > upper -1 for "no limit": the joint loads unlimited, with a warning
     naming it, and FK through it works (it used to refuse every tree through the joint)."""
     limit = '<limit lower="1" upper="-1" effort="1" velocity="1"/>'
-    with pytest.warns(UserWarning, match="joint 'j' has lower limit 1.0 above upper limit -1.0; read as unlimited"):
+    with pytest.warns(
+        UserWarning, match="joint 'j' has lower limit 1.0 above upper limit -1.0; read as unlimited"
+    ):
         robot = load_robot(robot_xml(joint_xml(kind=kind, limit=limit), ("a", "b")))
     joint = robot.joints["j"]
     assert joint.problem is None and joint.lower == -math.inf and joint.upper == math.inf

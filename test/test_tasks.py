@@ -122,8 +122,10 @@ NECK_AND_ARM = """<robot name="neck"><link name="torso"/><link name="neck_a"/><l
 <joint name="neck_yaw" type="revolute"><parent link="torso"/><child link="neck_a"/><origin xyz="0 0 0.5"/>
   <axis xyz="0 0 1"/><limit lower="-1.5" upper="1.5" effort="1" velocity="1"/></joint>
 <joint name="neck_pitch" type="revolute"><parent link="neck_a"/><child link="head"/>
-  <origin xyz="0 0 0" rpy="0.3 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
-<joint name="shoulder" type="revolute"><parent link="torso"/><child link="upper_arm"/><origin xyz="0 0.2 0.4"/>
+  <origin xyz="0 0 0" rpy="0.3 0 0"/><axis xyz="0 1 0"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+<joint name="shoulder" type="revolute"><parent link="torso"/><child link="upper_arm"/>
+  <origin xyz="0 0.2 0.4"/>
   <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
 <joint name="elbow" type="revolute"><parent link="upper_arm"/><child link="hand"/><origin xyz="0.3 0 0"/>
   <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>

@@ -48,13 +48,13 @@ def legged_cases():
 @pytest.fixture(scope="module", params=legged_cases())
 def legged(request):
     name, urdf, foot = request.param
-    with _quiet():
+    with _Quiet():
         robot = load_robot(urdf, root_joint="floating")
     model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
     return name, urdf, foot, robot, model
 
 
-class _quiet:
+class _Quiet:
     """Ignore the URDF warnings of the example robots (tags ik_node does not read)."""
 
     def __enter__(self):
@@ -73,7 +73,7 @@ def random_configuration(tree, rng) -> np.ndarray:
     lower = np.where(np.isfinite(tree.lower), tree.lower, -np.pi)
     upper = np.where(np.isfinite(tree.upper), tree.upper, np.pi)
     q = rng.uniform(lower, upper)
-    for joint, (kind, at, _) in zip(tree.joints, tree.spans):
+    for joint, (_, at, _) in zip(tree.joints, tree.spans):
         if joint.type == "floating":
             q[at : at + 3] = rng.uniform(-1.0, 1.0, 3)
             quaternion = rng.normal(size=4)
@@ -177,7 +177,7 @@ def test_a_stance_foot_as_base_equals_pinocchio_relative_frames(legged):
     is ``oMfoot^-1 oMtip`` and its body Jacobian the tip's relative to the foot, ``J_tip -
     Ad(T_tip_foot) J_foot`` (both pinocchio LOCAL, fixed-base model)."""
     name, urdf, foot, _, _ = legged
-    with _quiet():
+    with _Quiet():
         robot = load_robot(urdf)
     model = pin.buildModelFromUrdf(str(urdf))
     data = model.createData()

@@ -1,0 +1,346 @@
+"""One attempt: the iteration loop (a step per method, kept when the error falls; the trust
+region), its stopping rules, and the null-space posture once the task has converged."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel, monotonic_ns
+from .bundles import (
+    CCD,
+    CONVERGED,
+    DEADLINE,
+    DLS,
+    FIRST_ROW,
+    ITERATIONS,
+    NO_DEADLINE,
+    NO_PRIORITY,
+    PINV,
+    POSTURE_GAIN,
+    REST,
+    STALLED,
+    STUCK,
+    WEIGHT,
+)
+from .joints import apply_step, largest_move, pushes_against_limit
+from .linalg import null_space_motion, step_workspace
+from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, limited_step, method_step
+from .tasks import evaluate, evaluation_workspace, jacobian_at
+
+#: An attempt stalls when its cost has not halved within this many iterations.
+STALL_ITERATIONS, STALL_DECREASE = 10, 0.5
+#: Stationary (a local minimum within the limits) when the free descent direction is below
+#: this fraction of ``|J| |e|``.
+STATIONARY = 1e-3
+#: Null-space posture, once the task has converged (:func:`posture_refinement`): posture steps
+#: per attempt at most (within ``max_iterations``), halvings of a step whose task correction
+#: fails, Gauss-Newton corrections that bring the task back within tolerance after a step, and
+#: the relative decrease of the posture cost below which the posture is settled.
+POSTURE_ITERATIONS, POSTURE_HALVINGS, POSTURE_CORRECTIONS, POSTURE_SETTLED = 20, 4, 3, 1e-3
+
+
+@kernel
+def stationary(jacobian, error, joints, coordinates, q):
+    """A local minimum of the error within the limits: the descent direction ``W J^T e`` vanishes
+    (relative to ``|J| |e|``) once the joints held at a limit it pushes against are left out
+    (the KKT condition of the bound-constrained least squares)."""
+    rows, dof = jacobian.shape
+    free, jacobian_norm, error_norm = 0.0, 0.0, 0.0
+    for r in range(rows):
+        error_norm += error[r] * error[r]
+        for j in range(dof):
+            jacobian_norm += jacobian[r, j] * jacobian[r, j]
+    for j in range(dof):
+        value = 0.0
+        for r in range(rows):
+            value += jacobian[r, j] * error[r]
+        descent = joints[j, WEIGHT] * value
+        if not pushes_against_limit(q, coordinates, joints, j, descent):
+            free += descent * descent
+    return math.sqrt(free) <= STATIONARY * math.sqrt(jacobian_norm * error_norm)
+
+
+@kernel
+def _within_tolerance(norms, tolerances, rows, row_end):
+    """Every tip with a row among ``rows[:row_end]`` is within its position and orientation
+    tolerance."""
+    for r in range(row_end):
+        tip = rows[r, 0]
+        if norms[tip, 0] > tolerances[tip, 0] or norms[tip, 1] > tolerances[tip, 1]:
+            return False
+    return True
+
+
+@kernel
+def _cost(error, row_start):
+    """``E = e^T e / 2`` over rows ``row_start:`` (the secondary rows under priority)."""
+    value = 0.0
+    for r in range(row_start, error.shape[0]):
+        value += error[r] * error[r]
+    return 0.5 * value
+
+
+@kernel
+def posture_cost(q, joints, coordinates):
+    """``P = sum_j k_j (q_j - q_rest_j)^2`` over the 1-DOF joints (seed 004's control term
+    ``z = alpha_i (theta_i - theta_ci)^2`` summed; ``k_j`` the per-joint posture gains) [rad^2 or
+    m^2]."""
+    value = 0.0
+    for j in range(coordinates.shape[0]):
+        if coordinates[j] >= 0:
+            difference_ = q[coordinates[j]] - joints[j, REST]
+            value += joints[j, POSTURE_GAIN] * difference_ * difference_
+    return value
+
+
+@kernel
+def _task_restored(
+    tree, task, joints, targets, min_damping2, candidate, space, jacobian, error, norms, work, step
+):
+    """Whether ``candidate`` (corrected in place) has every tip within tolerance, after at most
+    ``POSTURE_CORRECTIONS`` Gauss-Newton steps (:func:`limited_step` with ``lambda^2 =
+    lambda_min^2``, applied with :func:`apply_step`); ``norms`` receives its errors."""
+    rows, tolerances, coordinates = task[3], task[5], tree[3]
+    for correction in range(POSTURE_CORRECTIONS + 1):
+        evaluate(tree, task, targets, candidate, space, error, norms)
+        if _within_tolerance(norms, tolerances, rows, rows.shape[0]):
+            return True
+        if correction == POSTURE_CORRECTIONS:
+            break
+        jacobian_at(tree, task, space, jacobian)
+        limited_step(
+            jacobian,
+            error,
+            joints,
+            coordinates,
+            candidate,
+            min_damping2,
+            min_damping2,
+            NO_PRIORITY,
+            work,
+            step,
+        )
+        apply_step(tree, joints, candidate, step, candidate)
+    return False
+
+
+@kernel
+def posture_refinement(
+    tree, task, joints, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+):
+    """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
+    its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
+
+    Each iteration: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` over the 1-DOF joints (``k_j``
+    the posture gains, ``w_j`` the joint weights: minus half the gradient of
+    :func:`posture_cost`) projected into the task's null space, ``dq = (I - J^+ J) z`` (seed
+    004's "J with control term", :func:`null_space_motion`), applied with the limits; that leaves
+    the task unchanged to first order only, so the candidate is corrected back within tolerance
+    (:func:`_task_restored`) and kept only if it is and its posture cost fell; else the step is
+    halved (``POSTURE_HALVINGS`` times). Stops when no step is kept, the cost falls by less than
+    ``POSTURE_SETTLED`` of itself, the budget is used or the clock passes ``deadline`` [ns].
+    Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
+    found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
+    than that from ``seed`` (or than the converged ``q`` already was): the posture never turns a
+    solution into a branch flip (see :func:`search`).
+    """
+    coordinates = tree[3]
+    cost = posture_cost(q, joints, coordinates)
+    if budget <= 0 or not cost > 0.0:
+        return 0
+    rows = task[3]
+    tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
+    space = evaluation_workspace(tree, task, dof)
+    jacobian = np.empty((rows_count, dof))
+    error = np.empty(rows_count)
+    candidate_norms = np.empty((tips, 2))
+    candidate = np.empty(q.shape[0])
+    pull, motion, weights, step = np.empty(dof), np.empty(dof), np.empty(dof), np.empty(dof)
+    displacement = np.empty(dof)
+    work = step_workspace(rows_count, dof)
+    gram, solution, image = work[0], work[1], work[2]
+    for j in range(dof):
+        weights[j] = joints[j, WEIGHT]
+    move_bound = 0.0
+    if max_joint_move > 0.0:
+        move_bound = max(max_joint_move, largest_move(tree, joints, q, seed, displacement))
+    used = 0
+    while used < budget:
+        if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
+            break
+        used += 1
+        evaluate(tree, task, targets, q, space, error, candidate_norms)
+        jacobian_at(tree, task, space, jacobian)
+        for j in range(dof):
+            pull[j] = 0.0
+            if coordinates[j] >= 0:
+                pull[j] = joints[j, POSTURE_GAIN] * weights[j] * (joints[j, REST] - q[coordinates[j]])
+        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, gram, solution, image, motion)
+        scale, kept, candidate_cost = 1.0, False, cost
+        for _ in range(POSTURE_HALVINGS + 1):
+            for j in range(dof):
+                step[j] = scale * motion[j]
+            apply_step(tree, joints, q, step, candidate)
+            if _task_restored(
+                tree,
+                task,
+                joints,
+                targets,
+                min_damping2,
+                candidate,
+                space,
+                jacobian,
+                error,
+                candidate_norms,
+                work,
+                step,
+            ):
+                candidate_cost = posture_cost(candidate, joints, coordinates)
+                if candidate_cost < cost and (
+                    move_bound <= 0.0
+                    or largest_move(tree, joints, candidate, seed, displacement) <= move_bound
+                ):
+                    kept = True
+                    break
+            scale *= 0.5
+        if not kept:
+            break
+        for i in range(q.shape[0]):
+            q[i] = candidate[i]
+        for tip in range(tips):
+            norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
+        settled = cost - candidate_cost <= POSTURE_SETTLED * cost
+        cost = candidate_cost
+        if settled:
+            break
+    return used
+
+
+@kernel
+def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
+    """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
+    its per-tip errors). Returns (outcome, iterations).
+
+    Each iteration: the candidate of the method's step (:func:`method_step`) is kept only if
+    ``E = e^T e / 2`` decreases (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a factor
+    that doubles while refusals repeat; a refused CCD sweep ends the attempt). Outcomes:
+    ``CONVERGED``; ``STUCK`` (``mu`` past ``MU_MAX``, or stationary: a local minimum);
+    ``STALLED`` (``E`` not halved in ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE`` (the
+    clock passed ``deadline`` [ns]).
+
+    With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
+    secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
+
+    Once converged (``dls`` and ``pinv``, without priority), :func:`posture_refinement` moves
+    ``q`` toward the rest posture in the task's null space within the iterations left (counted),
+    no joint past ``max_joint_move`` (> 0) from ``seed`` (the search's seed, not the attempt's
+    start). ``settings``: see the module docstring (``max_joint_move`` as the search passes it).
+    """
+    method, min_damping, max_iterations, max_joint_move = settings[0], settings[2], settings[3], settings[6]
+    rows, tolerances, coordinates = task[3], task[5], tree[3]
+    tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
+    space = evaluation_workspace(tree, task, dof)
+    candidate_space = evaluation_workspace(tree, task, dof)
+    jacobian = np.empty((rows_count, dof))
+    error = np.empty(rows_count)
+    candidate_error = np.empty(rows_count)
+    candidate_norms = np.empty((tips, 2))
+    candidate = np.empty(q.shape[0])
+    step = np.empty(dof)
+    work = step_workspace(rows_count, dof)
+    min_damping2 = min_damping * min_damping
+
+    evaluate(tree, task, targets, q, space, error, norms)
+    posture_budget = 0
+    if (method == DLS or method == PINV) and primary_rows == 0:
+        posture_budget = min(POSTURE_ITERATIONS, max_iterations)
+    if _within_tolerance(norms, tolerances, rows, rows_count):
+        return CONVERGED, posture_refinement(
+            tree,
+            task,
+            joints,
+            targets,
+            min_damping2,
+            seed,
+            max_joint_move,
+            posture_budget,
+            deadline,
+            q,
+            norms,
+        )
+    cost = _cost(error, primary_rows)
+    jacobian_at(tree, task, space, jacobian)
+    mu, growth = MU_INITIAL, 2.0
+    checkpoint_cost, since_checkpoint = cost, 0
+    for iteration in range(1, max_iterations + 1):
+        if mu > MU_MAX:
+            return STUCK, iteration - 1
+        if (
+            method != CCD
+            and primary_rows == 0
+            and mu > MU_INITIAL
+            and stationary(jacobian, error, joints, coordinates, q)
+        ):
+            return STUCK, iteration - 1  # (checked once steps are being refused)
+        if since_checkpoint > STALL_ITERATIONS:
+            return STALLED, iteration - 1
+        if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
+            return DEADLINE, iteration - 1
+        method_step(
+            method,
+            tree,
+            task,
+            joints,
+            targets,
+            q,
+            jacobian,
+            error,
+            cost,
+            mu,
+            min_damping2,
+            primary_rows,
+            work,
+            step,
+            candidate,
+        )
+        evaluate(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
+        candidate_cost = _cost(candidate_error, primary_rows)
+        since_checkpoint += 1
+        accepted = candidate_cost < cost and (
+            primary_rows == 0 or _within_tolerance(candidate_norms, tolerances, rows, primary_rows)
+        )
+        if not accepted:
+            if method == CCD:  # a whole sweep found nothing better
+                return STUCK, iteration
+            mu, growth = mu * growth, 2.0 * growth
+            continue
+        for i in range(q.shape[0]):
+            q[i] = candidate[i]
+        for r in range(rows_count):
+            error[r] = candidate_error[r]
+        for tip in range(tips):
+            norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
+        cost = candidate_cost
+        if _within_tolerance(norms, tolerances, rows, rows_count):
+            posture_budget = min(posture_budget, max_iterations - iteration)
+            return CONVERGED, iteration + posture_refinement(
+                tree,
+                task,
+                joints,
+                targets,
+                min_damping2,
+                seed,
+                max_joint_move,
+                posture_budget,
+                deadline,
+                q,
+                norms,
+            )
+        space, candidate_space = candidate_space, space
+        jacobian_at(tree, task, space, jacobian)
+        mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
+        if cost < STALL_DECREASE * checkpoint_cost:
+            checkpoint_cost, since_checkpoint = cost, 0
+    return ITERATIONS, max_iterations

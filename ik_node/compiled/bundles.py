@@ -1,0 +1,57 @@
+"""The named bundles the compiled solver passes around, and the codes it shares with Python.
+
+Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem`,
+:class:`~ik_node.solver.seed_table.SeedTable` and :class:`~ik_node.solver.IKSolver`):
+
+* ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
+  per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
+  multi-DOF joint, which has no limits).
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances)``: per tip its pose
+  index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its
+  tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
+  tolerances.
+* ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
+  infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
+  ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
+  ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
+  sampled over a turn around the seed, returned as the equivalent angle nearest the seed),
+  ``POSTURE_GAIN``.
+* ``table = (feature_spec, feature_scale, q, features, spacing)``: the seed table.
+* ``settings = (method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
+  max_joint_move)``.
+
+Conventions: twists ``[v; w]``; per tip either the body Jacobian with body-frame errors (tip axes)
+or the mixed Jacobian with base-frame errors (base axes) at the controlled point; poses are
+``T_base_frame``. Configurations ``q`` (nq,) and steps ``dq`` (nv,) are apart: a step is applied
+as ``q (+) dq`` (:func:`apply_step`). Small-matrix algebra is written as loops (numba's
+``np.linalg`` and ``@`` need SciPy's BLAS, which we do not depend on; loops are faster at these
+sizes anyway), and so are copies and clips: numba compiles an array-to-array slice assignment
+with a shape-mismatch error message (its string formatting took ~3 s of the cold compile) and a
+ufunc with its broadcasting (see benchmark/bench_compile.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Methods, solve types and attempt outcomes (mirrored by the enums in ``options``/``ik_solver``).
+DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
+SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
+CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE = 0, 1, 2, 3, 4
+#: What :func:`~ik_node.compiled.search.search` returns for a seed with NaN, infinite values or a
+#: zero quaternion.
+SEED_NOT_FINITE = -1
+#: A deadline that never comes [ns].
+NO_DEADLINE = np.iinfo(np.int64).max
+#: Row 0 (a range's start) and no priority rows, as int64 constants: numba types a literal ``0``
+#: argument as ``Literal[int](0)`` and compiles the callee once more for it, beside the ``int64``
+#: its other callers pass (each kernel compiled once: see benchmark/bench_compile.py).
+FIRST_ROW = NO_PRIORITY = np.int64(0)
+
+#: Columns of ``joints``.
+LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS, POSTURE_GAIN = 0, 1, 2, 3, 4, 5, 6, 7
+JOINT_COLUMNS = 8
+#: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
+TIP_AXES, BASE_AXES = 0, 1
+#: Feature components per tip in the seed table: position (3), rotation matrix (9, row-major).
+TIP_FEATURES = 12

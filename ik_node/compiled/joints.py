@@ -1,0 +1,118 @@
+"""The joint table's rules: steps applied on the manifold within the limits, which joints are held
+at a limit, the displacement from the seed (joints that turn freely at the nearest turn), and
+restart configurations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel
+from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
+from .spatial import difference, integrate
+
+
+@kernel
+def joint_value(q, coordinates, j):
+    """The value of tangent coordinate ``j``'s 1-DOF joint in ``q`` [rad or m] (0.0 for a
+    multi-DOF coordinate, whose limits are infinite)."""
+    return q[coordinates[j]] if coordinates[j] >= 0 else 0.0
+
+
+@kernel
+def apply_step(tree, joints, q, step, out):
+    """``out = q (+) step`` (:func:`integrate`), 1-DOF joints clipped to their limits."""
+    coordinates = tree[3]
+    integrate(tree[2], q, step, out)
+    for j in range(coordinates.shape[0]):
+        c = coordinates[j]
+        if c >= 0:
+            out[c] = min(max(out[c], joints[j, LOWER]), joints[j, UPPER])
+
+
+@kernel
+def pushes_against_limit(q, coordinates, joints, j, direction):
+    """Whether joint ``j`` sits at a limit that motion in ``direction``'s sign would pass."""
+    if coordinates[j] < 0:
+        return False
+    value = q[coordinates[j]]
+    return (value <= joints[j, LOWER] and direction < 0.0) or (value >= joints[j, UPPER] and direction > 0.0)
+
+
+@kernel
+def nearest_turn(value, reference, joint):
+    """For a joint that turns freely (``WRAPS``: continuous, or revolute over more than a turn),
+    the 2 pi-equivalent of ``value`` (same pose) within the joint's limits nearest
+    ``reference``; other joints' values as they are. ``joint`` is the joint's row of ``joints``."""
+    if joint[WRAPS] <= 0.0:
+        return value
+    wrapped = reference + (value - reference + math.pi) % (2.0 * math.pi) - math.pi
+    if wrapped < joint[LOWER]:  # (a range over 2 pi holds the next turn)
+        wrapped += 2.0 * math.pi
+    elif wrapped > joint[UPPER]:
+        wrapped -= 2.0 * math.pi
+    return wrapped
+
+
+@kernel
+def seed_displacement(tree, joints, seed, q, out):
+    """The tangent displacement (nv,) from ``seed`` to ``q`` (:func:`difference`), joints that turn
+    freely compared at the turn nearest the seed."""
+    coordinates = tree[3]
+    difference(tree[2], seed, q, out)
+    for j in range(coordinates.shape[0]):
+        c = coordinates[j]
+        if c >= 0 and joints[j, WRAPS] > 0.0:
+            out[j] = nearest_turn(q[c], seed[c], joints[j]) - seed[c]
+
+
+@kernel
+def largest_move(tree, joints, q, seed, displacement):
+    """``max_j |d_j|`` [rad or m] of the :func:`seed_displacement` from ``seed`` to ``q``."""
+    seed_displacement(tree, joints, seed, q, displacement)
+    largest = 0.0
+    for j in range(joints.shape[0]):
+        largest = max(largest, abs(displacement[j]))
+    return largest
+
+
+@kernel
+def configuration_from_draws(tree, joints, center, draws, box, out):
+    """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
+    (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
+    turns freely: a turn around ``center``), each multi-DOF coordinate ``center (+)`` a uniform
+    displacement within its sampling bounds; with ``box >= 0``, every coordinate displaced from
+    ``center`` by up to ``box`` [rad or m] either way. Locked joints stay at ``center``; 1-DOF
+    joints are clipped to their limits."""
+    coordinates = tree[3]
+    dof = joints.shape[0]
+    displacement = np.zeros(dof)
+    for j in range(dof):
+        if joints[j, WEIGHT] <= 0.0:
+            continue
+        if box >= 0.0:
+            displacement[j] = box * (2.0 * draws[j] - 1.0)
+            continue
+        low, high = joints[j, SAMPLE_LOWER], joints[j, SAMPLE_UPPER]
+        value = low + (high - low) * draws[j]
+        c = coordinates[j]
+        if c < 0 or joints[j, WRAPS] > 0.0:
+            displacement[j] = value  # around the center
+        else:
+            displacement[j] = value - center[c]
+    apply_step(tree, joints, center, displacement, out)
+
+
+@kernel
+def _usable_seed(tree, joints, seed, out):
+    """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
+    ``out``); False for NaN or infinite values or a zero quaternion."""
+    for i in range(seed.shape[0]):
+        if not math.isfinite(seed[i]):
+            return False
+    apply_step(tree, joints, seed, np.zeros(joints.shape[0]), out)
+    for i in range(out.shape[0]):
+        if not math.isfinite(out[i]):
+            return False
+    return True

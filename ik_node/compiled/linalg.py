@@ -1,0 +1,133 @@
+"""Small dense linear algebra as loops: the Cholesky solve, the damped (singularity-robust) step, the
+null-space projection and the task-priority step before limits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel
+from .bundles import FIRST_ROW
+
+#: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
+NULL_SPACE_REGULARISATION = 1e-10
+
+
+@kernel
+def cholesky_solve(matrix, rhs, size):
+    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` in place: the lower Cholesky
+    factor ``L`` (``A = L L^T``) overwrites ``matrix``, ``x`` overwrites ``rhs[:size]``. Returns
+    False (and ``x = 0``) if ``A`` is not positive definite to working precision."""
+    for j in range(size):
+        diagonal = matrix[j, j]
+        for k in range(j):
+            diagonal -= matrix[j, k] * matrix[j, k]
+        if not diagonal > 0.0:
+            rhs[:size] = 0.0
+            return False
+        diagonal = math.sqrt(diagonal)
+        matrix[j, j] = diagonal
+        for i in range(j + 1, size):
+            value = matrix[i, j]
+            for k in range(j):
+                value -= matrix[i, k] * matrix[j, k]
+            matrix[i, j] = value / diagonal
+    for i in range(size):  # L y = b
+        value = rhs[i]
+        for k in range(i):
+            value -= matrix[i, k] * rhs[k]
+        rhs[i] = value / matrix[i, i]
+    for i in range(size - 1, -1, -1):  # L^T x = y
+        value = rhs[i]
+        for k in range(i + 1, size):
+            value -= matrix[k, i] * rhs[k]
+        rhs[i] = value / matrix[i, i]
+    return True
+
+
+@kernel
+def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
+    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
+    singularity-robust inverse, Nakamura & Hanafusa 1986; a Cholesky solve, no inverse), into
+    ``step`` (n,). ``damping`` is ``lambda^2``; ``gram`` (m, m) and ``solution`` (m,) are work
+    space."""
+    size = row_end - row_start
+    dof = jacobian.shape[1]
+    for a in range(size):
+        row_a = jacobian[row_start + a]
+        for b in range(a + 1):
+            row_b = jacobian[row_start + b]
+            value = 0.0
+            for j in range(dof):
+                value += row_a[j] * weights[j] * row_b[j]
+            gram[a, b] = value
+            gram[b, a] = value
+        gram[a, a] += damping
+        solution[a] = error[row_start + a]
+    cholesky_solve(gram, solution, size)
+    for j in range(dof):
+        value = 0.0
+        for a in range(size):
+            value += jacobian[row_start + a, j] * solution[a]
+        step[j] = weights[j] * value
+
+
+@kernel
+def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solution, image, out):
+    """``(I - J^+ J) z`` with ``J^+ = W J^T (J W J^T)^-1`` over rows ``row_start:row_end`` (a
+    regularisation of ``NULL_SPACE_REGULARISATION`` keeps it finite at singularities): the part of
+    ``z`` that leaves those task rows unchanged to first order (Siciliano 1990). ``image`` (m,)
+    is work space; ``out`` may not alias ``motion``."""
+    for r in range(row_start, row_end):
+        value = 0.0
+        for j in range(jacobian.shape[1]):
+            value += jacobian[r, j] * motion[j]
+        image[r] = value
+    damped_step(jacobian, image, weights, NULL_SPACE_REGULARISATION, row_start, row_end, gram, solution, out)
+    for j in range(out.shape[0]):
+        out[j] = motion[j] - out[j]
+
+
+@kernel
+def step_workspace(rows, dof):
+    """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
+    per attempt: (gram (m, m), solution (m,), image (m,), remaining (m,), projected (n,),
+    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool)."""
+    return (
+        np.empty((rows, rows)),
+        np.empty(rows),
+        np.empty(rows),
+        np.empty(rows),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(dof, dtype=np.bool_),
+    )
+
+
+@kernel
+def free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step):
+    """The step before limits, for the joint ``weights`` given (``work``: :func:`step_workspace`).
+
+    Without priority (``primary_rows == 0``): :func:`damped_step` over every row. With priority
+    (rows ``:primary_rows`` first; Siciliano & Slotine 1991):
+    ``dq = J1^+ e1 + (I - J1^+ J1) J2^+ (e2 - J2 J1^+ e1)`` (damped inverses, ``damping`` on
+    the secondary rows' inverse, ``min_damping2`` on the primary's)."""
+    gram, solution, image, _, projected, secondary, _, _, _ = work
+    rows = jacobian.shape[0]
+    if primary_rows == 0:
+        damped_step(jacobian, error, weights, damping, FIRST_ROW, rows, gram, solution, step)
+        return
+    # J1^+ e1
+    damped_step(jacobian, error, weights, min_damping2, FIRST_ROW, primary_rows, gram, solution, step)
+    for r in range(primary_rows, rows):
+        value = error[r]
+        for j in range(jacobian.shape[1]):
+            value -= jacobian[r, j] * step[j]
+        image[r] = value
+    damped_step(jacobian, image, weights, damping, primary_rows, rows, gram, solution, secondary)
+    null_space_motion(jacobian, secondary, weights, FIRST_ROW, primary_rows, gram, solution, image, projected)
+    for j in range(step.shape[0]):
+        step[j] += projected[j]

@@ -1,0 +1,292 @@
+"""The restart search: the seed table's features and nearest entries, the ranking of attempts by
+solve type, :func:`search` (one target) and :func:`search_many` (a batch, without the GIL)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import batch_kernel, kernel, monotonic_ns
+from .attempt import lm_attempt
+from .bundles import (
+    CONVERGED,
+    DEADLINE,
+    DISTANCE,
+    ITERATIONS,
+    MANIPULABILITY,
+    NO_DEADLINE,
+    NO_PRIORITY,
+    SEED_NOT_FINITE,
+    SPEED,
+    WEIGHT,
+)
+from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
+from .linalg import cholesky_solve
+from .spatial import forward_kinematics
+from .tasks import evaluation_workspace, jacobian_at, tip_points
+
+#: Nearest seed-table entries tried as restarts before random configurations.
+TABLE_RESTARTS = 64
+#: Restarts around the seed when a solution moved a joint more than ``max_joint_move``.
+NEAR_RESTARTS = 12
+#: Solutions compared before the one with the smallest largest move is returned, when none moves
+#: less than ``max_joint_move`` (the budget ends the comparison earlier).
+NEAR_CANDIDATES = 16
+
+
+@kernel
+def pose_features(tip_poses, feature_spec, feature_scale, out):
+    """Seed-table features of tip poses (T, 4, 4) (into ``out``): feature ``f`` is
+    ``feature_scale[f]`` times component ``feature_spec[f, 1]`` (0-2 position [m], 3-11 rotation
+    matrix, row-major) of tip ``feature_spec[f, 0]``. Squared distances between features rank
+    poses by closeness."""
+    for f in range(feature_spec.shape[0]):
+        pose = tip_poses[feature_spec[f, 0]]
+        component = feature_spec[f, 1]
+        value = pose[component, 3] if component < 3 else pose[(component - 3) // 3, (component - 3) % 3]
+        out[f] = feature_scale[f] * value
+
+
+@kernel
+def _fk_features(tree, task, feature_spec, feature_scale, q, space, out):
+    """:func:`pose_features` of the tips' controlled points at ``q`` (``space``:
+    :func:`evaluation_workspace`)."""
+    poses, points = space[0], space[1]
+    forward_kinematics(tree[0], tree[1], q, poses)
+    tip_points(poses, task, points)
+    pose_features(points, feature_spec, feature_scale, out)
+
+
+@kernel
+def table_features(tree, task, feature_spec, feature_scale, table_q):
+    """Features (S, F) of the configurations ``table_q`` (S, nq)."""
+    space = evaluation_workspace(tree, task, np.int64(0))
+    features = np.empty((table_q.shape[0], feature_spec.shape[0]))
+    for s in range(table_q.shape[0]):
+        _fk_features(tree, task, feature_spec, feature_scale, table_q[s], space, features[s])
+    return features
+
+
+@kernel
+def _squared_distance(a, b):
+    value = 0.0
+    for i in range(a.shape[0]):
+        value += (a[i] - b[i]) * (a[i] - b[i])
+    return value
+
+
+@kernel
+def _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement):
+    """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
+    type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
+    ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
+    error norms ``(1, x)``.
+
+    ``distance`` is ``sum_j d_j^2 / w_j`` over the tangent coordinates with ``w_j > 0``
+    (:func:`seed_displacement` ``d`` from the seed): the norm ``dq^T W^-1 dq`` that the damped step
+    ``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` minimises among the moves with ``J dq = e`` (as
+    ``lambda -> 0``; the weighted least-norm solution), so a stronger joint (larger ``w``, which
+    the step moves more) costs less to move. A locked joint (``w = 0``) stays at the seed: no
+    term."""
+    if not converged:
+        return 1.0, norms.sum()
+    if solve_type == DISTANCE:
+        seed_displacement(tree, joints, seed, q, displacement)
+        value = 0.0
+        for j in range(joints.shape[0]):
+            weight = joints[j, WEIGHT]
+            if weight > 0.0:
+                value += displacement[j] * displacement[j] / weight
+        return 0.0, value
+    if solve_type == MANIPULABILITY:
+        rows_count, dof = task[3].shape[0], joints.shape[0]
+        space = evaluation_workspace(tree, task, dof)
+        jacobian = np.empty((rows_count, dof))
+        forward_kinematics(tree[0], tree[1], q, space[0])
+        tip_points(space[0], task, space[1])
+        jacobian_at(tree, task, space, jacobian)
+        gram = np.empty((rows_count, rows_count))
+        for a in range(rows_count):
+            for b in range(rows_count):
+                value = 0.0
+                for j in range(dof):
+                    value += jacobian[a, j] * jacobian[b, j]
+                gram[a, b] = value
+        if not cholesky_solve(gram, np.zeros(rows_count), rows_count):
+            return 0.0, 0.0  # singular: no manipulability
+        volume = 1.0  # sqrt(det(J J^T)) = prod diag(L)
+        for a in range(rows_count):
+            volume *= gram[a, a]
+        return 0.0, -volume
+    return 0.0, 0.0
+
+
+@kernel
+def nearest_entries(table_features_, target_features):
+    """Indices of the ``TABLE_RESTARTS`` table entries nearest ``target_features``, nearest first
+    (equal distances: the lower index first). One pass, each entry nearer than the farthest kept
+    so far inserted in order (loops: ``np.partition`` and ``np.argsort`` would compile numba's
+    selection and sorting code, ~4 s)."""
+    size = table_features_.shape[0]
+    count = min(TABLE_RESTARTS, size)
+    chosen = np.empty(count, dtype=np.int64)
+    chosen_distance = np.empty(count)
+    found = 0
+    for s in range(size):
+        distance = _squared_distance(table_features_[s], target_features)
+        if found == count and distance >= chosen_distance[count - 1]:
+            continue
+        slot = min(found, count - 1)  # the next free slot, or the farthest kept (dropped)
+        while slot > 0 and chosen_distance[slot - 1] > distance:
+            chosen_distance[slot], chosen[slot] = chosen_distance[slot - 1], chosen[slot - 1]
+            slot -= 1
+        chosen_distance[slot], chosen[slot] = distance, s
+        found = min(found + 1, count)
+    return chosen
+
+
+@kernel
+def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
+    """Attempts (:func:`lm_attempt`) from restarts until one converges (``speed``), or the
+    deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
+    :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
+    ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
+    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion. The seed is clipped
+    into the limits, its quaternions normalised.
+
+    Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
+    the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
+    Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`), then
+    random configurations (:func:`configuration_from_draws` around the seed; numba's generator
+    seeded with ``random_seed``).
+
+    No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
+    joint move from the seed (:func:`largest_move`) exceeds ``max_joint_move`` does not end the
+    search; the restarts then begin around the seed (``NEAR_RESTARTS`` of them, within a box
+    that doubles from ``max_joint_move``) and the solution with the smallest largest move among
+    the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
+    """
+    method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
+    feature_spec, feature_scale, table_q, table_features_, table_spacing = table
+    coordinates = tree[3]
+    nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
+    clipped = np.empty(nq)
+    if not _usable_seed(tree, joints, seed, clipped):
+        return SEED_NOT_FINITE, 0, 0, False
+    seed = clipped
+    attempt_settings = (
+        method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
+        max_joint_move if solve_type == SPEED else 0.0,
+    )  # fmt: skip
+    np.random.seed(random_seed)
+    table_size = table_q.shape[0]
+    target_features = np.empty(feature_spec.shape[0])
+    seed_features = np.empty(feature_spec.shape[0])
+    draws, displacement = np.empty(dof), np.empty(dof)
+    nearest = np.empty(0, dtype=np.int64)
+    next_nearest, pending_seed = 0, False
+    start = seed.copy()
+    if table_size > 1:
+        pose_features(targets, feature_spec, feature_scale, target_features)
+    if tips == 1 and table_size > 1:
+        _fk_features(
+            tree,
+            task,
+            feature_spec,
+            feature_scale,
+            seed,
+            evaluation_workspace(tree, task, dof),
+            seed_features,
+        )
+        seed_distance = _squared_distance(seed_features, target_features)
+        if seed_distance > table_spacing * table_spacing:
+            nearest = nearest_entries(table_features_, target_features)
+            if _squared_distance(table_features_[nearest[0]], target_features) < seed_distance:
+                for i in range(nq):
+                    start[i] = table_q[nearest[0], i]
+                next_nearest, pending_seed = 1, True
+
+    norms = np.empty((tips, 2))
+    best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
+    iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
+    while True:
+        q = start.copy()
+        outcome, used = lm_attempt(
+            tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
+        )
+        iterations += used
+        attempts += 1
+        converged = outcome == CONVERGED
+        rank, value = _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement)
+        avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
+        if avoid_flips:
+            value = largest_move(tree, joints, q, seed, displacement)
+            candidates += 1
+        if rank < best_rank or (rank == best_rank and value < best_value):
+            best_rank, best_value, best_outcome = rank, value, outcome
+            for i in range(nq):
+                q_out[i] = q[i]
+            for tip in range(tips):
+                norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
+        if outcome == DEADLINE:
+            deadline_reached = True
+            break
+        if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
+            break
+        if avoid_flips and candidates >= NEAR_CANDIDATES:
+            break
+        if max_attempts >= 0 and attempts >= max_attempts:
+            break
+        if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
+            deadline_reached = True
+            break
+        # the next start
+        if pending_seed:
+            for i in range(nq):
+                start[i] = seed[i]
+            pending_seed = False
+            continue
+        for j in range(dof):
+            draws[j] = np.random.random()
+        if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
+            box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
+            configuration_from_draws(tree, joints, seed, draws, box, start)
+            near_restarts += 1
+            continue
+        if table_size > 1 and nearest.shape[0] == 0:
+            nearest = nearest_entries(table_features_, target_features)
+        if next_nearest < nearest.shape[0]:
+            for i in range(nq):
+                start[i] = table_q[nearest[next_nearest], i]
+            next_nearest += 1
+            continue
+        configuration_from_draws(tree, joints, seed, draws, -1.0, start)
+    for j in range(dof):
+        c = coordinates[j]
+        if c >= 0:
+            q_out[c] = nearest_turn(q_out[c], seed[c], joints[j])
+    return best_outcome, iterations, attempts, deadline_reached
+
+
+@batch_kernel
+def search_many(targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings):
+    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn, without
+    the GIL (:meth:`IKSolver.solve_many` runs slices of a batch on several threads); each
+    target's deadline is ``timeout_ns`` after its own start (< 0: none). ``outcomes`` (N,)
+    receives each best outcome; the arguments after it are :func:`search`'s."""
+    for index in range(targets.shape[0]):
+        deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
+        outcome, _, _, _ = search(
+            targets[index],
+            seeds[index],
+            deadline,
+            q_out[index],
+            norms_out[index],
+            tree,
+            task,
+            joints,
+            table,
+            settings,
+        )
+        outcomes[index] = outcome

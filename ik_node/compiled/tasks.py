@@ -1,0 +1,142 @@
+"""Task rows of the tips: the controlled points, the stacked error and Jacobian (body or mixed, per
+tip), and the check of target poses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel
+from .bundles import BASE_AXES
+from .spatial import forward_kinematics, point_jacobian, point_pose, so3_log
+
+#: What :func:`check_poses` finds first.
+POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3
+
+
+@kernel
+def tip_points(poses, task, out):
+    """Poses (T, 4, 4) of each tip's controlled point (its ``offset`` in the tip's frame, with
+    the tip's axes), from :func:`forward_kinematics`."""
+    tip_frames, tip_offsets = task[0], task[1]
+    for tip in range(tip_frames.shape[0]):
+        point_pose(poses, tip_frames[tip], tip_offsets[tip], out[tip])
+
+
+@kernel
+def task_jacobian(tree, task, poses, points, blocks, jacobian):
+    """Stacked task Jacobian (m, nv): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's
+    Jacobian at the controlled point ``points`` (T, 4, 4), body or mixed as the tip's axes say
+    (:func:`point_jacobian`). ``blocks`` (T, 6, nv) is work space (left holding each tip's)."""
+    frames, frame_links = tree[0], tree[1]
+    tip_frames, tip_axes, rows, row_weights = task[0], task[2], task[3], task[4]
+    for tip in range(tip_frames.shape[0]):
+        point_jacobian(
+            frames, frame_links, poses, tip_frames[tip], points[tip], tip_axes[tip] == BASE_AXES, blocks[tip]
+        )
+    for r in range(rows.shape[0]):
+        block_row = blocks[rows[r, 0], rows[r, 1]]
+        for j in range(jacobian.shape[1]):
+            jacobian[r, j] = row_weights[r] * block_row[j]
+
+
+@kernel
+def task_error(points, targets, task, error, norms, full, relative):
+    """Stacked weighted error (m,) and per-tip error norms (T, 2) (position [m], orientation
+    [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
+
+    Per tip, in its axes: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``; in the base's:
+    ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). ``full`` (T, 6) and
+    ``relative`` (3, 3) are work space."""
+    tip_axes, rows, row_weights = task[2], task[3], task[4]
+    tips = points.shape[0]
+    for tip in range(tips):
+        pose = points[tip]
+        target = targets[tip]
+        for i in range(3):
+            full[tip, i] = (
+                pose[0, i] * (target[0, 3] - pose[0, 3])
+                + pose[1, i] * (target[1, 3] - pose[1, 3])
+                + pose[2, i] * (target[2, 3] - pose[2, 3])
+            )
+            for j in range(3):
+                relative[i, j] = (
+                    pose[0, i] * target[0, j] + pose[1, i] * target[1, j] + pose[2, i] * target[2, j]
+                )
+        so3_log(relative, full[tip, 3:])
+        if tip_axes[tip] == BASE_AXES:
+            for block in range(0, 6, 3):
+                x, y, z = full[tip, block], full[tip, block + 1], full[tip, block + 2]
+                for i in range(3):
+                    full[tip, block + i] = pose[i, 0] * x + pose[i, 1] * y + pose[i, 2] * z
+    norms[:, :] = 0.0
+    for r in range(rows.shape[0]):
+        value = full[rows[r, 0], rows[r, 1]]
+        error[r] = row_weights[r] * value
+        norms[rows[r, 0], 1 if rows[r, 1] >= 3 else 0] += value * value
+    for tip in range(tips):
+        norms[tip, 0] = math.sqrt(norms[tip, 0])
+        norms[tip, 1] = math.sqrt(norms[tip, 1])
+
+
+@kernel
+def evaluation_workspace(tree, task, dof):
+    """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
+    (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3))."""
+    tips = task[0].shape[0]
+    return (
+        np.empty((tree[0].shape[0] + 1, 4, 4)),
+        np.empty((tips, 4, 4)),
+        np.empty((tips, 6, dof)),
+        np.empty((tips, 6)),
+        np.empty((3, 3)),
+    )
+
+
+@kernel
+def evaluate(tree, task, targets, q, space, error, norms):
+    """FK at ``q``, the controlled points and :func:`task_error` (``space``:
+    :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
+    poses, points, _, full, relative = space
+    forward_kinematics(tree[0], tree[1], q, poses)
+    tip_points(poses, task, points)
+    task_error(points, targets, task, error, norms, full, relative)
+
+
+@kernel
+def jacobian_at(tree, task, space, jacobian):
+    """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``."""
+    poses, points, blocks, _, _ = space
+    task_jacobian(tree, task, poses, points, blocks, jacobian)
+
+
+@kernel
+def check_poses(poses, max_distance, orthonormal_tolerance):
+    """The first problem of a stack of 4x4 poses (P, 4, 4): ``POSE_NOT_FINITE``, ``POSE_TOO_FAR``
+    (a coordinate beyond ``max_distance`` [m]), ``POSE_NOT_RIGID`` (``max |R^T R - I|`` above
+    the tolerance, ``det R < 0``, or a last row other than ``0 0 0 1``), else ``POSE_OK``."""
+    for p in range(poses.shape[0]):
+        pose = poses[p]
+        for i in range(4):
+            for j in range(4):
+                if not math.isfinite(pose[i, j]):
+                    return POSE_NOT_FINITE
+        for i in range(3):
+            if abs(pose[i, 3]) > max_distance:
+                return POSE_TOO_FAR
+        if pose[3, 0] != 0.0 or pose[3, 1] != 0.0 or pose[3, 2] != 0.0 or pose[3, 3] != 1.0:
+            return POSE_NOT_RIGID
+        for i in range(3):
+            for j in range(3):
+                value = pose[0, i] * pose[0, j] + pose[1, i] * pose[1, j] + pose[2, i] * pose[2, j]
+                if abs(value - (1.0 if i == j else 0.0)) > orthonormal_tolerance:
+                    return POSE_NOT_RIGID
+        determinant = (
+            pose[0, 0] * (pose[1, 1] * pose[2, 2] - pose[1, 2] * pose[2, 1])
+            - pose[0, 1] * (pose[1, 0] * pose[2, 2] - pose[1, 2] * pose[2, 0])
+            + pose[0, 2] * (pose[1, 0] * pose[2, 1] - pose[1, 1] * pose[2, 0])
+        )
+        if determinant < 0.0:
+            return POSE_NOT_RIGID
+    return POSE_OK
