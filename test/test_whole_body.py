@@ -345,3 +345,71 @@ def test_floating_bad_input_is_named():
         load_robot(URDF_DIR / "arm7.urdf", root_joint="floating")  # (its root is 'world')
     with pytest.raises(URDFError, match="root_joint must be 'floating' or 'planar'"):
         load_robot(URDF_DIR / "humanoid.urdf", root_joint="ball")
+
+
+def pinocchio_errors(model, data, q_pin, tips, targets) -> list[tuple[float, float]]:
+    """Position [m] and rotation angle [rad] of each tip from its target, by pinocchio's FK."""
+    pin.framesForwardKinematics(model, data, q_pin)
+    errors = []
+    for tip, target in zip(tips, targets):
+        pose = data.oMf[model.getFrameId(tip)].homogeneous
+        cosine = np.clip(0.5 * (np.trace(pose[:3, :3].T @ target[:3, :3]) - 1.0), -1.0, 1.0)
+        errors.append((float(np.linalg.norm(pose[:3, 3] - target[:3, 3])), float(np.arccos(cosine))))
+    return errors
+
+
+@pytest.mark.parametrize("name", ["humanoid", "talos"])
+def test_floating_base_solves_keep_the_solver_promises(name):
+    """A free-floating humanoid with both feet and both hands on targets (FK of random
+    configurations, the base within 0.1 m and 0.3 rad of its rest pose): every success is within
+    tolerance by pinocchio's FK, every 1-DOF joint within its limits, the quaternion unit; nearly
+    every target is solved in 20 ms; with a fixed attempt budget the answers are deterministic."""
+    if name == "talos":
+        robots = example_robot_data_dir()
+        if robots is None:
+            pytest.skip("example-robot-data is not installed")
+        urdf = robots / LEGGED["talos"][0]
+        tips = ["left_sole_link", "right_sole_link", "arm_left_7_link", "arm_right_7_link"]
+    else:
+        urdf = URDF_DIR / "humanoid.urdf"
+        tips = ["left_foot", "right_foot", "left_hand", "right_hand"]
+    with _Quiet():
+        robot = load_robot(urdf, root_joint="floating")
+    model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+    data = model.createData()
+    from ik_node import IKSolver
+
+    solver = IKSolver(robot, "world", tips)
+    tree = solver.tree
+    rng = np.random.default_rng(9)
+    solved, count = 0, 60
+    for _ in range(count):
+        q = random_configuration(tree, rng)
+        q[:3] = rng.uniform(-0.1, 0.1, 3)
+        rotation_vector = rng.normal(size=3)
+        rotation_vector *= rng.uniform(0, 0.3) / np.linalg.norm(rotation_vector)
+        q = tree.integrate(
+            np.concatenate((q[:3], [0, 0, 0, 1], q[7:])),
+            np.concatenate(([0, 0, 0], rotation_vector, np.zeros(len(q) - 7))),
+        )
+        targets = [tree.forward(q, tip) for tip in tips]
+        result = solver.solve(dict(zip(tips, targets)), timeout=0.02)
+        assert abs(np.linalg.norm(result.q[3:7]) - 1.0) < 1e-12
+        bounded = np.isfinite(solver.lower)
+        assert np.all(result.q[bounded] >= solver.lower[bounded]) and np.all(
+            result.q[bounded] <= solver.upper[bounded]
+        )
+        if result.success:
+            solved += 1
+            for position, angle in pinocchio_errors(
+                model, data, to_pinocchio(model, tree, result.q), tips, targets
+            ):
+                assert position <= 1e-5 * (1 + 1e-6) and angle <= 1.001e-5, (position, angle)
+    assert solved >= count - 1, solved
+    fixed_budget = {"max_attempts": 3, "seed_table_size": 256}
+    first, second = (
+        IKSolver(robot, "world", tips, **fixed_budget),
+        IKSolver(robot, "world", tips, **fixed_budget),
+    )
+    answers = [s.solve(dict(zip(tips, targets)), timeout=None).q for s in (first, second)]
+    np.testing.assert_array_equal(answers[0], answers[1])

@@ -18,6 +18,9 @@ from .tasks import tip_points
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
 #: its factor after a kept step, its floor, and the ceiling at which the attempt is stuck.
 MU_INITIAL, MU_DOWN, MU_MIN, MU_MAX = 0.1, 1.0 / 3.0, 1e-4, 1e6
+#: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the
+#: Jacobian once more, for ``Literal[bool]``).
+IN_BASE_AXES = np.bool_(True)
 #: ``pinv``'s regularisation [m^2 or rad^2] (numerical only: the step is undamped).
 PINV_DAMPING = 1e-12
 
@@ -138,7 +141,7 @@ def ccd_sweep(tree, task, joints, targets, q, candidate):
         linear_sum, weight_sum, rate = 0.0, 0.0, 0.0
         sum_cross, sum_dot = 0.0, 0.0
         for tip in range(tips):
-            point_jacobian(frames, frame_links, poses, task[0][tip], points[tip], True, blocks[tip])
+            point_jacobian(frames, frame_links, poses, task[0][tip], points[tip], IN_BASE_AXES, blocks[tip])
             v, w = blocks[tip, :3, j], blocks[tip, 3:, j]
             w_norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
             v_norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
