@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import kernel, reduction_kernel
 from .bundles import FIRST_ROW
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
@@ -46,31 +46,37 @@ def cholesky_solve(matrix, rhs, size):
     return True
 
 
-@kernel
+@reduction_kernel
 def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
     """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
     singularity-robust inverse, Nakamura & Hanafusa 1986; a Cholesky solve, no inverse), into
     ``step`` (n,). ``damping`` is ``lambda^2``; ``gram`` (m, m) and ``solution`` (m,) are work
-    space."""
+    space (and ``step`` holds each weighted row ``W J_a`` while the Gram matrix is built: rows
+    are indexed, not sliced, and the inner loops run along contiguous rows)."""
     size = row_end - row_start
     dof = jacobian.shape[1]
     for a in range(size):
-        row_a = jacobian[row_start + a]
+        row_a = row_start + a
+        for j in range(dof):
+            step[j] = jacobian[row_a, j] * weights[j]
         for b in range(a + 1):
-            row_b = jacobian[row_start + b]
+            row_b = row_start + b
             value = 0.0
             for j in range(dof):
-                value += row_a[j] * weights[j] * row_b[j]
+                value += step[j] * jacobian[row_b, j]
             gram[a, b] = value
             gram[b, a] = value
         gram[a, a] += damping
-        solution[a] = error[row_start + a]
+        solution[a] = error[row_a]
     cholesky_solve(gram, solution, size)
     for j in range(dof):
-        value = 0.0
-        for a in range(size):
-            value += jacobian[row_start + a, j] * solution[a]
-        step[j] = weights[j] * value
+        step[j] = 0.0
+    for a in range(size):
+        row_a, coefficient = row_start + a, solution[a]
+        for j in range(dof):
+            step[j] += jacobian[row_a, j] * coefficient
+    for j in range(dof):
+        step[j] *= weights[j]
 
 
 @kernel
