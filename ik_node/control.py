@@ -9,9 +9,13 @@
 * :func:`singularity_scale`: MoveIt Servo's slow-down near singularities, and
   :func:`singularity_scale_toward` evaluating it for a step;
 * :func:`current_state`: the seed from /joint_states while they are fresh;
-* :func:`command_violation`: the check every command passes before it is published.
+* :func:`command_violation`: the check every command passes before it is published;
+* :class:`JointLayout`: which coordinates of a tree's configuration the joint messages carry
+  (its 1-DOF joints, by name) and which joints move as a whole (floating, planar: a pose).
 
-Units: rad and m for positions, rad/s and m/s for velocities, s for time.
+Units: rad and m for positions, rad/s and m/s for velocities, s for time. Trees with multi-DOF
+joints (a floating or planar base) step on their configuration manifold: displacements are tangent
+vectors (``tree.difference``), steps are taken with ``tree.integrate``, so quaternions stay unit.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .errors import IKNodeError
 
 __all__ = [
     "EffectiveLimits",
+    "JointLayout",
     "command_violation",
     "current_state",
     "singularity_scale_toward",
@@ -39,6 +44,35 @@ __all__ = [
 #: Slack of the command check: positions [rad, m] and velocities relative (1e-9 of the limit).
 POSITION_SLACK = 1e-9
 VELOCITY_RELATIVE_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class JointLayout:
+    """Where a :class:`~ik_node.kinematics.KinematicTree`'s joints sit in its vectors.
+
+    ``names``: its 1-DOF joints (revolute, continuous, prismatic) in tree order: what JointState,
+    Float64MultiArray and JointTrajectory messages and the per-joint parameters name; their
+    indices in the configuration (``configuration``, into ``tree.joint_names``) and in the
+    tangent (``tangent``, into ``tree.tangent_names``). ``multi_dof``: the multi-DOF joints
+    (:class:`ik_node.model.Joint`; floating or planar in a URDF), whose pose is published instead
+    of their coordinates."""
+
+    names: tuple[str, ...]
+    configuration: np.ndarray
+    tangent: np.ndarray
+    multi_dof: tuple = ()
+
+    @classmethod
+    def of(cls, tree) -> JointLayout:
+        single = [joint.name for joint in tree.joints if not joint.is_multi_dof]
+        configuration = {name: index for index, name in enumerate(tree.joint_names)}
+        tangent = {name: index for index, name in enumerate(tree.tangent_names)}
+        return cls(
+            tuple(single),
+            np.array([configuration[name] for name in single], dtype=int),
+            np.array([tangent[name] for name in single], dtype=int),
+            tuple(joint for joint in tree.joints if joint.is_multi_dof),
+        )
 
 
 @dataclass(frozen=True)
@@ -124,22 +158,36 @@ def effective_joint_limits(
 LIMIT_KEYS = ("has_position_limits", "min_position", "max_position", "has_velocity_limits", "max_velocity")
 
 
-def current_state(joint_names, joint_state: Mapping, age: float, timeout: float, fallback) -> tuple:
+def current_state(
+    joint_names, joint_state: Mapping, age: float, timeout: float, fallback, readable=None
+) -> tuple:
     """The current joint values (``joint_names`` order) and whether /joint_states are stale:
     ``joint_state`` (by name; joints it lacks from ``fallback``) while its ``age`` [s] is within
     ``timeout``, else ``fallback`` (the last command or the rest posture). Stale only once some
-    state has arrived (``age`` finite)."""
+    state has arrived (``age`` finite). ``readable``: which coordinates ``joint_state`` may set
+    (booleans; default all): a floating base's always come from ``fallback``."""
     fallback = np.asarray(fallback, dtype=float)
     if age > timeout:
         return fallback.copy(), math.isfinite(age)
-    return np.array([joint_state.get(name, fallback[index]) for index, name in enumerate(joint_names)]), False
+    readable = [True] * len(joint_names) if readable is None else readable
+    return np.array(
+        [
+            joint_state.get(name, fallback[index]) if read else fallback[index]
+            for index, (name, read) in enumerate(zip(joint_names, readable))
+        ]
+    ), False
 
 
-def singularity_scale_toward(task_jacobian, q, difference, lower: float, hard_stop: float) -> tuple:
+def singularity_scale_toward(
+    task_jacobian, q, difference, lower: float, hard_stop: float, integrate=None
+) -> tuple:
     """(:func:`singularity_scale` for a step along ``difference`` from ``q``, the condition
-    number at ``q``), the conditions of ``task_jacobian(q)`` and 1e-3 further along the step."""
+    number at ``q``), the conditions of ``task_jacobian(q)`` and 1e-3 further along the step.
+    ``integrate(q, dq)``: the manifold's ``q (+) dq`` when ``difference`` is a tangent vector
+    (default: ``q + dq``)."""
     condition = float(np.linalg.cond(task_jacobian(q)))
-    ahead = np.asarray(q) + 1e-3 * np.asarray(difference) / np.linalg.norm(difference)
+    step = 1e-3 * np.asarray(difference) / np.linalg.norm(difference)
+    ahead = np.asarray(q) + step if integrate is None else integrate(q, step)
     condition_ahead = float(np.linalg.cond(task_jacobian(ahead)))
     return singularity_scale(condition, condition_ahead, lower, hard_stop), condition
 
@@ -189,31 +237,46 @@ def merge_joint_limits(
     return lower, upper, velocity, warnings
 
 
-def trajectory_duration(q, previous, max_velocity, min_duration: float, period: float | None = None) -> float:
+def trajectory_duration(
+    q, previous, max_velocity, min_duration: float, period: float | None = None, space=None
+) -> float:
     """``time_from_start`` [s] of a command's trajectory point: the command period in ``track``
     mode (``period`` given), else the slowest joint's time at its velocity limit from
-    ``previous`` to ``q``, at least ``min_duration``."""
+    ``previous`` to ``q``, at least ``min_duration``. ``space``: a tree with multi-DOF joints
+    (the motion is its tangent ``difference``, ``max_velocity`` per tangent coordinate)."""
     if period is not None:
         return period
-    times = np.abs(np.asarray(q, dtype=float) - np.asarray(previous, dtype=float)) / np.asarray(max_velocity)
+    if space is None:
+        motion = np.asarray(q, dtype=float) - np.asarray(previous, dtype=float)
+    else:
+        motion = space.difference(np.asarray(previous, dtype=float), np.asarray(q, dtype=float))
+    times = np.abs(motion) / np.asarray(max_velocity)
     return max(min_duration, float(np.max(times, initial=0.0)))
 
 
-def velocity_limited_step(q, goal, max_velocity, period: float, speed_scale: float = 1.0):
+def velocity_limited_step(q, goal, max_velocity, period: float, speed_scale: float = 1.0, space=None):
     """One tracking step of ``period`` seconds from ``q`` toward ``goal``.
 
     ``q_next = q + s (goal - q)`` with one scale for all joints,
     ``s = speed_scale * min(1, min_i v_max,i T / |goal_i - q_i|)``, so no joint exceeds its
     velocity limit and the joint-space direction is kept. Returns ``(q_next, velocity)`` with
     ``velocity = (q_next - q) / T``.
+
+    ``space``: a tree with multi-DOF joints (its ``difference`` and ``integrate``): the step is
+    ``q_next = q (+) s d`` along the tangent displacement ``d = difference(q, goal)``, and
+    ``max_velocity`` and ``velocity`` are per tangent coordinate (a floating base's twist
+    components have limits of their own).
     """
     q = np.asarray(q, dtype=float)
-    difference = np.asarray(goal, dtype=float) - q
+    if space is None:
+        difference = np.asarray(goal, dtype=float) - q
+    else:
+        difference = space.difference(q, np.asarray(goal, dtype=float))
     reach = np.asarray(max_velocity, dtype=float) * period  # largest motion per joint this step
     excess = np.abs(difference) / reach  # > 1 where the joint cannot get there in one step
     scale = min(max(speed_scale, 0.0), 1.0) / max(1.0, float(excess.max(initial=0.0)))
     step = scale * difference
-    return q + step, step / period
+    return (q + step if space is None else space.integrate(q, step)), step / period
 
 
 def singularity_scale(condition: float, condition_ahead: float, lower_threshold: float, hard_stop: float):
@@ -231,11 +294,15 @@ def singularity_scale(condition: float, condition_ahead: float, lower_threshold:
     return 1.0 - (condition - lower_threshold) / (hard_stop - lower_threshold)
 
 
-def command_violation(names, positions, lower, upper, velocities=None, max_velocity=None) -> str | None:
+def command_violation(
+    names, positions, lower, upper, velocities=None, max_velocity=None, velocity_names=None
+) -> str | None:
     """Why a command must not be published (the first joint outside its limits), or ``None``.
 
     Positions must lie in ``[lower, upper]`` and, when given, ``|velocity| <= max_velocity``
-    (slack: :data:`POSITION_SLACK`, :data:`VELOCITY_RELATIVE_SLACK`).
+    (slack: :data:`POSITION_SLACK`, :data:`VELOCITY_RELATIVE_SLACK`). ``velocity_names`` name
+    the velocities when they are tangent coordinates (a floating base: ``names`` are the
+    configuration's); default ``names``.
     """
     positions = np.asarray(positions, dtype=float)
     for index, name in enumerate(names):
@@ -244,7 +311,8 @@ def command_violation(names, positions, lower, upper, velocities=None, max_veloc
             math.isfinite(value) and lower[index] - POSITION_SLACK <= value <= upper[index] + POSITION_SLACK
         ):
             return f"joint '{name}' position {value} is outside its limits [{lower[index]}, {upper[index]}]"
-        if velocities is not None:
+    if velocities is not None:
+        for index, name in enumerate(names if velocity_names is None else velocity_names):
             speed = abs(float(velocities[index]))
             limit = max_velocity[index]
             if not (math.isfinite(speed) and speed <= limit * (1 + VELOCITY_RELATIVE_SLACK)):

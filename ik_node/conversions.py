@@ -38,12 +38,15 @@ def pose_from_fields(position, quaternion) -> np.ndarray:
         raise TargetError(f"goal position must be finite, got {position}")
     if not all(math.isfinite(value) for value in quaternion):
         raise TargetError(f"goal orientation must be finite, got quaternion (x y z w) {quaternion}")
-    norm = math.hypot(*quaternion)  # (without overflow for huge components)
+    largest = max(abs(value) for value in quaternion)  # scaled first: hypot overflows near 1.8e308
+    scaled = [value / largest for value in quaternion] if largest > 0.0 else quaternion
+    norm = largest * math.hypot(*scaled)
     if norm < MIN_QUATERNION_NORM:
         raise TargetError(
             f"goal orientation is a zero quaternion (x y z w) {quaternion}; identity is (0 0 0 1)"
         )
-    x, y, z, w = (value / norm for value in quaternion)
+    unit = math.hypot(*scaled)
+    x, y, z, w = (value / unit for value in scaled)
     matrix = np.eye(4)
     matrix[:3, :3] = quaternion_to_matrix(x, y, z, w)
     matrix[:3, 3] = position

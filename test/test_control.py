@@ -1,6 +1,7 @@
 """The node's rclpy-free command logic: joint-limit parameters merged with the URDF, the
-velocity-limited tracking step, the singularity slow-down, the command guard, and pose
-conversions between ROS messages and matrices."""
+velocity-limited tracking step (on a floating base's manifold too), the singularity slow-down,
+the command guard, the joints the messages carry, and pose conversions between ROS messages and
+matrices."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from transforms3d.euler import euler2mat
 
 from ik_node.control import (
+    JointLayout,
     command_violation,
     current_state,
     effective_joint_limits,
@@ -147,6 +149,9 @@ def test_message_quaternions_are_xyzw_and_normalised():
     position, quaternion = pose_to_fields(pose)
     np.testing.assert_allclose(quaternion, [0, 0, s, s], atol=1e-12)
     assert position == [1.0, 2.0, 3.0]
+    # components near the largest double (their norm overflows to inf: found by test_node_fuzz)
+    huge = pose_from_message(message([0, 0, 0], [0, 0, -1.7e308, -1.7e308]))
+    np.testing.assert_allclose(huge[:3, :3], euler2mat(0, 0, math.pi / 2), atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -244,3 +249,82 @@ def test_singularity_scale_toward_a_singular_configuration_slows_down():
     )
     away, _ = singularity_scale_toward(jacobian, np.array([0.3, 0.05]), np.array([0.0, 1.0]), 17.0, 30.0)
     assert condition > 17.0 and toward < 1.0 and away == 1.0
+
+
+# ---------------------------------------------------------------- a floating base (issue 17)
+
+FLYER = """<robot name="flyer">
+  <link name="world"/><link name="body"/><link name="arm"/>
+  <joint name="free" type="floating"><parent link="world"/><child link="body"/></joint>
+  <joint name="shoulder" type="revolute"><parent link="body"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" velocity="2" effort="1"/></joint>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def flyer_tree():
+    from ik_node import load_robot
+
+    return load_robot(FLYER).tree("world", "arm")
+
+
+def test_the_joint_layout_names_the_1_dof_joints_and_their_indices_and_the_multi_dof_ones(flyer_tree):
+    layout = JointLayout.of(flyer_tree)
+    assert layout.names == ("shoulder",)
+    assert layout.configuration.tolist() == [7] and layout.tangent.tolist() == [6]
+    assert [joint.name for joint in layout.multi_dof] == ["free"]
+
+
+def test_a_tracking_step_on_a_floating_base_is_taken_on_the_manifold(flyer_tree):
+    tree = flyer_tree
+    q = tree.joint_vector({"free": [0.1, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0], "shoulder": 0.0})
+    half = 0.6  # [rad]: a turn of 1.2 rad about z, and 1 m along x
+    goal = tree.joint_vector(
+        {"free": [1.1, 0.0, 0.5, 0.0, 0.0, math.sin(half), math.cos(half)], "shoulder": 0.5}
+    )
+    max_velocity = np.array([0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 2.0])  # per tangent coordinate
+    period = 0.1
+    q_next, velocity = velocity_limited_step(q, goal, max_velocity, period, 1.0, tree)
+    assert velocity.shape == (7,) and np.all(np.abs(velocity) <= max_velocity * (1 + 1e-12))
+    assert abs(np.linalg.norm(q_next[3:7]) - 1) < 1e-12
+    np.testing.assert_allclose(tree.integrate(q, velocity * period), q_next, atol=1e-12)
+    difference = tree.difference(q, goal)  # one scale: the step is along the tangent displacement
+    np.testing.assert_allclose(velocity / np.linalg.norm(velocity), difference / np.linalg.norm(difference))
+    for _ in range(100):  # arrives
+        q_next, velocity = velocity_limited_step(q_next, goal, max_velocity, period, 1.0, tree)
+    np.testing.assert_allclose(tree.difference(q_next, goal), 0.0, atol=1e-12)
+    # a trajectory point's time: the base's motion at its limits counts too (1 m at 0.5 m/s)
+    assert trajectory_duration(goal, q, max_velocity, 0.1, space=tree) == pytest.approx(
+        max(np.abs(difference) / max_velocity)
+    )
+    assert trajectory_duration(goal, q, max_velocity, 0.1, space=tree) >= 2.0
+
+
+def test_the_singularity_look_ahead_steps_on_the_manifold(flyer_tree):
+    tree = flyer_tree
+    seen = []
+
+    def jacobian(q):
+        seen.append(np.array(q))
+        return np.eye(2)
+
+    q = tree.neutral.copy()
+    singularity_scale_toward(jacobian, q, np.array([0, 0, 0, 0, 0, 1.0, 0]), 17.0, 30.0, tree.integrate)
+    assert abs(np.linalg.norm(seen[1][3:7]) - 1) < 1e-12 and seen[1][5] > 0  # turned about z, unit
+
+
+def test_joint_states_set_only_the_readable_coordinates():
+    q, stale = current_state(
+        ("b/x", "b/qw", "j"), {"b/x": 5.0, "j": 0.3}, 0.1, 1.0, [0.1, 1.0, 0.0], [False, False, True]
+    )
+    np.testing.assert_array_equal(q, [0.1, 1.0, 0.3])
+    assert not stale
+
+
+def test_the_guard_checks_tangent_velocities_by_their_names():
+    names, lower, upper = ["b/x", "b/qw", "j"], [-math.inf, -math.inf, -1.0], [math.inf, math.inf, 1.0]
+    tangent = ["b/vx", "j"]
+    assert command_violation(names, [3.0, 1.0, 0.5], lower, upper, [0.4, 0.1], [0.5, 1.0], tangent) is None
+    assert "joint 'b/vx' velocity 0.6 exceeds its limit 0.5" in command_violation(
+        names, [3.0, 1.0, 0.5], lower, upper, [0.6, 0.1], [0.5, 1.0], tangent
+    )
