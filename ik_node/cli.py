@@ -12,7 +12,9 @@ or the ROS 2 node.
 * ``ik_node node [--ros-args ...]``, or any command line with ``--ros-args`` (as ``ros2 run`` and
   ``ros2 launch`` give), runs the node. A bare ``ik_node`` prints the help and exits 0.
 
-``--urdf`` takes a URDF or a xacro file (``--xacro-arg NAME:=VALUE``, ``--package-path DIR``).
+``--urdf`` takes a URDF or a xacro file (``--xacro-arg NAME:=VALUE``, ``--package-path DIR``);
+``--root-joint floating|planar`` adds a joint from a new link ``world`` to its root (a free-flying
+or planar base, for whole-body IK: ``--base world``), as the node's ``root_joint`` parameter.
 Warnings (a joint that cannot be used, an ignored mimic tag) go to stderr as ``warning: ...``
 lines. Errors go to stderr as ``error: ...`` with a non-zero exit code: 2 for unusable input
 (unknown link, unreadable file, malformed numbers), 1 when a goal cannot be reached (with the
@@ -30,11 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .control import JointLayout
 from .conversions import pose_from_fields, pose_to_fields
 from .errors import IKNodeError
 from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
-from .parameters import MODES
+from .parameters import MODES, ROOT_JOINTS
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask
 from .solver.options import OPTION_SPECS, TASK_AXES, task_kind, task_offset
@@ -59,6 +62,8 @@ running the ROS 2 node (goals: geometry_msgs/PoseStamped on /ik_node/target_pose
 
 --urdf takes a URDF file or a xacro file (robot.urdf.xacro), expanded with --xacro-arg NAME:=VALUE;
 --package-path DIR names a directory holding ROS packages, for $(find PKG) and package://PKG.
+--root-joint floating (or planar) adds a joint from a new link 'world' to the URDF's root: a
+free-flying base (x y z qx qy qz qw) for whole-body IK with --base world.
 Units: m, rad, m/s, rad/s; quaternions in ROS order x y z w. Each subcommand has its own --help.
 
 exit codes:
@@ -185,6 +190,13 @@ def _add_robot_arguments(command) -> None:
         default=[],
         metavar="DIR",
         help="a directory holding ROS packages, where $(find PKG) and package://PKG look (repeatable)",
+    )
+    robot.add_argument(
+        "--root-joint",
+        choices=[choice for choice in ROOT_JOINTS if choice],
+        help="add a joint of this type from a new link 'world' to the URDF's root link: a free-flying "
+        "base (floating: x y z [m], quaternion qx qy qz qw) or one moving in world's xy plane (planar: "
+        "x y [m], theta [rad]), for whole-body IK from --base world (the node's root_joint)",
     )
 
 
@@ -329,6 +341,8 @@ def _load(arguments):
         options["package_paths"] = list(arguments.package_path)
     if arguments.xacro_arg:
         options["xacro_args"] = _xacro_arguments(arguments.xacro_arg)
+    if arguments.root_joint:
+        options["root_joint"] = arguments.root_joint
     try:
         return load_robot(arguments.urdf, **options)
     except OSError as error:
@@ -449,6 +463,8 @@ def _info(arguments) -> int:
         print(json.dumps(summary, indent=2))
     else:
         options = xacro_options(arguments.xacro_arg, arguments.package_path)
+        if arguments.root_joint:
+            options = f" --root-joint {arguments.root_joint}{options}"
         print_summary(summary, f"--urdf {arguments.urdf}{options}")
     return EXIT_OK
 
@@ -464,8 +480,9 @@ def _config(arguments) -> int:
             f"no movable joint between base link '{arguments.base}' and {list(arguments.tip)}; choose "
             "links with movable joints between them (ik_node info --urdf FILE suggests some)"
         )
-    if arguments.mode == "track":
-        velocities = zip(tree.joint_names, tree.max_velocity)
+    if arguments.mode == "track":  # (1-DOF joints: a floating base has no velocity limit)
+        layout = JointLayout.of(tree)
+        velocities = zip(layout.names, tree.max_velocity[layout.configuration])
         unknown = [name for name, velocity in velocities if not math.isfinite(velocity)]
         if unknown:
             raise IKNodeError(
@@ -483,6 +500,7 @@ def _config(arguments) -> int:
         xacro_args=arguments.xacro_arg,
         package_paths=arguments.package_path,
         output=output,
+        root_joint=arguments.root_joint,
     )
     if output is None:
         sys.stdout.write(text)

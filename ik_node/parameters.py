@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import yaml
 
+from .control import JointLayout
 from .errors import IKNodeError
 from .solver.options import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
 from .solver.options import TASK_KINDS as _TASK_KINDS
@@ -29,6 +30,7 @@ __all__ = [
     "NODE_PARAMETERS",
     "NodeSettings",
     "ParameterSpec",
+    "ROOT_JOINTS",
     "TASK_KINDS",
     "TIP_PARAMETERS",
     "PER_JOINT_OR_TIP",
@@ -39,6 +41,9 @@ __all__ = [
 ]
 
 MODES = ("solve", "track")
+#: ``root_joint``'s values: none, or the joint ``load_robot`` adds from a new link ``world`` to the
+#: URDF's root.
+ROOT_JOINTS = ("", "floating", "planar")
 #: The named task kinds (``tip_tasks.<tip>`` also takes axis names: ``'vz'``, ``'vx vy wz'``).
 TASK_KINDS = tuple(_TASK_KINDS)
 #: The value types a spec may have; ``string_array`` parameters without a default are required
@@ -154,8 +159,12 @@ NODE_PARAMETERS = (
           "robot_description_file", read_only=True),
     _spec("package_paths", "string_array", None, "directories holding ROS packages, for a xacro's "
           "$(find pkg) and package:// paths outside the ament index", read_only=True),
+    _spec("root_joint", "string", "", "a joint added from a new link 'world' to the URDF's root "
+          "link: 'floating' (a free-flying base, e.g. a humanoid's: x y z and a quaternion) or 'planar' "
+          "(x, y, theta in world's xy plane); its pose is published on ~/base_pose. Empty: none",
+          choices=ROOT_JOINTS, read_only=True),
     _spec("base_link", "string", "", "link the goals and the solver's chain start from (empty: the "
-          "URDF root)", read_only=True),
+          "URDF root; 'world' with root_joint)", read_only=True),
     _spec("tip_links", "string_array", None, "links that reach the goals, one goal topic each (required)",
           read_only=True),
     _spec("mode", "string", "solve", "'solve': one command per goal; 'track': step toward the latest goal "
@@ -187,6 +196,10 @@ NODE_PARAMETERS = (
     _spec("joint_state_rate", "double", 10.0, "rate of ~/joint_states, the latest command (the rest "
           "posture before any); 0: only at start and on each command", "Hz",
           0.0, 1000.0),
+    _spec("base_max_linear_velocity", "double", 1.0, "a floating or planar joint's (root_joint's) largest "
+          "linear velocity along each of its axes, track mode and trajectory timing", "m/s", 1e-3, 1000.0),
+    _spec("base_max_angular_velocity", "double", 1.0, "a floating or planar joint's (root_joint's) largest "
+          "angular velocity about each of its axes, track mode and trajectory timing", "rad/s", 1e-3, 1000.0),
     _spec("min_trajectory_duration", "double", 0.1, "smallest time_from_start of a solve-mode trajectory "
           "point", "s", 0.0, 60.0),
     _spec("joint_state_timeout", "double", 1.0, "/joint_states older than this are stale; the last command "
@@ -233,11 +246,15 @@ PER_JOINT_OR_TIP = tuple(sorted({spec.name.split("{}")[0] for spec in JOINT_PARA
 
 
 def joint_parameter_defaults(tree) -> dict[str, object]:
-    """Every per-joint parameter of ``tree``'s joints (``tree.joint_names``, ``lower``/``upper``
-    [rad, m], ``max_velocity``) with its default: the URDF's limits (``has_*`` false and 0.0 where
-    it gives none), weight 1.0, rest at mid-range (0.0 for an unbounded joint)."""
+    """Every per-joint parameter of ``tree``'s 1-DOF joints (revolute, continuous, prismatic:
+    ``tree.lower``/``upper`` [rad, m], ``max_velocity``) with its default: the URDF's limits
+    (``has_*`` false and 0.0 where it gives none), weight 1.0, rest at mid-range (0.0 for an
+    unbounded joint). Multi-DOF joints (a floating or planar base) have none: no limits, weight
+    1.0, rest at the origin."""
     defaults = {}
-    for joint, lower, upper, velocity in zip(tree.joint_names, tree.lower, tree.upper, tree.max_velocity):
+    layout = JointLayout.of(tree)
+    for joint, index in zip(layout.names, layout.configuration):
+        lower, upper, velocity = tree.lower[index], tree.upper[index], tree.max_velocity[index]
         bounded = bool(math.isfinite(lower))
         for pattern, value in (
             ("joint_limits.{}.has_position_limits", bounded),
@@ -269,6 +286,7 @@ class NodeSettings:
     robot_description_file: str
     xacro_args: tuple[str, ...]
     package_paths: tuple[str, ...]
+    root_joint: str  # '', 'floating' or 'planar'
     base_link: str
     tip_links: tuple[str, ...]
     mode: str
@@ -289,6 +307,8 @@ class NodeSettings:
     publish_position_commands: bool
     command_joints: tuple[str, ...]  # empty: the chain's joints
     joint_state_rate: float  # [Hz]
+    base_max_linear_velocity: float  # [m/s]
+    base_max_angular_velocity: float  # [rad/s]
     min_trajectory_duration: float  # [s]
     joint_state_timeout: float  # [s]
     lower_singularity_threshold: float

@@ -1,17 +1,21 @@
 """Setting the node up for your own robot, without ROS: what ``ik_node info`` and ``ik_node config``
 compute and write.
 
-* :func:`robot_summary` describes a loaded robot as plain data (movable joints with their limits,
-  the chains from the root to each leaf link, suggested base and tip links), and
-  :func:`print_summary` prints it as ``info`` shows it;
+* :func:`robot_summary` describes a loaded robot as plain data (movable joints with their limits
+  or, for multi-DOF joints such as a floating base, their coordinates; the chains from the root
+  to each leaf link; suggested base and tip links), and :func:`print_summary` prints it as
+  ``info`` shows it;
 * :func:`parameter_file` writes the node's ROS 2 parameter file for a chain: comment lines saying
   how it was written and how to run the node with it, then the robot, the chain, the mode, the
   tuning parameters at their defaults, each tip's task parameters (``tip_tasks``,
   ``tip_task_axes``, ``tip_offsets``) at theirs, and the chain's joint limits from the URDF, with
-  the defaults the node itself declares (:func:`ik_node.parameters.joint_parameter_defaults`);
+  the defaults the node itself declares (:func:`ik_node.parameters.joint_parameter_defaults`:
+  1-DOF joints only; a floating or planar joint is named in a comment: it has no limits);
 * :func:`yaml_scalar` writes a value as YAML that ROS's parameter parser reads with the same type.
 
-Units: rad or m (by joint type), velocities per second. Never imports rclpy.
+Degrees of freedom are counted as tangent (velocity) coordinates: a floating joint has 6 (its
+configuration has 7: x y z and a quaternion qx qy qz qw), a planar one 3 (x, y, theta). Units: rad
+or m (by joint type), velocities per second. Never imports rclpy.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from .control import JointLayout
 from .parameters import JOINT_PARAMETERS, TIP_PARAMETERS, joint_parameter_defaults, spec_of
 
 __all__ = [
@@ -39,12 +44,16 @@ __all__ = [
 
 def robot_summary(robot) -> dict:
     """What ``info`` shows, as plain data: limits in rad or m (by ``unit``), velocities per
-    second, ``None`` where the URDF gives no limit; the degrees of freedom (movable joints that
-    can be used and mimic no other); the joints that cannot be used, with the reason.
+    second, ``None`` where the URDF gives no limit; each joint's ``coordinates`` (its own name for
+    a 1-DOF joint; ``free/x`` ... ``free/qw`` for a floating joint ``free``); the degrees of
+    freedom (the tangent coordinates of the movable joints that can be used and mimic no other:
+    6 per floating joint); the joints that cannot be used, with the reason.
 
     Suggested base links: the lowest link above every usable movable joint (no joint there moves
-    the whole robot, so every chain can start from it), and the root. Suggested tips: the leaf
-    links below that base with at least one movable joint on the way, most joints first.
+    the whole robot, so every chain can start from it); when a multi-DOF joint (a floating base)
+    moves the robot, also the lowest link above every usable 1-DOF joint (the robot held fixed
+    there); and the root. Suggested tips: the leaf links below the first base with at least one
+    movable joint on the way, most joints first (``joints``, and ``degrees_of_freedom``).
     """
     movable = [joint for joint in robot.joints.values() if joint.is_movable]
     chains = []
@@ -52,25 +61,30 @@ def robot_summary(robot) -> dict:
         path = robot.path_joints(robot.root, leaf)
         blocked = next((joint.name for joint in path if joint.problem is not None), None)
         chains.append({"leaf": leaf, "joints": [j.name for j in path if j.is_movable], "blocked_by": blocked})
-    usable_parents = [joint.parent for joint in movable if joint.problem is None]
-    base = _lowest_common_ancestor(robot, usable_parents) if usable_parents else robot.root
+    usable = [joint for joint in movable if joint.problem is None]
+    base = _lowest_common_ancestor(robot, [joint.parent for joint in usable]) if usable else robot.root
+    one_dof = [joint.parent for joint in usable if not joint.is_multi_dof]
+    fixed_base = _lowest_common_ancestor(robot, one_dof) if one_dof else base
     tips = []
     for leaf in _leaves(robot):
         if base in _ancestry(robot, leaf):
             path = robot.path_joints(base, leaf)
-            joints = [joint.name for joint in path if joint.is_movable]
+            joints = [joint for joint in path if joint.is_movable]
             if joints and all(joint.problem is None for joint in path):
-                tips.append({"link": leaf, "joints": len(joints)})
+                freedom = sum(len(joint.tangent_names) for joint in joints if joint.mimic is None)
+                tips.append({"link": leaf, "joints": len(joints), "degrees_of_freedom": freedom})
     tips.sort(key=lambda tip: -tip["joints"])  # (stable: URDF order among equals)
     return {
         "name": robot.name,
         "root": robot.root,
         "links": list(robot.links),
         "movable_joints": [_joint_summary(joint) for joint in movable],
-        "degrees_of_freedom": [j.name for j in movable if j.mimic is None and j.problem is None],
+        "degrees_of_freedom": [
+            name for joint in usable if joint.mimic is None for name in joint.tangent_names
+        ],
         "unusable_joints": {joint.name: joint.problem for joint in robot.joints.values() if joint.problem},
         "chains": chains,
-        "suggested_base_links": [base] if base == robot.root else [base, robot.root],
+        "suggested_base_links": list(dict.fromkeys([base, fixed_base, robot.root])),
         "suggested_tip_links": tips,
     }
 
@@ -85,6 +99,7 @@ def _joint_summary(joint) -> dict:
         "parent": joint.parent,
         "child": joint.child,
         "unit": "m" if joint.type == "prismatic" else "rad",
+        "coordinates": list(joint.coordinate_names),
         "lower": finite(joint.lower),
         "upper": finite(joint.upper),
         "max_velocity": finite(joint.max_velocity),
@@ -140,22 +155,51 @@ def print_summary(summary: dict, robot_options: str) -> None:
         names = ": " + ", ".join(chain["joints"]) if chain["joints"] else ""
         blocked = f"  (joint '{chain['blocked_by']}' cannot be used)" if chain["blocked_by"] else ""
         print(f"  {chain['leaf'].ljust(width)}  {len(chain['joints']):>2}{names}{blocked}")
-    base, *others = summary["suggested_base_links"]
-    if others:
-        print(f"suggested base links: {base} (the lowest above every movable joint), {others[0]} (the root)")
-    else:
-        print(f"suggested base links: {base} (the root)")
+    print(f"suggested base links: {_bases_text(summary)}")
+    base = summary["suggested_base_links"][0]
     tips = summary["suggested_tip_links"]
     if not tips:
         print("suggested tip links: none (no leaf link has a usable movable joint on the way)")
         return
-    listed = ", ".join(f"{tip['link']} ({tip['joints']} joints)" for tip in tips)
+    listed = ", ".join(
+        f"{tip['link']} ({tip['joints']} joints"
+        + (f", {tip['degrees_of_freedom']} DOF)" if tip["degrees_of_freedom"] != tip["joints"] else ")")
+        for tip in tips
+    )
     print(f"suggested tip links (movable joints from {base}): {listed}")
     chain = f"--base {base} --tip {tips[0]['link']}"
     print(f"next: ik_node config {robot_options} {chain} --output my_robot.yaml")
 
 
+def _bases_text(summary: dict) -> str:
+    """The suggested base links, each with why: the lowest above every movable joint; with a
+    floating (or planar) joint, the lowest above every 1-DOF joint (the robot held fixed there);
+    the root."""
+    root = summary["root"]
+    floating = [
+        joint["name"]
+        for joint in summary["movable_joints"]
+        if len(joint["coordinates"]) > 1 and joint["problem"] is None
+    ]
+    texts = []
+    for index, link in enumerate(summary["suggested_base_links"]):
+        why = []
+        if index == 0:
+            why.append("the lowest above every movable joint")
+            if floating:
+                names = ", ".join(f"'{name}'" for name in floating)
+                why.append(f"whole-body IK: {names} moves the robot")
+        elif link != root:
+            why.append("the lowest above every 1-DOF joint: the robot held fixed there")
+        if link == root:
+            why.append("the root")
+        texts.append(f"{link} ({'; '.join(why)})")
+    return ", ".join(texts)
+
+
 def _position_text(joint: dict) -> str:
+    if len(joint["coordinates"]) > 1:
+        return "none"
     if joint["problem"] is not None and joint["type"] not in ("revolute", "prismatic", "continuous"):
         return "-"
     if joint["lower"] is None and joint["upper"] is None:
@@ -171,6 +215,9 @@ def _velocity_text(joint: dict) -> str:
 
 def _joint_note(joint: dict) -> str:
     notes = []
+    if len(joint["coordinates"]) > 1:
+        suffixes = " ".join(name.rsplit("/", 1)[-1] for name in joint["coordinates"])
+        notes.append(f"coordinates {joint['name']}/{{{suffixes}}}")
     if joint["mimic"] is not None:
         mimic = joint["mimic"]
         notes.append(f"mimics {mimic['leader']} (x{_number(mimic['multiplier'])} {mimic['offset']:+g})")
@@ -216,6 +263,7 @@ def parameter_file(
     xacro_args: Sequence[str] = (),
     package_paths: Sequence[str] = (),
     output: Path | None = None,
+    root_joint: str | None = None,
 ) -> str:
     """The node's parameter file: how to run it, then the robot, the chain, the mode, the tuning
     parameters at their defaults, every tip's task parameters at theirs (the full pose, in the
@@ -223,11 +271,13 @@ def parameter_file(
     them).
 
     ``urdf`` is the (absolute) robot description file, ``tree`` the chain's kinematic tree,
-    ``xacro_args`` ``NAME:=VALUE`` items, ``package_paths`` directories (written absolute), and
-    ``output`` where the file goes (None: the header's commands name ``my_robot.yaml``).
+    ``xacro_args`` ``NAME:=VALUE`` items, ``package_paths`` directories (written absolute),
+    ``output`` where the file goes (None: the header's commands name ``my_robot.yaml``), and
+    ``root_joint`` the joint ``load_robot`` added to the URDF's root (``'floating'``,
+    ``'planar'``; the node's ``root_joint`` parameter), if any.
     """
     params_file = str(output) if output is not None else "my_robot.yaml"
-    options = xacro_options(xacro_args, package_paths)
+    options = (f" --root-joint {root_joint}" if root_joint else "") + xacro_options(xacro_args, package_paths)
     lines = _header_lines(
         robot, tree, urdf, params_file, mode=mode, name=node_name, options=options, xacro_args=xacro_args
     )
@@ -236,6 +286,7 @@ def parameter_file(
         "  ros__parameters:",
         f"    robot_description_file: {yaml_scalar(str(urdf))}",
         *_xacro_lines(xacro_args, package_paths),
+        *([f"    root_joint: {yaml_scalar(root_joint)}"] if root_joint else []),
         f"    base_link: {yaml_scalar(tree.base_link)}",
         f"    tip_links: {yaml_scalar(list(tree.tip_links))}",
         f"    mode: {mode}",
@@ -250,18 +301,34 @@ def parameter_file(
         )
         lines.append(f"    {spec.name.removesuffix('.{}')}:")
         lines += [f"      {yaml_scalar(tip)}: {yaml_scalar(spec.default)}" for tip in tree.tip_links]
+    lines += _multi_dof_lines(tree)
     lines += [
         "    # The URDF's limits (MoveIt's joint_limits convention): tighter values here win, wider",
         "    # ones are refused. Positions in rad (revolute) or m (prismatic), velocities per second.",
         "    joint_limits:",
     ]
     defaults = joint_parameter_defaults(tree)
-    for joint in tree.joint_names:
+    for joint in JointLayout.of(tree).names:
         lines.append(f"      {yaml_scalar(joint)}:  # {robot.joints[joint].type}")
         for pattern in _JOINT_LIMIT_PATTERNS:
             key = pattern.removeprefix("joint_limits.{}.")
             lines.append(f"        {key}: {yaml_scalar(defaults[pattern.format(joint)])}")
     return "\n".join(lines) + "\n"
+
+
+def _multi_dof_lines(tree) -> list[str]:
+    """Comments naming the chain's multi-DOF joints (a floating or planar base): no limits, no
+    per-joint parameters, and where their pose goes."""
+    lines = []
+    for joint in JointLayout.of(tree).multi_dof:
+        text = (
+            f"Joint '{joint.name}' ({joint.type}, {joint.parent} -> {joint.child}; coordinates "
+            f"{', '.join(joint.coordinate_names)}) has no limits and no per-joint parameters "
+            "(joint_limits, joint_weights, rest_posture): it moves freely, rests at the origin, and "
+            "its pose is published on ~/base_pose (and as a TF) instead of in the joint messages."
+        )
+        lines += textwrap.wrap(text, width=96, initial_indent="    # ", subsequent_indent="    # ")
+    return lines
 
 
 def _header_lines(
@@ -274,9 +341,12 @@ def _header_lines(
     written += "".join(f" --tip {tip}" for tip in tips) + options
     rename = "" if name == "ik_node" else f" -r __node:={name}"
     topics = [f"/{name}/{tip}/target_pose" for tip in tips] if len(tips) > 1 else [f"/{name}/target_pose"]
+    joints = f"{len(tree.joints)} joints"
+    if len(tree.tangent_names) != len(tree.joints):
+        joints += f" ({len(tree.tangent_names)} degrees of freedom)"
     lines = [
         f"# ik_node parameters for robot '{robot.name}': {tree.base_link} -> {', '.join(tips)}, "
-        f"{len(tree.joint_names)} joints. Written by:",
+        f"{joints}. Written by:",
         f"#   {written} --mode {mode} --name {name}",
         "# Run the node with it:",
         f"#   ik_node --ros-args --params-file {params_file}{rename}",
@@ -289,10 +359,26 @@ def _header_lines(
         )
     if name != "ik_node":
         lines.append("#   (the launch file's node is ik_node: use --name ik_node there)")
+    for tip in tips:  # the joints each path crosses: up from a base below them, then down
+        path = [(joint.name, upward) for joint, upward in robot.path(tree.base_link, tip) if joint.is_movable]
+        up = ", ".join(joint for joint, upward in path if upward)
+        down = ", ".join(joint for joint, upward in path if not upward)
+        if up:  # (a joint crossed upward moves its parent relative to its child)
+            text = f"Joints {tree.base_link} -> {tip}: up through {up}" + (
+                f"; down through {down}" if down else ""
+            )
+        else:
+            text = f"Joints {tree.base_link} -> {tip}: {down}"
+        lines += textwrap.wrap(text, width=98, initial_indent="# ", subsequent_indent="#   ")
     return lines + [
         f"# Goals (geometry_msgs/PoseStamped, in {tree.base_link}'s frame when frame_id is empty): "
         + ", ".join(topics),
         f"# Commands (sensor_msgs/JointState): /{name}/joint_commands",
+        *(
+            [f"# Base pose (geometry_msgs/PoseStamped, in {tree.base_link}'s frame): /{name}/base_pose"]
+            if JointLayout.of(tree).multi_dof
+            else []
+        ),
         "# Every parameter is described in ik_node's docs/node.md (Parameters) and by:",
         f"#   ros2 param describe /{name} NAME",
     ]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from ik_node import load_robot
 from ik_node.catalogue import URDF_DIR
@@ -311,22 +312,110 @@ FLYER = """<robot name="flyer">
 </robot>"""
 
 
-def test_info_names_joints_that_cannot_be_used_and_suggests_a_base_below_them(tmp_path):
+FLOATING_COORDINATES = [f"free/{suffix}" for suffix in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+FLOATING_TANGENT = [f"free/{suffix}" for suffix in ("vx", "vy", "vz", "wx", "wy", "wz")]
+
+
+def test_info_shows_a_floating_joint_s_coordinates_counts_its_6_dof_and_names_unusable_joints(tmp_path):
     urdf = tmp_path / "flyer.urdf"
     urdf.write_text(FLYER)
     summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
-    assert set(summary["unusable_joints"]) == {"free", "odd"}
+    assert set(summary["unusable_joints"]) == {"odd"}
     assert "unknown type 'screw'" in summary["unusable_joints"]["odd"]
-    assert summary["degrees_of_freedom"] == ["shoulder", "wrist"]
-    assert summary["suggested_base_links"] == ["body", "world"]
-    assert summary["suggested_tip_links"] == [{"link": "hand", "joints": 2}]
+    free = next(joint for joint in summary["movable_joints"] if joint["name"] == "free")
+    assert free["type"] == "floating" and free["coordinates"] == FLOATING_COORDINATES
+    assert (free["lower"], free["upper"]) == (None, None)
+    # degrees of freedom are tangent coordinates: 6 for the floating joint, 1 per 1-DOF joint
+    assert summary["degrees_of_freedom"] == [*FLOATING_TANGENT, "shoulder", "wrist"]
+    assert summary["suggested_base_links"] == ["world", "body"]  # whole-body, and held at the body
+    assert summary["suggested_tip_links"] == [{"link": "hand", "joints": 3, "degrees_of_freedom": 8}]
     text = run("info", "--urdf", str(urdf))
-    assert text.returncode == 0 and "free: type 'floating' is not supported" in text.stdout
-    assert re.search(r"hand +3: free, shoulder, wrist  \(joint 'free' cannot be used\)", text.stdout)
-    assert run("config", "--urdf", str(urdf), "--base", "body", "--tip", "hand").returncode == 0
-    through = run("config", "--urdf", str(urdf), "--base", "world", "--tip", "hand")
+    assert text.returncode == 0, text.stderr
+    assert "movable joints: 3 (8 degrees of freedom)" in text.stdout
+    assert re.search(r"\n  free +floating +none +none +coordinates free/\{x y z qx qy qz qw\}\n", text.stdout)
+    assert "odd: unknown type 'screw'" in text.stdout
+    assert re.search(r"hand +3: free, shoulder, wrist\n", text.stdout)
+    assert re.search(r"odd_link +1: free  \(joint 'odd' cannot be used\)", text.stdout)
+    assert re.search(
+        r"suggested base links: world \(.*whole-body IK: 'free' moves the robot.*\), body \(", text.stdout
+    )
+    assert "hand (3 joints, 8 DOF)" in text.stdout
+    assert f"next: ik_node config --urdf {urdf} --base world --tip hand" in text.stdout
+    through = run("config", "--urdf", str(urdf), "--base", "world", "--tip", "odd_link")
     assert through.returncode == 2
-    assert "error: joint 'free' on the path from 'world' to 'hand'" in through.stderr
+    assert "error: joint 'odd' on the path from 'world' to 'odd_link' cannot be used" in through.stderr
+
+
+def config_parameters(result: subprocess.CompletedProcess, node: str = "ik_node") -> dict:
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)[node]["ros__parameters"]
+
+
+def test_config_of_a_floating_robot_writes_per_joint_parameters_for_its_1_dof_joints_only(tmp_path):
+    urdf = tmp_path / "flyer.urdf"
+    urdf.write_text(FLYER)
+    result = run("config", "--urdf", str(urdf), "--base", "world", "--tip", "hand")
+    parameters = config_parameters(result)
+    assert list(parameters["joint_limits"]) == ["shoulder", "wrist"]
+    assert "root_joint" not in parameters  # (the URDF's own floating joint: no root joint added)
+    comment = " ".join(
+        line.lstrip("# ").strip() for line in result.stdout.splitlines() if line.lstrip().startswith("#")
+    )
+    assert (
+        f"Joint 'free' (floating, world -> body; coordinates {', '.join(FLOATING_COORDINATES)}) has no "
+        "limits and no per-joint parameters (joint_limits, joint_weights, rest_posture)" in comment
+    )
+    assert "world -> hand, 3 joints (8 degrees of freedom)" in comment
+    assert "Base pose (geometry_msgs/PoseStamped, in world's frame): /ik_node/base_pose" in comment
+    assert "Joints world -> hand: free, shoulder, wrist" in comment
+    held = config_parameters(run("config", "--urdf", str(urdf), "--base", "body", "--tip", "hand"))
+    assert list(held["joint_limits"]) == ["shoulder", "wrist"]
+
+
+PLANAR_ROVER = """<robot name="rover">
+  <link name="map"/><link name="chassis"/><link name="boom"/><link name="tool"/>
+  <joint name="drive" type="planar"><parent link="map"/><child link="chassis"/><axis xyz="0 0 1"/></joint>
+  <joint name="slew" type="revolute"><parent link="chassis"/><child link="boom"/><axis xyz="0 0 1"/>
+    <origin xyz="0 0 0.3"/><limit lower="-2" upper="2" velocity="1" effort="1"/></joint>
+  <joint name="reach" type="prismatic"><parent link="boom"/><child link="tool"/><axis xyz="1 0 0"/>
+    <limit lower="0.1" upper="0.8" velocity="0.5" effort="1"/></joint>
+</robot>"""
+
+
+def test_info_and_config_of_a_planar_root_joint_the_urdf_s_own_or_added_by_root_joint(tmp_path):
+    urdf = tmp_path / "rover.urdf"
+    urdf.write_text(PLANAR_ROVER)
+    summary = json.loads(run("info", "--urdf", str(urdf), "--json").stdout)
+    drive = summary["movable_joints"][0]
+    assert drive["type"] == "planar" and drive["coordinates"] == ["drive/x", "drive/y", "drive/theta"]
+    assert summary["degrees_of_freedom"] == ["drive/vx", "drive/vy", "drive/wz", "slew", "reach"]
+    assert summary["suggested_base_links"] == ["map", "chassis"]
+    assert summary["suggested_tip_links"] == [{"link": "tool", "joints": 3, "degrees_of_freedom": 5}]
+    text = run("info", "--urdf", str(urdf)).stdout
+    assert "movable joints: 3 (5 degrees of freedom)" in text
+    assert re.search(r"drive +planar +none +none +coordinates drive/\{x y theta\}", text)
+    parameters = config_parameters(run("config", "--urdf", str(urdf), "--base", "map", "--tip", "tool"))
+    assert list(parameters["joint_limits"]) == ["slew", "reach"]
+
+    # the same rover without its planar joint, given one by --root-joint planar (the node's root_joint)
+    fixed = tmp_path / "rover_fixed.urdf"
+    fixed.write_text(re.sub(r'<link name="map"/>|<joint name="drive".*?</joint>', "", PLANAR_ROVER))
+    summary = json.loads(run("info", "--urdf", str(fixed), "--root-joint", "planar", "--json").stdout)
+    assert summary["root"] == "world" and summary["movable_joints"][0]["name"] == "root_joint"
+    assert summary["degrees_of_freedom"][:3] == ["root_joint/vx", "root_joint/vy", "root_joint/wz"]
+    assert (
+        "--root-joint planar --base world --tip tool"
+        in run("info", "--urdf", str(fixed), "--root-joint", "planar").stdout
+    )
+    result = run("config", "--urdf", str(fixed), "--root-joint", "planar", "--base", "world", "--tip", "tool")
+    parameters = config_parameters(result)
+    assert parameters["root_joint"] == "planar" and parameters["base_link"] == "world"
+    assert list(parameters["joint_limits"]) == ["slew", "reach"]
+    assert f"ik_node config --urdf {fixed} --base world --tip tool --root-joint planar" in result.stdout
+    without = run("info", "--urdf", str(fixed))
+    assert "root_joint" not in without.stdout
+    refused = run("info", "--urdf", str(fixed), "--root-joint", "spherical")
+    assert refused.returncode == 2 and "--root-joint: invalid choice: 'spherical'" in refused.stderr
 
 
 def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):
@@ -347,11 +436,21 @@ def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):
 # ------------------------------------------------------------------ config: bad input
 
 
-def test_config_refuses_a_tip_not_below_the_base():
-    result = run("config", "--urdf", ARM7, "--base", "link3", "--tip", "link2")
-    assert result.returncode == 2 and not result.stdout
-    assert "tip link 'link2' is not below base link 'link3'" in result.stderr
-    assert "choose a base that is an ancestor of the tip" in result.stderr
+def test_config_for_a_base_below_the_tip_writes_the_joints_crossed_going_up():
+    """Any link can be the base: from link5 up to link2 the path crosses joint5, joint4 and joint3
+    from child to parent; the file has their limits and names them."""
+    result = run("config", "--urdf", ARM7, "--base", "link5", "--tip", "link2")
+    parameters = config_parameters(result)
+    assert parameters["base_link"] == "link5" and parameters["tip_links"] == ["link2"]
+    assert list(parameters["joint_limits"]) == ["joint5", "joint4", "joint3"]
+    assert "# Joints link5 -> link2: up through joint5, joint4, joint3\n" in result.stdout
+    humanoid = run(
+        "config", "--urdf", str(URDF_DIR / "humanoid.urdf"), "--base", "left_foot", "--tip", "pelvis"
+    )
+    assert list(config_parameters(humanoid)["joint_limits"]) == [
+        "left_foot_joint", "left_ankle_roll_joint", "left_ankle_pitch_joint", "left_knee_joint",
+        "left_hip_pitch_joint", "left_hip_roll_joint", "left_hip_yaw_joint",
+    ]  # fmt: skip
 
 
 def test_config_refuses_an_unknown_link_and_lists_the_links():

@@ -465,6 +465,29 @@ def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_jo
         spec.check(name, value)
 
 
+def test_joint_parameter_defaults_are_for_the_1_dof_joints_only_behind_a_floating_root():
+    """A floating root_joint (x y z qx qy qz qw) has no limits, weight or rest parameter; the
+    joints behind it have theirs as without it."""
+    robot = load_robot(SMALL_TREE, root_joint="floating")
+    assert robot.tree("world", ["tool"]).joint_names[:7] == tuple(
+        f"root_joint/{suffix}" for suffix in ("x", "y", "z", "qx", "qy", "qz", "qw")
+    )
+    assert joint_parameter_defaults(robot.tree("world", ["tool"])) == joint_parameter_defaults(
+        load_robot(SMALL_TREE).tree("base", ["tool"])
+    )
+
+
+def test_root_joint_is_read_only_and_none_floating_or_planar():
+    spec = spec_of("root_joint")
+    assert spec.read_only and spec.default == "" and spec.choices == ("", "floating", "planar")
+    with pytest.raises(IKNodeError) as refused:
+        check_values(default_values(root_joint="free-flyer"))
+    assert str(refused.value) == (
+        "parameter root_joint must be one of ['', 'floating', 'planar'], got 'free-flyer'"
+    )
+    assert NodeSettings.from_values(default_values(root_joint="planar")).root_joint == "planar"
+
+
 # ---------------------------------------------------------------- a tip's task, axes and offset
 
 
