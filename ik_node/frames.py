@@ -1,10 +1,13 @@
-"""Goals in TF frames outside the robot model, through tf2 where ``tf2_ros`` is importable.
+"""TF through tf2 where ``tf2_ros`` is importable: goals in TF frames outside the robot model,
+and the floating base's transform broadcast.
 
 :func:`transform_lookup` returns a callable ``(frame, base, stamp) -> T_base_frame`` (4x4) for
 :meth:`ik_node.policy.IKPolicy.goal_in_base`, or None with the reason tf2 is unavailable. The
 transform is looked up at the goal's stamp; when tf2 has none there (a stamp from a clock that
 is not the node's, or too old), the latest transform is taken, waiting at most
 ``transform_timeout`` seconds. Quaternions from tf2 are ``(x, y, z, w)``.
+:func:`transform_broadcaster` returns a ``tf2_ros.TransformBroadcaster`` (``/tf``), or None with
+the reason.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from .conversions import pose_from_fields
 from .errors import IKNodeError
 
-__all__ = ["transform_lookup"]
+__all__ = ["transform_broadcaster", "transform_lookup"]
 
 
 def transform_lookup(node, timeout: float):
@@ -53,3 +56,17 @@ def transform_lookup(node, timeout: float):
 
     lookup.listener = (listener_node, listener)  # kept alive with the lookup
     return lookup, None
+
+
+def transform_broadcaster(node):
+    """``(broadcaster, None)``: a ``tf2_ros.TransformBroadcaster`` of ``node`` (``sendTransform``
+    takes ``geometry_msgs/TransformStamped`` messages), or ``(None, reason)`` where tf2_ros cannot
+    be imported."""
+    try:
+        import tf2_ros
+    except ImportError as error:
+        return None, (
+            f"tf2_ros is not importable ({error}): the floating base's pose is published on ~/base_pose "
+            "only, not as a TF (install ros-$ROS_DISTRO-tf2-ros-py for it)"
+        )
+    return tf2_ros.TransformBroadcaster(node), None

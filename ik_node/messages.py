@@ -10,7 +10,7 @@ import math
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Pose, PoseStamped, TransformStamped
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import InteractiveMarker, InteractiveMarkerControl, Marker, MarkerArray
@@ -23,7 +23,9 @@ __all__ = [
     "joint_state",
     "joint_trajectory",
     "pose_message",
+    "pose_stamped",
     "solution_markers",
+    "transform_stamped",
 ]
 
 #: Arrow size of the goal and solution markers [m]: length, shaft and head diameters.
@@ -39,6 +41,29 @@ def pose_message(matrix) -> Pose:
     pose.position.x, pose.position.y, pose.position.z = position
     pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = quaternion
     return pose
+
+
+def pose_stamped(frame_id: str, matrix, stamp) -> PoseStamped:
+    """``geometry_msgs/PoseStamped`` of a 4x4 ``T_frame_x`` in ``frame_id`` (quaternion x y z w)."""
+    message = PoseStamped()
+    message.header.frame_id = frame_id
+    message.header.stamp = stamp
+    message.pose = pose_message(matrix)
+    return message
+
+
+def transform_stamped(parent: str, child: str, matrix, stamp) -> TransformStamped:
+    """``geometry_msgs/TransformStamped`` (a TF) from ``parent`` to ``child``: ``matrix`` is
+    ``T_parent_child`` (4x4; rotation as a quaternion x y z w)."""
+    position, quaternion = pose_to_fields(matrix)
+    message = TransformStamped()
+    message.header.frame_id = parent
+    message.header.stamp = stamp
+    message.child_frame_id = child
+    translation, rotation = message.transform.translation, message.transform.rotation
+    translation.x, translation.y, translation.z = position
+    rotation.x, rotation.y, rotation.z, rotation.w = quaternion
+    return message
 
 
 def joint_state(names, positions, stamp, velocities=None) -> JointState:

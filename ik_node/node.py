@@ -11,7 +11,8 @@ Topics (``~`` is the node's name; all remappable):
   local) when neither ``robot_description`` nor ``robot_description_file`` is set; the goal
   markers' feedback (:mod:`ik_node.interactive_goals`);
 * out: ``~/joint_states`` (the latest command, else the rest posture, steadily from the first
-  second),
+  second; 1-DOF joints), ``~/base_pose`` (``PoseStamped``: a floating or planar base's pose,
+  with ``~/joint_states``, and as a TF where tf2_ros is importable),
   ``~/joint_commands`` (``JointState``), ``~/position_commands`` (``Float64MultiArray``),
   ``~/joint_trajectory`` (``JointTrajectory``), ``~/ready`` (``std_msgs/Bool``, transient local:
   true once goals are solved), ``~/markers`` (``MarkerArray``), ``/diagnostics`` (one status per
@@ -47,8 +48,9 @@ from . import messages
 from .control import trajectory_duration
 from .conversions import pose_from_message
 from .errors import IKNodeError
-from .frames import transform_lookup
+from .frames import transform_broadcaster, transform_lookup
 from .interactive_goals import interactive_goals
+from .lie import inverse
 from .model import load_robot
 from .parameters import (
     NODE_PARAMETERS,
@@ -128,6 +130,8 @@ class IKNode(Node):
         self._marker_publisher = self.create_publisher(MarkerArray, "~/markers", 10)
         self._diagnostics_publisher = self.create_publisher(messages.DiagnosticArray, "/diagnostics", 10)
         self._state_publisher = self.create_publisher(JointState, "~/joint_states", 10)
+        self._base_pose_publisher = self.create_publisher(PoseStamped, "~/base_pose", 10)
+        self._transform_broadcaster = None  # made for the first model with a floating base
         self._position_publisher = self.create_publisher(Float64MultiArray, "~/position_commands", 10)
         self._ready_publisher = self.create_publisher(Bool, "~/ready", LATCHED_QOS)
         self._ready_publisher.publish(Bool(data=False))
@@ -183,6 +187,7 @@ class IKNode(Node):
                 description.encode() if isinstance(description, str) else description,
                 package_paths=list(settings.package_paths),
                 xacro_args=dict(argument.split(":=", 1) for argument in settings.xacro_args),
+                root_joint=settings.root_joint or None,
             )
             self._declare_joint_parameters(robot.tree(settings.base_link or robot.root, self._policy.tips))
             model = plan_model(robot, self._settings)
@@ -194,16 +199,30 @@ class IKNode(Node):
             self.get_logger().warning(warning)
         rest = self._policy.install(model)
         self._pending_markers = None  # (drawn for the old model's joints)
+        layout = model.layout
+        bases = "".join(
+            f", {joint.type} joint '{joint.name}' ({joint.parent} -> {joint.child}, pose on ~/base_pose)"
+            for joint in layout.multi_dof
+        )
         self.get_logger().info(
             f"robot '{robot.name}' loaded from {source}: {model.base_link} -> {self._policy.tips}, "
-            f"joints {list(model.joint_names)}"
+            f"joints {list(layout.names)}{bases}"
         )
+        if layout.multi_dof and self._transform_broadcaster is None:
+            self._transform_broadcaster, why = transform_broadcaster(self)
+            if why:
+                self.get_logger().info(why)
+        multi_dof = {joint.name for joint in layout.multi_dof}
         for name in sorted(self._override_names):  # file entries for joints or tips not here: named
             if name.startswith(PER_JOINT_OR_TIP) and not self.has_parameter(name):
-                self.get_logger().warning(
-                    f"parameter '{name}' names no joint of the chain {list(model.joint_names)} or tip "
-                    f"of {self._policy.tips}; ignored"
+                joint = name.split(".")[1]
+                why = (
+                    f"names joint '{joint}', a {model.robot.joints[joint].type} joint: it has no "
+                    "per-joint parameters (no limits, weight 1, rest at the origin)"
+                    if joint in multi_dof
+                    else f"names no joint of the chain {list(layout.names)} or tip of {self._policy.tips}"
                 )
+                self.get_logger().warning(f"parameter '{name}' {why}; ignored")
         if rest is not None:
             self._publish_command(rest)
         else:
@@ -383,17 +402,19 @@ class IKNode(Node):
             self._pending_markers = reply.solution
 
     def _publish_command(self, command) -> bool:
-        """The one place commands leave the node: the policy's limit guard first."""
+        """The one place commands leave the node: the policy's limit guard first. The joint
+        messages carry the 1-DOF joints (a floating base's pose goes on ~/base_pose)."""
         violation = self._policy.commit(command)
         if violation is not None:
             self.get_logger().error(f"command refused by the limit guard: {violation}")
             self._publish_status(self._policy.refusal(None, violation, "limit_guard").status)
             return False
         model, settings = self._policy.model, self._settings
+        layout = model.layout
+        positions = command.q[layout.configuration]
+        velocities = None if command.velocity is None else command.velocity[layout.tangent]
         stamp = self.get_clock().now().to_msg()
-        self._command_publisher.publish(
-            messages.joint_state(model.joint_names, command.q, stamp, command.velocity)
-        )
+        self._command_publisher.publish(messages.joint_state(layout.names, positions, stamp, velocities))
         if settings.publish_position_commands:
             self._position_publisher.publish(
                 Float64MultiArray(data=[float(command.q[i]) for i in model.command_order])
@@ -401,24 +422,46 @@ class IKNode(Node):
         self._publish_state()
         if settings.publish_trajectory:
             period = None if command.velocity is None else 1.0 / settings.publish_rate
-            duration = trajectory_duration(
-                command.q, command.previous, model.max_velocity, settings.min_trajectory_duration, period
+            duration = trajectory_duration(  # (the base's motion too: its pose follows the joints')
+                command.q,
+                command.previous,
+                model.max_velocity,
+                settings.min_trajectory_duration,
+                period,
+                model.manifold,
             )
             self._trajectory_publisher.publish(
-                messages.joint_trajectory(model.joint_names, command.q, command.velocity, duration)
+                messages.joint_trajectory(layout.names, positions, velocities, duration)
             )
         return True
 
     def _publish_state(self) -> None:
-        """``~/joint_states``: the latest command's positions, now and at ``joint_state_rate`` (as
-        joint_state_publisher does), so that a robot_state_publisher or RViz started later shows
-        the robot at once."""
+        """``~/joint_states``: the latest command's positions (1-DOF joints), now and at
+        ``joint_state_rate`` (as joint_state_publisher does), so that a robot_state_publisher or
+        RViz started later shows the robot at once; with a floating or planar base its pose on
+        ``~/base_pose`` and as a TF."""
         model, state = self._policy.model, self._policy.state
-        if model is not None:
-            state = model.rest_posture if state is None else state
-            self._state_publisher.publish(
-                messages.joint_state(model.joint_names, state, self.get_clock().now().to_msg())
+        if model is None:
+            return
+        state = model.rest_posture if state is None else state
+        stamp = self.get_clock().now().to_msg()
+        layout = model.layout
+        self._state_publisher.publish(messages.joint_state(layout.names, state[layout.configuration], stamp))
+        if not layout.multi_dof:
+            return
+        tree = model.tree
+        poses = tree.link_poses(state)
+        transforms = []
+        for index, joint in enumerate(layout.multi_dof):
+            child = tree.pose_of(poses, joint.child)  # T_base_child
+            if index == 0:
+                self._base_pose_publisher.publish(messages.pose_stamped(model.base_link, child, stamp))
+            parent = tree.pose_of(poses, joint.parent)
+            transforms.append(
+                messages.transform_stamped(joint.parent, joint.child, inverse(parent) @ child, stamp)
             )
+        if self._transform_broadcaster is not None:
+            self._transform_broadcaster.sendTransform(transforms)
 
     def _publish_status(self, status) -> None:
         model = self._policy.model

@@ -13,8 +13,16 @@ in a process compiles the kernels (~15 s after an install), is attached later
 (:meth:`IKPolicy.attach_solver`). Goals arriving meanwhile are kept, the latest per tip, and
 answered when the solver is attached.
 
-Units: m, rad, s; joint vectors in the model's ``joint_names`` order; poses are 4x4
-``T_base_frame`` matrices.
+Units: m, rad, s; joint vectors in the model's ``joint_names`` order (configuration
+coordinates: a floating base's ``root_joint/x`` ... ``root_joint/qw`` included), velocities in its
+tangent order; poses are 4x4 ``T_base_frame`` matrices.
+
+Multi-DOF joints (a floating or planar base, ``root_joint`` or the URDF's own): no per-joint
+parameters (no limits, weight 1, not pulled toward a rest posture, rest at the origin); their
+coordinates are never read from ``/joint_states`` (the seed takes them from the last command,
+else the rest posture); track mode steps on the configuration manifold (tangent displacements,
+``q (+) dq``), each component of the base's twist within ``base_max_linear_velocity`` or
+``base_max_angular_velocity``, scaled with the joints (one factor: the motion keeps its direction).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .control import (
+    JointLayout,
     command_violation,
     current_state,
     merge_joint_limits,
@@ -63,9 +72,13 @@ FrameLookup = Callable[[str, str, object], np.ndarray]
 class Model:
     """What one robot description and one set of parameter values make; replaced whole.
 
-    ``lower``/``upper``/``max_velocity``: the active limits (URDF merged with the
-    ``joint_limits`` parameters); ``rest_posture``: within them; ``command_order``: indices of
-    ``command_joints`` in ``joint_names``; ``solver``: None until attached."""
+    ``lower``/``upper``: the active position limits per configuration coordinate (URDF merged
+    with the ``joint_limits`` parameters; ±inf for a multi-DOF joint's), ``max_velocity`` per
+    tangent coordinate (a multi-DOF joint's from ``base_max_linear_velocity`` and
+    ``base_max_angular_velocity``); ``rest_posture``: within them;
+    ``layout``: the 1-DOF joints the messages carry and the multi-DOF ones whose pose is
+    published; ``command_order``: indices of ``command_joints`` in ``joint_names``; ``solver``:
+    None until attached."""
 
     robot: object
     tree: object
@@ -75,12 +88,23 @@ class Model:
     max_velocity: np.ndarray
     rest_posture: np.ndarray
     command_order: np.ndarray
+    layout: JointLayout
     warnings: tuple[str, ...] = ()
     solver: IKSolver | None = None
 
     @property
     def joint_names(self) -> tuple[str, ...]:
         return self.tree.joint_names
+
+    @property
+    def tangent_size(self) -> int:
+        return len(self.tree.tangent_names)
+
+    @property
+    def manifold(self):
+        """The tree when it has multi-DOF joints (steps through its ``difference`` and
+        ``integrate``), else None (plain vectors)."""
+        return self.tree if self.layout.multi_dof else None
 
     @property
     def base_link(self) -> str:
@@ -93,26 +117,41 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
     At start-up (``changed`` None) a joint limit that is unusable or wider than the URDF falls
     back to the URDF with a warning (in ``Model.warnings``); at run time, when a parameter in
     ``changed`` makes it so, this raises :class:`IKNodeError` (the change is refused). Raises as
-    well for unknown links, tips not below the base, bad solver options and ``command_joints``
-    that do not name the chain's joints."""
+    well for unknown links, bad solver options and ``command_joints`` that do not name the
+    chain's 1-DOF joints. Per-joint parameters apply to the 1-DOF joints only (see the module's
+    docstring for multi-DOF ones)."""
     tips = list(settings.tip_links)
     tree = robot.tree(settings.base_link or robot.root, tips)
     check_movable(tree)
-    names = tree.joint_names
-    lower, upper, velocity, warnings = merge_joint_limits(
-        names, tree.lower, tree.upper, tree.max_velocity, settings.values, changed
+    layout = JointLayout.of(tree)
+    single, at = layout.names, layout.configuration
+    single_lower, single_upper, single_velocity, warnings = merge_joint_limits(
+        single, tree.lower[at], tree.upper[at], tree.max_velocity[at], settings.values, changed
     )
+    lower, upper = tree.lower.copy(), tree.upper.copy()
+    lower[at], upper[at] = single_lower, single_upper
+    velocity = np.array(  # a floating or planar joint's: per twist component, linear or angular
+        [
+            settings.base_max_linear_velocity if name.rsplit("/", 1)[-1].startswith("v")
+            else settings.base_max_angular_velocity
+            for name in tree.tangent_names
+        ]
+    )  # fmt: skip
+    velocity[layout.tangent] = single_velocity
     options = SolverOptions(
         tasks={tip: _tip_task(settings, tip) for tip in tips},
         method=settings.method,
         solve_type=settings.solve_type,
-        joint_weights={joint: settings.joint_weights.get(joint, 1.0) for joint in names},
-        lower={joint: bound for joint, bound in zip(names, lower) if math.isfinite(bound)},
-        upper={joint: bound for joint, bound in zip(names, upper) if math.isfinite(bound)},
+        joint_weights={joint: settings.joint_weights.get(joint, 1.0) for joint in single},
+        lower={joint: bound for joint, bound in zip(single, single_lower) if math.isfinite(bound)},
+        upper={joint: bound for joint, bound in zip(single, single_upper) if math.isfinite(bound)},
         rest_posture={
-            joint: settings.rest_posture[joint] for joint in names if joint in settings.rest_posture
+            joint: settings.rest_posture[joint] for joint in single if joint in settings.rest_posture
         },
-        posture_gain=settings.posture_gain,
+        # a floating base has no rest to be pulled toward: the gain is the 1-DOF joints' only
+        posture_gain={joint: settings.posture_gain for joint in single}
+        if layout.multi_dof
+        else settings.posture_gain,
         min_damping=settings.min_damping,
         max_iterations=settings.max_iterations,
         random_seed=settings.random_seed,
@@ -120,12 +159,16 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
     )
     bounded = np.isfinite(lower) & np.isfinite(upper)
     middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))
-    rest = np.array([settings.rest_posture.get(joint, middle[i]) for i, joint in enumerate(names)])
-    command_joints = list(settings.command_joints or names)
-    if any(name not in names for name in command_joints) or len(set(command_joints)) != len(command_joints):
+    rest = tree.neutral.copy()  # (multi-DOF joints: at the origin, unit quaternions)
+    rest[at] = [settings.rest_posture.get(joint, middle[i]) for joint, i in zip(single, at)]
+    command_joints = list(settings.command_joints or single)
+    position = dict(zip(single, at))  # joint -> its index in joint_names
+    if any(name not in position for name in command_joints) or len(set(command_joints)) != len(
+        command_joints
+    ):
         raise IKNodeError(
             f"parameter command_joints must name each joint of the chain at most once, from "
-            f"{list(names)}; got {command_joints}"
+            f"{list(single)}; got {command_joints}"
         )
     return Model(
         robot=robot,
@@ -135,7 +178,8 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
         upper=upper,
         max_velocity=velocity,
         rest_posture=np.clip(rest, lower, upper),  # as the solver clips it
-        command_order=np.array([names.index(joint) for joint in command_joints], dtype=int),
+        command_order=np.array([position[joint] for joint in command_joints], dtype=int),
+        layout=layout,
         warnings=tuple(warnings),
     )
 
@@ -204,8 +248,8 @@ class Status:
 
 @dataclass
 class Command:
-    """Joint positions to publish (``velocity`` in track mode), and the state they leave from
-    (``previous``, for a trajectory point's duration)."""
+    """Joint positions to publish (a configuration; ``velocity`` in track mode, a tangent
+    vector), and the state they leave from (``previous``, for a trajectory point's duration)."""
 
     q: np.ndarray
     velocity: np.ndarray | None
@@ -319,13 +363,16 @@ class IKPolicy:
         return None
 
     def current(self, now: float) -> tuple[np.ndarray, str | None]:
-        """The seed and a warning (once per staleness): fresh ``/joint_states`` (by name), else
-        the last command, else the rest posture."""
+        """The seed and a warning (once per staleness): fresh ``/joint_states`` (by name, 1-DOF
+        joints only), else the last command, else the rest posture (a floating base's coordinates
+        always from the last command or the rest posture)."""
         model = self.model
         fallback = model.rest_posture if self.last_command is None else self.last_command
         timeout = self.settings.joint_state_timeout
+        readable = np.zeros(len(model.joint_names), dtype=bool)
+        readable[model.layout.configuration] = True
         q, stale = current_state(
-            model.joint_names, self.joint_state, now - self.joint_state_time, timeout, fallback
+            model.joint_names, self.joint_state, now - self.joint_state_time, timeout, fallback, readable
         )
         if stale and not self.stale_warned:
             self.stale_warned = True
@@ -355,7 +402,11 @@ class IKPolicy:
             return request.pose
         robot = model.robot
         if frame in robot.links:
-            state = {name: value for name, value in self.joint_state.items() if name in robot.joint_names}
+            state = {
+                name: value
+                for name, value in self.joint_state.items()
+                if name in robot.joints and not robot.joints[name].is_multi_dof and name in robot.joint_names
+            }
             state.update(zip(model.joint_names, seed))
             return robot.forward(state, frame, base) @ request.pose
         if transform is None:
@@ -451,15 +502,18 @@ class IKPolicy:
         settings = self.settings
         period = 1.0 / settings.publish_rate
         q, _ = self.seed(now)
-        difference = self.joint_goal - q
+        space = model.manifold  # (a floating base: tangent displacements, q (+) dq)
+        difference = self.joint_goal - q if space is None else space.difference(q, self.joint_goal)
         if np.max(np.abs(difference), initial=0.0) <= REACHED:
             self.joint_goal = None
             if self.last_velocity is not None and np.any(self.last_velocity):
-                return Reply(command=Command(q, np.zeros_like(q), q))
+                return Reply(command=Command(q, np.zeros(model.tangent_size), q))
             return Reply()
         lower, hard = settings.lower_singularity_threshold, settings.hard_stop_singularity_threshold
-        scale, condition = singularity_scale_toward(model.solver.task_jacobian, q, difference, lower, hard)
-        q_next, velocity = velocity_limited_step(q, self.joint_goal, model.max_velocity, period, scale)
+        scale, condition = singularity_scale_toward(
+            model.solver.task_jacobian, q, difference, lower, hard, None if space is None else space.integrate
+        )
+        q_next, velocity = velocity_limited_step(q, self.joint_goal, model.max_velocity, period, scale, space)
         reply = Reply(command=Command(q_next, velocity, q))
         if scale < 1.0:
             reply.warning = (
@@ -480,6 +534,7 @@ class IKPolicy:
             model.upper,
             command.velocity,
             None if command.velocity is None else model.max_velocity,
+            model.tree.tangent_names,
         )
         if violation is not None:
             return violation
@@ -502,7 +557,7 @@ class IKPolicy:
         moving = self.last_velocity is not None and np.any(self.last_velocity)
         if self.model is not None and moving and self.last_command is not None:
             q = self.last_command
-            stop = Command(q, np.zeros_like(q), q)
+            stop = Command(q, np.zeros(self.model.tangent_size), q)
         return "paused: goals are refused", stop
 
     def reset(self) -> tuple[bool, str]:

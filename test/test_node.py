@@ -633,13 +633,14 @@ def test_a_xacro_that_fails_to_expand_is_refused_naming_the_file_and_goals_get_t
 
 
 def test_python_warnings_reach_the_ros_log(tmp_path):
-    """A URDF problem off the chain (a floating joint: loaded, refused only when used) is a Python
-    warning in the library; in the node it reaches the ROS logger (and so /rosout, launch logs)."""
+    """A URDF problem off the chain (a joint of an unknown type: loaded, refused only when used) is a
+    Python warning in the library; in the node it reaches the ROS logger (and so /rosout, launch
+    logs)."""
     urdf = tmp_path / "arm7_with_camera.urdf"
     urdf.write_text(
         ARM7_URDF.read_text().replace(
             "</robot>",
-            '<link name="camera"/><joint name="camera_joint" type="floating">'
+            '<link name="camera"/><joint name="camera_joint" type="screw">'
             '<parent link="base_link"/><child link="camera"/></joint></robot>',
         )
     )

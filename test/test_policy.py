@@ -286,3 +286,101 @@ def test_a_bad_tip_parameter_is_refused_naming_it(arm7, name, value, refusal):
     with pytest.raises(IKNodeError) as refused:
         policy.candidate({**policy.settings.values, name: value}, frozenset({name}))
     assert str(refused.value).startswith(refusal), str(refused.value)
+
+
+# ---------------------------------------------------------------- a floating base (issue 17)
+
+HUMANOID_TIPS = ["left_foot", "right_foot", "left_hand"]
+
+
+@pytest.fixture(scope="module")
+def floating_humanoid():
+    from ik_node import load_robot
+    from ik_node.catalogue import URDF_DIR
+
+    return load_robot(URDF_DIR / "humanoid.urdf", root_joint="floating")
+
+
+def floating_policy(robot, **overrides) -> IKPolicy:
+    """A ready policy for the humanoid's floating base (world) to both feet and the left hand,
+    with the per-joint parameters the node declares (joint_parameter_defaults: 1-DOF joints)."""
+    from ik_node.parameters import joint_parameter_defaults
+
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS}
+    values.update(root_joint="floating", base_link="world", tip_links=HUMANOID_TIPS)
+    values.update(joint_parameter_defaults(robot.tree("world", HUMANOID_TIPS)))
+    values.update(overrides)
+    settings = NodeSettings.from_values(values)
+    policy = IKPolicy(HUMANOID_TIPS, settings)
+    model = plan_model(robot, settings)
+    policy.install(model)
+    policy.attach_solver(build_solver(model))
+    return policy
+
+
+def test_a_floating_base_has_no_per_joint_parameters_unit_rest_and_the_base_velocity_limits(
+    floating_humanoid,
+):
+    policy = floating_policy(floating_humanoid, base_max_linear_velocity=0.5, base_max_angular_velocity=2.0)
+    model = policy.model
+    tree = model.tree
+    assert model.joint_names[:7] == tuple(f"root_joint/{s}" for s in ("x", "y", "z", "qx", "qy", "qz", "qw"))
+    assert model.layout.names == tuple(name for name in tree.joint_names if "/" not in name)
+    assert [joint.name for joint in model.layout.multi_dof] == ["root_joint"]
+    np.testing.assert_array_equal(model.rest_posture[:7], [0, 0, 0, 0, 0, 0, 1])  # the origin, unit
+    assert np.all(np.isinf(model.lower[:7])) and np.all(np.isinf(model.upper[:7]))
+    np.testing.assert_array_equal(model.max_velocity[:6], [0.5, 0.5, 0.5, 2.0, 2.0, 2.0])  # vx..vz, wx..wz
+    assert len(model.max_velocity) == len(tree.tangent_names) == len(tree.joint_names) - 1
+    assert set(model.options.joint_weights) == set(model.layout.names)
+    assert list(model.command_order) == list(model.layout.configuration)  # command_joints: 1-DOF ones
+    with pytest.raises(IKNodeError, match="command_joints must name each joint of the chain"):
+        plan_model(floating_humanoid, replace(policy.settings, command_joints=("root_joint/x",)))
+
+
+def test_a_floating_base_is_seeded_from_the_last_command_never_from_joint_states(floating_humanoid):
+    policy = floating_policy(floating_humanoid)
+    model = policy.model
+    q = model.rest_posture.copy()
+    q[:7] = [0.2, -0.1, 0.8, 0.0, 0.0, math.sin(0.3), math.cos(0.3)]
+    assert policy.commit(Command(q, None, q)) is None
+    names = [*model.layout.names, "root_joint/x", "root_joint/qw"]
+    values = [*(q[model.layout.configuration] + 0.01), 5.0, 0.0]
+    assert policy.on_joint_state(names, values, now=1.0) is None
+    seed, _ = policy.current(1.1)
+    np.testing.assert_array_equal(seed[:7], q[:7])  # the base: the last command's
+    np.testing.assert_allclose(seed[model.layout.configuration], q[model.layout.configuration] + 0.01)
+    policy.reset()
+    np.testing.assert_array_equal(policy.current(1.2)[0][:7], model.rest_posture[:7])  # then the rest
+
+
+def test_track_steps_of_a_floating_base_keep_the_quaternion_unit_and_every_velocity_limit(floating_humanoid):
+    policy = floating_policy(floating_humanoid, mode="track", publish_rate=50.0)
+    model, tree = policy.model, policy.model.tree
+    start = model.rest_posture.copy()
+    start[:7] = [0.0, 0.0, 0.8, 0.0, 0.0, 0.0, 1.0]
+    policy.commit(Command(start, None, start))
+    target = start.copy()
+    target[:7] = [0.3, 0.1, 0.9, math.sin(0.4), 0.0, math.sin(0.3), math.cos(0.5)]
+    target = tree.normalized(target)
+    target[model.layout.configuration] += 0.1
+    goals = {tip: tree.forward(target, tip) for tip in HUMANOID_TIPS}
+    for tip, goal in goals.items():
+        reply = policy.receive_goal(GoalRequest(tip, goal), now=0.0)
+        assert reply.status.success, reply.status
+    steps = 0
+    while (reply := policy.track_step(now=0.0)).command is not None:
+        command = reply.command
+        assert command.velocity.shape == (len(tree.tangent_names),)
+        assert np.all(np.abs(command.velocity) <= model.max_velocity * (1 + 1e-9))
+        assert abs(np.linalg.norm(command.q[3:7]) - 1) < 1e-12
+        # the step is the velocity integrated over the period, on the manifold
+        np.testing.assert_allclose(
+            tree.integrate(command.previous, command.velocity / 50.0), command.q, atol=1e-12
+        )
+        assert policy.commit(command) is None
+        steps += 1
+        assert steps < 2000
+    assert steps > 20 and not np.any(policy.last_velocity)  # many steps, then the stop
+    for tip, goal in goals.items():
+        reached = tree.forward(policy.last_command, tip)
+        assert np.linalg.norm(reached[:3, 3] - goal[:3, 3]) < 1e-5, tip
