@@ -266,7 +266,8 @@ def test_seed_table_features_are_the_scaled_tip_positions_and_rotations(urdf, ba
 
 
 def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
-    """``_nearest_entries``' documented contract against numpy: the ``TABLE_RESTARTS`` entries
+    """``nearest_entries``' documented contract against numpy (over ``table_distances``): the
+    ``TABLE_RESTARTS`` entries
     nearest the target by squared Euclidean feature distance, nearest first, equal distances by
     lower index (duplicated rows in the table make ties).
 
@@ -279,12 +280,16 @@ def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
         target = rng.normal(size=12)
         distances = np.sum((table - target) ** 2, axis=1)
         expected = np.argsort(distances, kind="stable")[: kernels.TABLE_RESTARTS]
-        np.testing.assert_array_equal(kernels.nearest_entries(table, target), expected)
+        computed = np.empty(len(table))
+        kernels.table_distances(table, target, computed)
+        np.testing.assert_allclose(computed, distances, rtol=1e-12)
+        np.testing.assert_array_equal(kernels.nearest_entries(computed), expected)
     small = table[:10]  # fewer entries than TABLE_RESTARTS: all of them, ranked
     target = rng.normal(size=12)
+    computed = np.empty(len(small))
+    kernels.table_distances(small, target, computed)
     np.testing.assert_array_equal(
-        kernels.nearest_entries(small, target),
-        np.argsort(np.sum((small - target) ** 2, axis=1), kind="stable"),
+        kernels.nearest_entries(computed), np.argsort(np.sum((small - target) ** 2, axis=1), kind="stable")
     )
 
 

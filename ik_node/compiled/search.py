@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import batch_kernel, kernel, monotonic_ns
+from ..jit import batch_kernel, kernel, monotonic_ns, reduction_kernel
 from .attempt import lm_attempt
 from .bundles import (
     CONVERGED,
@@ -122,19 +122,41 @@ def _score(tree, task, joints, q, seed, norms, converged, solve_type, displaceme
     return 0.0, 0.0
 
 
+@reduction_kernel
+def table_distances(table_features_, target_features, out):
+    """Squared feature distance of every table entry (S, F) from ``target_features`` (F,), into
+    ``out`` (S,) (rows indexed, not sliced: no reference-counted views in the loop)."""
+    for s in range(table_features_.shape[0]):
+        value = 0.0
+        for f in range(target_features.shape[0]):
+            difference = table_features_[s, f] - target_features[f]
+            value += difference * difference
+        out[s] = value
+
+
 @kernel
-def nearest_entries(table_features_, target_features):
-    """Indices of the ``TABLE_RESTARTS`` table entries nearest ``target_features``, nearest first
-    (equal distances: the lower index first). One pass, each entry nearer than the farthest kept
-    so far inserted in order (loops: ``np.partition`` and ``np.argsort`` would compile numba's
-    selection and sorting code, ~4 s)."""
-    size = table_features_.shape[0]
+def nearest_entry(distances):
+    """Index of the smallest of ``distances`` (the lowest index among equals)."""
+    first = 0
+    for s in range(1, distances.shape[0]):
+        if distances[s] < distances[first]:
+            first = s
+    return first
+
+
+@kernel
+def nearest_entries(distances):
+    """Indices of the ``TABLE_RESTARTS`` entries with the smallest ``distances`` (S,)
+    (:func:`table_distances`), nearest first (equal distances: the lower index first). One pass,
+    each entry nearer than the farthest kept so far inserted in order (loops: ``np.partition`` and
+    ``np.argsort`` would compile numba's selection and sorting code, ~4 s)."""
+    size = distances.shape[0]
     count = min(TABLE_RESTARTS, size)
     chosen = np.empty(count, dtype=np.int64)
     chosen_distance = np.empty(count)
     found = 0
     for s in range(size):
-        distance = _squared_distance(table_features_[s], target_features)
+        distance = distances[s]
         if found == count and distance >= chosen_distance[count - 1]:
             continue
         slot = min(found, count - 1)  # the next free slot, or the farthest kept (dropped)
@@ -185,7 +207,8 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
     seed_features = np.empty(feature_spec.shape[0])
     draws, displacement = np.empty(dof), np.empty(dof)
     nearest = np.empty(0, dtype=np.int64)
-    next_nearest, pending_seed = 0, False
+    distances = np.empty(table_size)
+    distances_known, next_nearest, pending_seed = False, 0, False
     start = seed.copy()
     if table_size > 1:
         pose_features(targets, feature_spec, feature_scale, target_features)
@@ -201,10 +224,12 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
         )
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
-            nearest = nearest_entries(table_features_, target_features)
-            if _squared_distance(table_features_[nearest[0]], target_features) < seed_distance:
+            table_distances(table_features_, target_features, distances)
+            distances_known = True
+            first = nearest_entry(distances)  # (the sorted list only if a restart needs it)
+            if distances[first] < seed_distance:
                 for i in range(nq):
-                    start[i] = table_q[nearest[0], i]
+                    start[i] = table_q[first, i]
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
@@ -255,7 +280,10 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
             near_restarts += 1
             continue
         if table_size > 1 and nearest.shape[0] == 0:
-            nearest = nearest_entries(table_features_, target_features)
+            if not distances_known:
+                table_distances(table_features_, target_features, distances)
+                distances_known = True
+            nearest = nearest_entries(distances)
         if next_nearest < nearest.shape[0]:
             for i in range(nq):
                 start[i] = table_q[nearest[next_nearest], i]

@@ -51,7 +51,14 @@ from ..compiled.bundles import (
 )
 from ..compiled.joints import configuration_from_draws
 from ..compiled.linalg import cholesky_solve, null_space_motion, step_workspace
-from ..compiled.search import TABLE_RESTARTS, nearest_entries, search, search_many, table_features
+from ..compiled.search import (
+    TABLE_RESTARTS,
+    nearest_entries,
+    search,
+    search_many,
+    table_distances,
+    table_features,
+)
 from ..compiled.steps import MU_INITIAL, limited_step
 from ..compiled.tasks import (
     POSE_NOT_FINITE,
@@ -115,5 +122,6 @@ __all__ = [
     "search_many",
     "stationary",
     "step_workspace",
+    "table_distances",
     "table_features",
 ]
