@@ -2,8 +2,9 @@
 
 A newcomer's map: :mod:`.options` (what can be asked: :class:`SolverOptions`, :class:`TipTask`),
 :mod:`.problem` (the arrays a solve runs on), :mod:`.seed_table` (where restarts begin),
-:mod:`.kernels` (the compiled math: FK, Jacobians, the damped step with limit rows, the one
-Levenberg-Marquardt loop, the restart search), :mod:`.jit` (numba or plain Python), and
+:mod:`.kernels` (what it calls of the compiled core, :mod:`ik_node.compiled`: FK, Jacobians, the
+damped step with limit rows, one loop with a step per method, the restart search; numba or plain
+Python: :mod:`ik_node.jit`), and
 :mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results).
 """
 
