@@ -1,0 +1,443 @@
+"""Reachability maps as a Python API: :func:`reachability_map` samples a voxel grid around the
+base and orientations per voxel (:mod:`ik_node.reach_sampling`), solves every pose in chunks
+(:mod:`ik_node.reach_job`, here or on a Dask cluster) and returns a :class:`ReachMap`; with
+``out`` it also writes the map in Reuleaux's HDF5 layout (:mod:`ik_node.reach_file`).
+Units: m, rad, s; quaternions ``x y z w``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import jit, reach_sampling
+from .errors import IKNodeError
+from .reach_file import FORMAT, MapWriter, load_map_arrays, plot_map, require_h5py
+from .reach_job import ChunkStore, MapSolvers, MemoryStore, connect, run_dask, run_local
+from .solver import IKSolver
+
+__all__ = ["CHUNK_POSES", "MAX_POSES", "ReachMap", "estimate_seconds", "load_map", "reachability_map"]
+
+#: Poses a map may hold without ``force`` (10 million: ~17 min at the planning rate on 2 cores).
+MAX_POSES = 10_000_000
+#: Map poses per second per core for estimates: measured on arm7 (res 0.1 m, 20 orientations,
+#: 8 attempts, position screen: 11,000 poses/s on this 2-core VM), rounded down.
+PLANNING_RATE_PER_CORE = 5_000
+#: Poses per chunk (a chunk is a run of whole voxels): ~2 s of work here, the unit of resuming.
+CHUNK_POSES = 16384
+#: Each search's attempt budget by default: 99.5 % of what 64 attempts solve on arm7 (docs/reach.md).
+DEFAULT_ATTEMPTS = 8
+DEFAULT_ORIENTATIONS = 50
+
+
+@dataclass
+class ReachMap:
+    """A reachability map. Per voxel (V): ``voxels`` (V, 3) centres [m, base frame],
+    ``reachability`` (V,) [%] (reachable poses / poses sampled × 100: Reuleaux's index),
+    ``manipulability`` (V,) the mean Yoshikawa manipulability ``sqrt(det(J J^T))`` of the
+    solutions (NaN: none), ``position_reachable`` (V,) bool, ``reached`` (V, N) bool per
+    orientation; ``orientations`` (N, 4) ``x y z w``; per reachable pose (P, in voxel then
+    orientation order): ``poses`` (P, 7) ``x y z qx qy qz qw`` and ``solutions`` (P, nq) in
+    ``joint_names`` order (both None when not kept); ``metadata``: what the file stores; ``run``:
+    timings and counts of this run."""
+
+    voxels: np.ndarray
+    reachability: np.ndarray
+    manipulability: np.ndarray
+    position_reachable: np.ndarray
+    reached: np.ndarray
+    orientations: np.ndarray
+    poses: np.ndarray | None
+    solutions: np.ndarray | None
+    joint_names: tuple
+    metadata: dict
+    run: dict = field(default_factory=dict)
+
+    @property
+    def resolution(self) -> float:
+        return float(self.metadata["resolution"])
+
+    def spheres(self) -> np.ndarray:
+        """Reuleaux's ``sphere_dataset`` rows ``x y z ri`` (S, 4) of the voxels with ri > 0."""
+        keep = self.reachability > 0
+        return np.concatenate([self.voxels[keep], self.reachability[keep, None]], axis=1)
+
+
+def load_map(path) -> ReachMap:
+    """A map file written by :func:`reachability_map` (or ``ik_node reach``), read back."""
+    arrays = load_map_arrays(path)
+    metadata = arrays["metadata"]
+    rows = arrays["poses_dataset"].astype(float)
+    return ReachMap(
+        voxels=arrays["voxels"],
+        reachability=arrays["reachability"],
+        manipulability=arrays["manipulability"],
+        position_reachable=arrays["position_reachable"],
+        reached=arrays["reached"],
+        orientations=arrays["orientations"],
+        poses=rows[:, 3:],
+        solutions=arrays["solutions"],
+        joint_names=tuple(metadata.get("joint_names", ())),
+        metadata=metadata,
+    )
+
+
+def estimate_seconds(poses: int, cores: int | None = None) -> float:
+    """A rough duration [s] of a map of ``poses`` on ``cores`` cores (default: this machine's)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return poses / (PLANNING_RATE_PER_CORE * max(cores or 1, 1))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _positive(name: str, value, integer: bool = False) -> None:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
+        what = "a positive integer" if integer else "a positive number"
+        raise IKNodeError(f"{name} must be {what}, got {value!r}")
+
+
+def _description_digest(solver: IKSolver) -> str:
+    """SHA-256 of what the solver's kinematics are: the tree's and task's arrays and the limits."""
+    digest = hashlib.sha256()
+
+    def add(value) -> None:
+        if isinstance(value, tuple):
+            for item in value:
+                add(item)
+        else:
+            digest.update(np.ascontiguousarray(value).tobytes())
+
+    add((solver.problem.tree_arrays, solver.problem.task, solver.lower, solver.upper))
+    return digest.hexdigest()
+
+
+def _sources_digest() -> str:
+    package = Path(__file__).resolve().parent
+    paths = sorted([*jit.KERNEL_SOURCES, *package.glob("solver/*.py"), *package.glob("reach*.py")])
+    return hashlib.sha256(b"".join(path.read_bytes() for path in paths)).hexdigest()
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for name in ("ik_node", "numpy", "numba"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def reachability_map(
+    robot,
+    base_link: str,
+    tip_link: str,
+    resolution: float,
+    *,
+    orientations: int = DEFAULT_ORIENTATIONS,
+    rolls: int = 1,
+    radius: float | None = None,
+    position_only: bool = False,
+    attempts: int | None = DEFAULT_ATTEMPTS,
+    timeout: float | None = None,
+    tolerance: float = 1e-5,
+    random_seed: int = 0,
+    position_screen: bool = True,
+    out=None,
+    overwrite: bool = False,
+    resume: bool = False,
+    scheduler: str | None = None,
+    chunk_poses: int = CHUNK_POSES,
+    max_poses: int | None = MAX_POSES,
+    progress: Callable[[int, int], None] | None = None,
+    keep_poses: bool = True,
+    plot=None,
+    metadata: dict | None = None,
+) -> ReachMap:
+    """The reachability map of ``tip_link`` over a voxel grid around ``base_link``.
+
+    Samples: voxel centres every ``resolution`` [m] within ``radius`` [m] of the centre of the
+    tip's reach sphere (default: the whole sphere; needed behind a floating or planar joint),
+    and per voxel ``orientations`` orientations: ``orientations / rolls`` approach directions
+    on a Fibonacci sphere × ``rolls`` rolls (:mod:`ik_node.reach_sampling`); ``position_only``:
+    the position alone, one sample per voxel. Each pose is solved from the rest posture with
+    ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
+    restarts): the same arguments give the same map, here or on a cluster. ``timeout`` [s] adds
+    a time budget per solve, which makes the map depend on the machine. ``position_screen``:
+    skip the orientations of voxels whose position alone is not reached.
+
+    ``out``: write the map there (HDF5; an existing file is refused unless ``overwrite``), the
+    chunks kept as they finish in ``out + '.parts'`` (removed at the end); ``resume`` continues
+    from them. ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``) whose workers
+    solve the chunks. ``max_poses``: refuse bigger maps (None: no limit). ``progress(done,
+    total)`` is called with pose counts after each chunk. ``plot``: a picture of the map there.
+    """
+    started = time.perf_counter()
+    _positive("resolution", resolution)
+    for name, value in (("orientations", orientations), ("rolls", rolls), ("chunk_poses", chunk_poses)):
+        _positive(name, value, integer=True)
+    if attempts is not None:
+        _positive("attempts", attempts, integer=True)
+    if timeout is not None:
+        _positive("timeout", timeout)
+    if attempts is None and timeout is None:
+        raise IKNodeError("a map needs attempts or a timeout per solve, or a search may never end")
+    if radius is not None:
+        _positive("radius", radius)
+    if not position_only and orientations % rolls:
+        raise IKNodeError(f"orientations ({orientations}) must be a multiple of rolls ({rolls})")
+    tree = robot.tree(base_link, [tip_link])
+    centre, reach = tree.reach(tip_link)
+    if radius is None and not math.isfinite(reach):
+        raise IKNodeError(
+            f"'{tip_link}' has no bounded reach from '{base_link}' (a floating or planar joint on the way): "
+            "give a radius"
+        )
+    sample_radius = min(radius if radius is not None else reach, reach * (1 + 1e-6) + tolerance)
+    per_voxel = 1 if position_only else orientations
+    voxel_total = reach_sampling.voxel_count(resolution, centre, sample_radius)
+    pose_total = voxel_total * per_voxel
+    if max_poses is not None and pose_total > max_poses:
+        raise IKNodeError(
+            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {per_voxel} orientations), "
+            f"more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} on this machine; pass "
+            "force (--force) to run it, or a coarser resolution, fewer orientations or a smaller radius"
+        )
+    store = _prepare_output(out, overwrite, resume)
+    if out is not None:
+        require_h5py()
+
+    options = dict(
+        max_attempts=attempts,
+        random_seed=random_seed,
+        position_tolerance=tolerance,
+        orientation_tolerance=tolerance,
+    )
+    pose_solver = None if position_only else IKSolver(robot, base_link, [tip_link], **options)
+    position_solver = (
+        IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **options)
+        if position_only or position_screen
+        else None
+    )
+    solvers = MapSolvers(pose_solver, position_solver, timeout)
+    reference = pose_solver or position_solver
+    rotations = (
+        np.eye(3)[None] if position_only else reach_sampling.orientation_samples(orientations // rolls, rolls)
+    )
+    quaternions = reach_sampling.quaternions_xyzw(rotations)
+    voxels = reach_sampling.voxel_grid(resolution, centre, sample_radius)
+    chunk_voxels = max(1, chunk_poses // per_voxel)
+    bounds = [
+        (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
+    ]
+
+    file_metadata = {
+        "format": FORMAT,
+        "robot": robot.name,
+        "description_sha256": _description_digest(reference),
+        "base": base_link,
+        "tip": tip_link,
+        "joint_names": list(reference.joint_names),
+        "task": "position" if position_only else "pose",
+        "resolution": float(resolution),
+        "centre": [float(value) for value in centre],
+        "radius": float(sample_radius),
+        "reach_radius": float(reach),
+        "directions": 1 if position_only else orientations // rolls,
+        "rolls": 1 if position_only else rolls,
+        "orientations": per_voxel,
+        "approach_axis": "z",
+        "sampling": reach_sampling.SAMPLING,
+        "position_screen": bool(position_screen and not position_only),
+        "attempts": attempts if attempts is not None else "none",
+        "timeout": timeout if timeout is not None else "none",
+        "deterministic": timeout is None,
+        "tolerance": float(tolerance),
+        "random_seed": int(random_seed),
+        "method": reference.options.method,
+        "seed": "the rest posture (mid-range)",
+        "voxels": len(voxels),
+        "poses": len(voxels) * per_voxel,
+        "versions": _versions(),
+        "sources_sha256": _sources_digest(),
+        **(metadata or {}),
+    }
+    job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
+    job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
+    store = _open_store(store, job, job_digest, resume)
+
+    done_before = store.done()
+    pending = [
+        (index, voxels[start:stop]) for index, (start, stop) in enumerate(bounds) if index not in done_before
+    ]
+    counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * per_voxel]
+    if progress:
+        progress(counted[0], pose_total)
+
+    def chunk_done(index: int, result: dict) -> None:
+        counted[0] += len(result["reached"]) * per_voxel
+        if progress:
+            progress(counted[0], pose_total)
+
+    solving = time.perf_counter()
+    if scheduler:
+        client = connect(scheduler)
+        try:
+            run_dask(client, job_digest, solvers, pending, rotations, store, chunk_done)
+        finally:
+            client.close()
+    else:
+        run_local(solvers, pending, rotations, store, chunk_done)
+    solved = time.perf_counter() - solving
+
+    reach_map = _assemble(store, bounds, voxels, quaternions, per_voxel, keep_poses, out, file_metadata)
+    if plot is not None:
+        plot_map(
+            reach_map.voxels,
+            reach_map.reachability,
+            resolution,
+            plot,
+            f"{robot.name}: {tip_link} from {base_link}, {resolution:g} m, {per_voxel} orientations",
+        )
+    if isinstance(store, ChunkStore):
+        store.remove()
+    reach_map.run = {
+        "seconds": time.perf_counter() - started,
+        "solve_seconds": solved,
+        "chunks": len(bounds),
+        "chunks_resumed": len(done_before),
+        "poses_solved": sum(len(v) for _, v in pending) * per_voxel,
+    }
+    return reach_map
+
+
+def _prepare_output(out, overwrite: bool, resume: bool):
+    """The chunk store for ``out`` (a :class:`MemoryStore` without one), after the checks of an
+    existing file and of the directory; IKNodeError naming the problem."""
+    if out is None:
+        return MemoryStore()
+    path = Path(out)
+    store = ChunkStore(path.with_name(path.name + ".parts"))
+    if path.is_dir():
+        raise IKNodeError(f"--out '{out}' is a directory; give a file name such as map.h5")
+    if not path.parent.is_dir():
+        raise IKNodeError(f"--out '{out}': the directory '{path.parent}' does not exist")
+    if overwrite:
+        if store.directory.is_dir():
+            store.remove()
+        return store
+    if store.exists() and not resume:
+        raise IKNodeError(
+            f"an interrupted run of '{out}' left its chunks in '{store.directory}': pass --resume to "
+            "continue it, or --overwrite to start again"
+        )
+    if path.exists() and not store.exists():
+        raise IKNodeError(
+            f"'{out}' exists"
+            + (" and no interrupted run of it is left to resume" if resume else "")
+            + "; pass --overwrite to replace it"
+        )
+    return store
+
+
+def _open_store(store, job: dict, job_digest: str, resume: bool):
+    """``store`` ready for the job: a new one, or (resuming) the interrupted run's, which must be
+    of the same job."""
+    if not isinstance(store, ChunkStore):
+        return store
+    text = json.dumps({"digest": job_digest, "job": job}, indent=1, sort_keys=True)
+    if resume and store.exists():
+        previous = json.loads(store.job_file.read_text())
+        if previous.get("digest") != job_digest:
+            different = sorted(
+                name
+                for name in set(job) | set(previous.get("job", {}))
+                if job.get(name) != previous.get("job", {}).get(name)
+            )
+            raise IKNodeError(
+                f"--resume: the chunks in '{store.directory}' are of another job (it differs in "
+                f"{', '.join(different) or 'its digest'}); run the same command, or --overwrite"
+            )
+        return store
+    store.create(text)
+    return store
+
+
+def _assemble(store, bounds, voxels, quaternions, per_voxel, keep_poses, out, metadata) -> ReachMap:
+    """The map from the chunks in order (and its file, when ``out``)."""
+    count = len(voxels)
+    reached = np.zeros((count, per_voxel), dtype=bool)
+    position_reachable = np.zeros(count, dtype=bool)
+    manipulability = np.full(count, np.nan)
+    for index, (start, stop) in enumerate(bounds):
+        chunk = store.read(index)
+        reached[start:stop] = chunk["reached"]
+        position_reachable[start:stop] = chunk["position_reached"]
+        manipulability[start:stop] = chunk["manipulability"]
+    pose_count = int(reached.sum())
+    joint_count = len(metadata["joint_names"])
+    writer = MapWriter(out, pose_count, joint_count) if out is not None else None
+    poses, solutions = [], []
+    try:
+        for index, (start, _) in enumerate(bounds):
+            chunk = store.read(index)
+            voxel_index, orientation_index = np.nonzero(chunk["reached"])
+            centres = voxels[start + voxel_index]
+            rotation = chunk["quaternions"] if "quaternions" in chunk else quaternions[orientation_index]
+            rows = np.concatenate([centres, rotation], axis=1)
+            if writer is not None:
+                writer.add_poses(centres, rows, chunk["solutions"])
+            if keep_poses:
+                poses.append(rows)
+                solutions.append(chunk["solutions"])
+        reachability = reached.sum(axis=1) * (100.0 / per_voxel)
+        arrays = {
+            "voxels": voxels,
+            "reachability": reachability,
+            "manipulability": manipulability,
+            "position_reachable": position_reachable,
+            "orientations": quaternions,
+            "reached": reached,
+        }
+        metadata = {
+            **metadata,
+            "reachable_poses": pose_count,
+            "reachable_voxels": int(np.sum(reachability > 0)),
+        }
+        if writer is not None:
+            writer.finish(arrays, metadata, float(metadata["resolution"]))
+    except BaseException:
+        if writer is not None:
+            writer.abandon()
+        raise
+    return ReachMap(
+        voxels=voxels,
+        reachability=reachability,
+        manipulability=manipulability,
+        position_reachable=position_reachable,
+        reached=reached,
+        orientations=quaternions,
+        poses=(np.concatenate(poses) if poses else np.empty((0, 7))) if keep_poses else None,
+        solutions=(np.concatenate(solutions) if solutions else np.empty((0, joint_count)))
+        if keep_poses
+        else None,
+        joint_names=tuple(metadata["joint_names"]),
+        metadata=metadata,
+    )
