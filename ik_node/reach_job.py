@@ -275,9 +275,8 @@ def run_dask(
     window = max(2, CHUNKS_IN_FLIGHT_PER_THREAD * max(threads, 1))
     pending = list(reversed(chunks))
     outstanding = {}  # future key -> (chunk index, future)
-    running = as_completed()
 
-    def submit_next() -> None:
+    def submit_next():
         index, voxels = pending.pop()
         future = client.submit(
             solve_chunk_on_worker,
@@ -290,11 +289,10 @@ def run_dask(
             pure=False,
         )
         outstanding[future.key] = (index, future)
-        running.add(future)
+        return future
 
     try:
-        while pending and len(outstanding) < window:
-            submit_next()
+        running = as_completed([submit_next() for _ in range(min(window, len(pending)))], loop=client.loop)
         for future in running:
             index, _ = outstanding.pop(future.key)
             result = future.result()
@@ -302,7 +300,7 @@ def run_dask(
             if store.write(index, result):
                 done(index, result)
             if pending:
-                submit_next()
+                running.add(submit_next())
     finally:
         if outstanding:
             client.cancel([future for _, future in outstanding.values()])
