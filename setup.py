@@ -61,8 +61,14 @@ setup(
             "matplotlib",
             "transforms3d",  # an independent reference in the tests; ik_node.lie has its own
             "xacro",
+            # reachability maps' tests (test_reach.py): HDF5 files and a Dask LocalCluster
+            "h5py",
+            "dask[distributed]",
         ],
         "plot": ["matplotlib"],
+        # Reachability maps (ik_node reach): HDF5 files (Reuleaux's layout), Dask clusters,
+        # pictures and a progress bar.
+        "reach": ["h5py", "dask[distributed]", "matplotlib", "tqdm"],
         # Robot descriptions written in xacro (load_robot expands them); ROS installs have it.
         "xacro": ["xacro"],
     },
