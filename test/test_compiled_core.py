@@ -59,18 +59,23 @@ def test_solve_many_equals_solve_target_by_target(name):
 
 
 def test_solve_many_spends_its_budget_per_target():
-    """Unreachable targets use each target's whole budget, and no more: the batch takes about
-    targets x timeout / cores, never more than targets x timeout (+10 %)."""
+    """Unreachable targets use each target's whole budget, and no more: the batch takes at least
+    targets x timeout / cores of wall time, and its threads no more than targets x timeout (+10 %)
+    of CPU time (CPU time, not wall time: another process holding a core stretches the wall clock,
+    not the work)."""
     case = BY_NAME["arm7"]
     solver = IKSolver(load_robot(case.urdf), case.base, case.tips)
     far = np.repeat(np.eye(4)[None], 8, axis=0)
     far[:, 0, 3] = 5.0  # m: beyond the arm's reach
     timeout = 0.01
     solver.solve_many(far[:2], timeout=timeout)  # its kernel's first call compiles or loads it
+    began = time.process_time()
     batch = solver.solve_many(far, timeout=timeout)
+    cpu = time.process_time() - began
     assert not batch.success.any()
     cores = os.cpu_count() or 1
-    assert len(far) * timeout / cores * 0.9 <= batch.elapsed <= len(far) * timeout * 1.1 + 0.02
+    assert len(far) * timeout / cores * 0.9 <= batch.elapsed
+    assert cpu <= len(far) * timeout * 1.1 + 0.02, cpu
 
 
 def test_solve_returns_within_its_timeout():
