@@ -26,11 +26,11 @@ from .solver import IKSolver
 
 __all__ = ["CHUNK_POSES", "MAX_POSES", "ReachMap", "estimate_seconds", "load_map", "reachability_map"]
 
-#: Poses a map may hold without ``force`` (10 million: ~17 min at the planning rate on 2 cores).
+#: Poses a map may hold without ``force`` (10 million: ~8 min at the planning rate on 2 cores).
 MAX_POSES = 10_000_000
-#: Map poses per second per core for estimates: measured on arm7 (res 0.1 m, 20 orientations,
-#: 8 attempts, position screen: 11,000 poses/s on this 2-core VM), rounded down.
-PLANNING_RATE_PER_CORE = 5_000
+#: Map poses per second per core for estimates: measured on arm7 (0.05 and 0.1 m, 50
+#: orientations, 8 attempts, position screen: 20,000-22,500 poses/s on a 2-core VM), rounded down.
+PLANNING_RATE_PER_CORE = 10_000
 #: Poses per chunk (a chunk is a run of whole voxels): ~2 s of work here, the unit of resuming.
 CHUNK_POSES = 16384
 #: Each search's attempt budget by default: 99.5 % of what 64 attempts solve on arm7 (docs/reach.md).
