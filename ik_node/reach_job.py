@@ -18,19 +18,18 @@ How the cost of unreachable samples is bounded (measured in docs/reach.md):
 
 from __future__ import annotations
 
-import os
 import pickle
-import re
+import socket
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from .errors import IKNodeError
 from .reach_kernels import solution_figures
 
-__all__ = ["ChunkStore", "MapSolvers", "MemoryStore", "run_dask", "run_local", "solve_chunk"]
+__all__ = ["MapSolvers", "connect", "run_dask", "run_local", "solve_chunk", "solve_chunk_on_worker"]
 
 #: How long ``--scheduler`` may take to answer before the run is refused [s].
 SCHEDULER_TIMEOUT = 5.0
@@ -114,102 +113,6 @@ def _results(solver, reached: np.ndarray, solutions: np.ndarray, count: int, pos
     return result
 
 
-# ------------------------------------------------------------------ where chunks are kept
-
-
-class MemoryStore:
-    """Chunk results in memory (a map without an output file)."""
-
-    def __init__(self):
-        self._chunks: dict[int, dict] = {}
-
-    def done(self) -> set[int]:
-        return set(self._chunks)
-
-    def write(self, index: int, result: dict) -> bool:
-        """Keep ``result`` unless chunk ``index`` is kept already; True if it was new."""
-        if index in self._chunks:
-            return False
-        self._chunks[index] = result
-        return True
-
-    def read(self, index: int) -> dict:
-        return self._chunks[index]
-
-    def remove(self) -> None:
-        self._chunks.clear()
-
-
-class ChunkStore(MemoryStore):
-    """Chunk results in a directory beside the map (``map.h5.parts/``), one ``.npz`` file per
-    chunk, written to a temporary name and renamed (a chunk file is whole or absent, whenever
-    the run stops), with ``job.json``: the job's digest, which a resumed run must match."""
-
-    _NAME = re.compile(r"chunk-(\d+)\.npz$")
-
-    def __init__(self, directory: Path):
-        super().__init__()
-        self.directory = Path(directory)
-
-    @property
-    def job_file(self) -> Path:
-        return self.directory / "job.json"
-
-    def exists(self) -> bool:
-        return self.job_file.is_file()
-
-    def create(self, job_text: str) -> None:
-        """A new, empty store holding ``job_text`` (the job's JSON); IKNodeError if the
-        directory cannot be written."""
-        try:
-            self.directory.mkdir(parents=False, exist_ok=True)
-            _write_atomically(self.job_file, job_text.encode())
-        except OSError as error:
-            raise IKNodeError(
-                f"cannot write beside the map: {self.directory} ({error.strerror or error}); "
-                "choose an --out in a writable directory"
-            ) from None
-
-    def done(self) -> set[int]:
-        return {
-            int(match.group(1)) for path in self.directory.iterdir() if (match := self._NAME.match(path.name))
-        }
-
-    def _path(self, index: int) -> Path:
-        return self.directory / f"chunk-{index:07d}.npz"
-
-    def write(self, index: int, result: dict) -> bool:
-        path = self._path(index)
-        if path.exists():
-            return False
-        arrays = {name: value for name, value in result.items() if value is not None}
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
-            np.savez(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        return True
-
-    def read(self, index: int) -> dict:
-        with np.load(self._path(index)) as data:
-            return {name: data[name] for name in data.files}
-
-    def remove(self) -> None:
-        for path in self.directory.iterdir():
-            path.unlink()
-        self.directory.rmdir()
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-
-
 # ------------------------------------------------------------------ running the chunks
 
 #: Progress callback: (chunk index, its result) after each chunk is kept.
@@ -244,20 +147,37 @@ def solve_chunk_on_worker(key: str, solvers_pickle: bytes, voxels, rotations) ->
 
 def connect(address: str, timeout: float = SCHEDULER_TIMEOUT):
     """A ``distributed.Client`` of the scheduler at ``address``, or IKNodeError within
-    ``timeout`` [s] saying why."""
+    ``timeout`` [s] saying why (the address is parsed, then its port tried with a plain TCP
+    connection: a refused or silent one fails before any Client exists)."""
     try:
         from distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
     except ImportError:
         raise IKNodeError(
             "--scheduler needs Dask's distributed package: pip install 'dask[distributed]' (or "
             "ik_node's reach extra: pip install '.[reach]')"
         ) from None
     try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except ValueError as error:
+        raise IKNodeError(
+            f"--scheduler '{address}' is not an address like tcp://HOST:PORT ({error})"
+        ) from None
+    advice = "start one with 'dask scheduler' and workers with 'dask worker ADDRESS' (docs/reach.md)"
+    if scheme in ("tcp", "tls"):
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as error:
+            raise IKNodeError(
+                f"cannot reach the Dask scheduler at '{address}' within {timeout:g} s "
+                f"({error.strerror or error}); {advice}"
+            ) from None
+    try:
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as error:
         raise IKNodeError(
-            f"cannot reach the Dask scheduler at '{address}' within {timeout:g} s ({error}); start "
-            "one with 'dask scheduler' and workers with 'dask worker ADDRESS' (docs/reach.md)"
+            f"cannot reach the Dask scheduler at '{address}' within {timeout:g} s ({error}); {advice}"
         ) from None
 
 
@@ -272,6 +192,13 @@ def run_dask(
 
     solvers_pickle = pickle.dumps(solvers)
     threads = sum(client.nthreads().values())
+    if not threads:
+        warnings.warn(
+            "the Dask scheduler has no workers yet: the chunks wait for the first to connect "
+            "('dask worker ADDRESS' on the machines that solve)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     window = max(2, CHUNKS_IN_FLIGHT_PER_THREAD * max(threads, 1))
     pending = list(reversed(chunks))
     outstanding = {}  # future key -> (chunk index, future)

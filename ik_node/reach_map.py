@@ -6,6 +6,7 @@ Units: m, rad, s; quaternions ``x y z w``."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -20,8 +21,9 @@ import numpy as np
 
 from . import jit, reach_sampling
 from .errors import IKNodeError
-from .reach_file import FORMAT, MapWriter, load_map_arrays, plot_map, require_h5py
-from .reach_job import ChunkStore, MapSolvers, MemoryStore, connect, run_dask, run_local
+from .reach_file import FORMAT, load_map_arrays, plot_map, require_h5py
+from .reach_job import MapSolvers, connect, run_dask, run_local
+from .reach_store import ChunkStore, assemble, open_store, prepare_output
 from .solver import IKSolver
 
 __all__ = ["CHUNK_POSES", "MAX_POSES", "ReachMap", "estimate_seconds", "load_map", "reachability_map"]
@@ -220,224 +222,128 @@ def reachability_map(
             f"more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} on this machine; pass "
             "force (--force) to run it, or a coarser resolution, fewer orientations or a smaller radius"
         )
-    store = _prepare_output(out, overwrite, resume)
+    store = prepare_output(out, overwrite, resume)
     if out is not None:
         require_h5py()
+    with contextlib.ExitStack() as cleanup:
+        client = None
+        if scheduler:
+            client = connect(scheduler)  # (before anything is built: a clear error within seconds)
+            cleanup.callback(client.close)
 
-    options = dict(
-        max_attempts=attempts,
-        random_seed=random_seed,
-        position_tolerance=tolerance,
-        orientation_tolerance=tolerance,
-    )
-    pose_solver = None if position_only else IKSolver(robot, base_link, [tip_link], **options)
-    position_solver = (
-        IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **options)
-        if position_only or position_screen
-        else None
-    )
-    solvers = MapSolvers(pose_solver, position_solver, timeout)
-    reference = pose_solver or position_solver
-    rotations = (
-        np.eye(3)[None] if position_only else reach_sampling.orientation_samples(orientations // rolls, rolls)
-    )
-    quaternions = reach_sampling.quaternions_xyzw(rotations)
-    voxels = reach_sampling.voxel_grid(resolution, centre, sample_radius)
-    chunk_voxels = max(1, chunk_poses // per_voxel)
-    bounds = [
-        (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
-    ]
+        options = dict(
+            max_attempts=attempts,
+            random_seed=random_seed,
+            position_tolerance=tolerance,
+            orientation_tolerance=tolerance,
+        )
+        pose_solver = None if position_only else IKSolver(robot, base_link, [tip_link], **options)
+        position_solver = (
+            IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **options)
+            if position_only or position_screen
+            else None
+        )
+        solvers = MapSolvers(pose_solver, position_solver, timeout)
+        reference = pose_solver or position_solver
+        rotations = (
+            np.eye(3)[None]
+            if position_only
+            else reach_sampling.orientation_samples(orientations // rolls, rolls)
+        )
+        quaternions = reach_sampling.quaternions_xyzw(rotations)
+        voxels = reach_sampling.voxel_grid(resolution, centre, sample_radius)
+        chunk_voxels = max(1, chunk_poses // per_voxel)
+        bounds = [
+            (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
+        ]
 
-    file_metadata = {
-        "format": FORMAT,
-        "robot": robot.name,
-        "description_sha256": _description_digest(reference),
-        "base": base_link,
-        "tip": tip_link,
-        "joint_names": list(reference.joint_names),
-        "task": "position" if position_only else "pose",
-        "resolution": float(resolution),
-        "centre": [float(value) for value in centre],
-        "radius": float(sample_radius),
-        "reach_radius": float(reach),
-        "directions": 1 if position_only else orientations // rolls,
-        "rolls": 1 if position_only else rolls,
-        "orientations": per_voxel,
-        "approach_axis": "z",
-        "sampling": reach_sampling.SAMPLING,
-        "position_screen": bool(position_screen and not position_only),
-        "attempts": attempts if attempts is not None else "none",
-        "timeout": timeout if timeout is not None else "none",
-        "deterministic": timeout is None,
-        "tolerance": float(tolerance),
-        "random_seed": int(random_seed),
-        "method": reference.options.method,
-        "seed": "the rest posture (mid-range)",
-        "voxels": len(voxels),
-        "poses": len(voxels) * per_voxel,
-        "versions": _versions(),
-        "sources_sha256": _sources_digest(),
-        **(metadata or {}),
-    }
-    job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
-    job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
-    store = _open_store(store, job, job_digest, resume)
+        file_metadata = {
+            "format": FORMAT,
+            "robot": robot.name,
+            "description_sha256": _description_digest(reference),
+            "base": base_link,
+            "tip": tip_link,
+            "joint_names": list(reference.joint_names),
+            "task": "position" if position_only else "pose",
+            "resolution": float(resolution),
+            "centre": [float(value) for value in centre],
+            "radius": float(sample_radius),
+            "reach_radius": float(reach),
+            "directions": 1 if position_only else orientations // rolls,
+            "rolls": 1 if position_only else rolls,
+            "orientations": per_voxel,
+            "approach_axis": "z",
+            "sampling": reach_sampling.SAMPLING,
+            "position_screen": bool(position_screen and not position_only),
+            "attempts": attempts if attempts is not None else "none",
+            "timeout": timeout if timeout is not None else "none",
+            "deterministic": timeout is None,
+            "tolerance": float(tolerance),
+            "random_seed": int(random_seed),
+            "method": reference.options.method,
+            "seed": "the rest posture (mid-range)",
+            "voxels": len(voxels),
+            "poses": len(voxels) * per_voxel,
+            "versions": _versions(),
+            "sources_sha256": _sources_digest(),
+            **(metadata or {}),
+        }
+        job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
+        job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
+        store = open_store(store, job, job_digest, resume)
 
-    done_before = store.done()
-    pending = [
-        (index, voxels[start:stop]) for index, (start, stop) in enumerate(bounds) if index not in done_before
-    ]
-    counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * per_voxel]
-    if progress:
-        progress(counted[0], pose_total)
-
-    def chunk_done(index: int, result: dict) -> None:
-        counted[0] += len(result["reached"]) * per_voxel
+        done_before = store.done()
+        pending = [
+            (index, voxels[start:stop])
+            for index, (start, stop) in enumerate(bounds)
+            if index not in done_before
+        ]
+        counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * per_voxel]
         if progress:
             progress(counted[0], pose_total)
 
-    solving = time.perf_counter()
-    if scheduler:
-        client = connect(scheduler)
-        try:
+        def chunk_done(index: int, result: dict) -> None:
+            counted[0] += len(result["reached"]) * per_voxel
+            if progress:
+                progress(counted[0], pose_total)
+
+        solving = time.perf_counter()
+        if client is not None:
             run_dask(client, job_digest, solvers, pending, rotations, store, chunk_done)
-        finally:
-            client.close()
-    else:
-        run_local(solvers, pending, rotations, store, chunk_done)
-    solved = time.perf_counter() - solving
+        else:
+            run_local(solvers, pending, rotations, store, chunk_done)
+        solved = time.perf_counter() - solving
 
-    reach_map = _assemble(store, bounds, voxels, quaternions, per_voxel, keep_poses, out, file_metadata)
-    if plot is not None:
-        plot_map(
-            reach_map.voxels,
-            reach_map.reachability,
-            resolution,
-            plot,
-            f"{robot.name}: {tip_link} from {base_link}, {resolution:g} m, {per_voxel} orientations",
+        arrays, poses, solutions, file_metadata = assemble(
+            store, bounds, voxels, quaternions, per_voxel, keep_poses, out, file_metadata
         )
-    if isinstance(store, ChunkStore):
-        store.remove()
-    reach_map.run = {
-        "seconds": time.perf_counter() - started,
-        "solve_seconds": solved,
-        "chunks": len(bounds),
-        "chunks_resumed": len(done_before),
-        "poses_solved": sum(len(v) for _, v in pending) * per_voxel,
-    }
-    return reach_map
-
-
-def _prepare_output(out, overwrite: bool, resume: bool):
-    """The chunk store for ``out`` (a :class:`MemoryStore` without one), after the checks of an
-    existing file and of the directory; IKNodeError naming the problem."""
-    if out is None:
-        return MemoryStore()
-    path = Path(out)
-    store = ChunkStore(path.with_name(path.name + ".parts"))
-    if path.is_dir():
-        raise IKNodeError(f"--out '{out}' is a directory; give a file name such as map.h5")
-    if not path.parent.is_dir():
-        raise IKNodeError(f"--out '{out}': the directory '{path.parent}' does not exist")
-    if overwrite:
-        if store.directory.is_dir():
+        reach_map = ReachMap(
+            voxels=voxels,
+            reachability=arrays["reachability"],
+            manipulability=arrays["manipulability"],
+            position_reachable=arrays["position_reachable"],
+            reached=arrays["reached"],
+            orientations=quaternions,
+            poses=poses,
+            solutions=solutions,
+            joint_names=tuple(file_metadata["joint_names"]),
+            metadata=file_metadata,
+        )
+        if plot is not None:
+            plot_map(
+                reach_map.voxels,
+                reach_map.reachability,
+                resolution,
+                plot,
+                f"{robot.name}: {tip_link} from {base_link}, {resolution:g} m, {per_voxel} orientations",
+            )
+        if isinstance(store, ChunkStore):
             store.remove()
-        return store
-    if store.exists() and not resume:
-        raise IKNodeError(
-            f"an interrupted run of '{out}' left its chunks in '{store.directory}': pass --resume to "
-            "continue it, or --overwrite to start again"
-        )
-    if path.exists() and not store.exists():
-        raise IKNodeError(
-            f"'{out}' exists"
-            + (" and no interrupted run of it is left to resume" if resume else "")
-            + "; pass --overwrite to replace it"
-        )
-    return store
-
-
-def _open_store(store, job: dict, job_digest: str, resume: bool):
-    """``store`` ready for the job: a new one, or (resuming) the interrupted run's, which must be
-    of the same job."""
-    if not isinstance(store, ChunkStore):
-        return store
-    text = json.dumps({"digest": job_digest, "job": job}, indent=1, sort_keys=True)
-    if resume and store.exists():
-        previous = json.loads(store.job_file.read_text())
-        if previous.get("digest") != job_digest:
-            different = sorted(
-                name
-                for name in set(job) | set(previous.get("job", {}))
-                if job.get(name) != previous.get("job", {}).get(name)
-            )
-            raise IKNodeError(
-                f"--resume: the chunks in '{store.directory}' are of another job (it differs in "
-                f"{', '.join(different) or 'its digest'}); run the same command, or --overwrite"
-            )
-        return store
-    store.create(text)
-    return store
-
-
-def _assemble(store, bounds, voxels, quaternions, per_voxel, keep_poses, out, metadata) -> ReachMap:
-    """The map from the chunks in order (and its file, when ``out``)."""
-    count = len(voxels)
-    reached = np.zeros((count, per_voxel), dtype=bool)
-    position_reachable = np.zeros(count, dtype=bool)
-    manipulability = np.full(count, np.nan)
-    for index, (start, stop) in enumerate(bounds):
-        chunk = store.read(index)
-        reached[start:stop] = chunk["reached"]
-        position_reachable[start:stop] = chunk["position_reached"]
-        manipulability[start:stop] = chunk["manipulability"]
-    pose_count = int(reached.sum())
-    joint_count = len(metadata["joint_names"])
-    writer = MapWriter(out, pose_count, joint_count) if out is not None else None
-    poses, solutions = [], []
-    try:
-        for index, (start, _) in enumerate(bounds):
-            chunk = store.read(index)
-            voxel_index, orientation_index = np.nonzero(chunk["reached"])
-            centres = voxels[start + voxel_index]
-            rotation = chunk["quaternions"] if "quaternions" in chunk else quaternions[orientation_index]
-            rows = np.concatenate([centres, rotation], axis=1)
-            if writer is not None:
-                writer.add_poses(centres, rows, chunk["solutions"])
-            if keep_poses:
-                poses.append(rows)
-                solutions.append(chunk["solutions"])
-        reachability = reached.sum(axis=1) * (100.0 / per_voxel)
-        arrays = {
-            "voxels": voxels,
-            "reachability": reachability,
-            "manipulability": manipulability,
-            "position_reachable": position_reachable,
-            "orientations": quaternions,
-            "reached": reached,
+        reach_map.run = {
+            "seconds": time.perf_counter() - started,
+            "solve_seconds": solved,
+            "chunks": len(bounds),
+            "chunks_resumed": len(done_before),
+            "poses_solved": sum(len(v) for _, v in pending) * per_voxel,
         }
-        metadata = {
-            **metadata,
-            "reachable_poses": pose_count,
-            "reachable_voxels": int(np.sum(reachability > 0)),
-        }
-        if writer is not None:
-            writer.finish(arrays, metadata, float(metadata["resolution"]))
-    except BaseException:
-        if writer is not None:
-            writer.abandon()
-        raise
-    return ReachMap(
-        voxels=voxels,
-        reachability=reachability,
-        manipulability=manipulability,
-        position_reachable=position_reachable,
-        reached=reached,
-        orientations=quaternions,
-        poses=(np.concatenate(poses) if poses else np.empty((0, 7))) if keep_poses else None,
-        solutions=(np.concatenate(solutions) if solutions else np.empty((0, joint_count)))
-        if keep_poses
-        else None,
-        joint_names=tuple(metadata["joint_names"]),
-        metadata=metadata,
-    )
+        return reach_map

@@ -20,7 +20,6 @@ import pytest
 
 from ik_node import IKNodeError, lie, load_robot
 from ik_node.reach import load_map, main, reachability_map
-from ik_node.reach_job import ChunkStore
 from ik_node.reach_sampling import (
     approach_directions,
     orientation_samples,
@@ -28,6 +27,7 @@ from ik_node.reach_sampling import (
     voxel_count,
     voxel_grid,
 )
+from ik_node.reach_store import ChunkStore
 
 h5py = pytest.importorskip("h5py", reason="maps are HDF5 files (the reach extra)")
 pin = pytest.importorskip("pinocchio", reason="the independent FK of the map's solutions")
