@@ -1,6 +1,7 @@
 """The work of a reachability map: chunks of voxels solved with :meth:`IKSolver.solve_many` on
-this machine or on a Dask cluster's workers, each chunk's result kept as it finishes (a file per
-chunk, written atomically) so that an interrupted run resumes from them.
+this machine or on a Dask cluster's workers, each chunk's result handed to a store as it
+finishes (:mod:`ik_node.reach_store`: a file per chunk, written atomically, so that an interrupted
+run resumes from them).
 
 A chunk's result depends on its voxels, the orientations and the solvers only (each target is
 solved from the same seed with its own restart stream, and with an attempt budget no clock ends
