@@ -38,12 +38,13 @@ from .errors import IKNodeError
 from .lie import matrix_to_rpy, rpy_to_matrix
 from .model import load_robot
 from .parameters import MODES, ROOT_JOINTS
+from .reach import add_reach_command
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 from .solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask
 from .solver.options import OPTION_SPECS, TASK_AXES, task_kind, task_offset
 
 #: The subcommands, in the order the help lists them.
-SUBCOMMANDS = ("info", "config", "solve", "fk", "node")
+SUBCOMMANDS = ("info", "config", "solve", "fk", "reach", "node")
 #: Exit codes.
 EXIT_OK, EXIT_NOT_REACHED, EXIT_BAD_INPUT = 0, 1, 2
 _HELP_FLAGS = ("-h", "--help")
@@ -153,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("solve", "fk"):
         _add_chain_arguments(commands.choices[name], name)
     _add_solve_arguments(commands.choices["solve"])
+    add_reach_command(commands)
     node = commands.add_parser(
         "node",
         help="run the ROS 2 node (the same as ik_node --ros-args ...)",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compiled.tasks import solution_figures
 from .errors import IKNodeError
-from .reach_kernels import solution_figures
 
 __all__ = ["MapSolvers", "connect", "run_dask", "run_local", "solve_chunk", "solve_chunk_on_worker"]
 

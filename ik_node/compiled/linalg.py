@@ -137,3 +137,26 @@ def free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wor
     null_space_motion(jacobian, secondary, weights, FIRST_ROW, primary_rows, gram, solution, image, projected)
     for j in range(step.shape[0]):
         step[j] += projected[j]
+
+
+@kernel
+def manipulability(jacobian, gram, rhs):
+    """Yoshikawa's manipulability ``sqrt(det(J J^T))`` of ``jacobian`` (m, n) (Yoshikawa 1985):
+    the product of the diagonal of the Cholesky factor of ``J J^T``; 0 where ``J`` loses rank (the
+    factorisation refuses a pivot). ``gram`` (m, m) and ``rhs`` (m,) are work space. Invariant to
+    the frame the rows are expressed in (``det Ad = 1``); linear rows in m, angular in rad."""
+    rows, dof = jacobian.shape
+    for a in range(rows):
+        for b in range(a + 1):
+            value = 0.0
+            for j in range(dof):
+                value += jacobian[a, j] * jacobian[b, j]
+            gram[a, b] = value
+            gram[b, a] = value
+        rhs[a] = 0.0
+    if not cholesky_solve(gram, rhs, rows):
+        return 0.0
+    volume = 1.0
+    for a in range(rows):
+        volume *= gram[a, a]
+    return volume

@@ -22,7 +22,7 @@ from .bundles import (
     WEIGHT,
 )
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
-from .linalg import cholesky_solve
+from .linalg import manipulability
 from .spatial import forward_kinematics
 from .tasks import evaluation_workspace, jacobian_at, tip_points
 
@@ -106,19 +106,7 @@ def _score(tree, task, joints, q, seed, norms, converged, solve_type, displaceme
         forward_kinematics(tree[0], tree[1], q, space[0])
         tip_points(space[0], task, space[1])
         jacobian_at(tree, task, space, jacobian)
-        gram = np.empty((rows_count, rows_count))
-        for a in range(rows_count):
-            for b in range(rows_count):
-                value = 0.0
-                for j in range(dof):
-                    value += jacobian[a, j] * jacobian[b, j]
-                gram[a, b] = value
-        if not cholesky_solve(gram, np.zeros(rows_count), rows_count):
-            return 0.0, 0.0  # singular: no manipulability
-        volume = 1.0  # sqrt(det(J J^T)) = prod diag(L)
-        for a in range(rows_count):
-            volume *= gram[a, a]
-        return 0.0, -volume
+        return 0.0, -manipulability(jacobian, np.empty((rows_count, rows_count)), np.empty(rows_count))
     return 0.0, 0.0
 
 

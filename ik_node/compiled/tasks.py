@@ -9,6 +9,7 @@ import numpy as np
 
 from ..jit import kernel
 from .bundles import BASE_AXES
+from .linalg import manipulability
 from .spatial import forward_kinematics, point_jacobian, point_pose, so3_log
 
 #: What :func:`check_poses` finds first.
@@ -140,3 +141,26 @@ def check_poses(poses, max_distance, orthonormal_tolerance):
         if determinant < 0.0:
             return POSE_NOT_RIGID
     return POSE_OK
+
+
+@kernel
+def solution_figures(tree, task, dof, q, points_out, manipulability_out):
+    """For each configuration ``q[k]`` (K, nq): the pose (4, 4) of the first tip's controlled
+    point in the base frame into ``points_out[k]``, and the manipulability of the task Jacobian
+    (:func:`~ik_node.compiled.linalg.manipulability`; the rows the task controls, weighted) into
+    ``manipulability_out[k]``: a reachability map's figures of its solutions in one call."""
+    space = evaluation_workspace(tree, task, dof)
+    rows, tips = task[3].shape[0], task[0].shape[0]
+    targets = np.zeros((tips, 4, 4))
+    for tip in range(tips):
+        for i in range(4):
+            targets[tip, i, i] = 1.0
+    error, norms = np.empty(rows), np.empty((tips, 2))
+    jacobian, gram, rhs = np.empty((rows, dof)), np.empty((rows, rows)), np.empty(rows)
+    for k in range(q.shape[0]):
+        evaluate(tree, task, targets, q[k], space, error, norms)
+        jacobian_at(tree, task, space, jacobian)
+        for i in range(4):
+            for j in range(4):
+                points_out[k, i, j] = space[1][0, i, j]
+        manipulability_out[k] = manipulability(jacobian, gram, rhs)
