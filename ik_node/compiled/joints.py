@@ -14,13 +14,6 @@ from .spatial import difference, integrate
 
 
 @kernel
-def joint_value(q, coordinates, j):
-    """The value of tangent coordinate ``j``'s 1-DOF joint in ``q`` [rad or m] (0.0 for a
-    multi-DOF coordinate, whose limits are infinite)."""
-    return q[coordinates[j]] if coordinates[j] >= 0 else 0.0
-
-
-@kernel
 def apply_step(tree, joints, q, step, out):
     """``out = q (+) step`` (:func:`integrate`), 1-DOF joints clipped to their limits."""
     coordinates = tree[3]

@@ -52,9 +52,8 @@ LINK_COLUMNS = 5
 SPAN_TYPE, SPAN_Q, SPAN_V = 0, 1, 2
 SPAN_COLUMNS = 3
 
-#: Joint types (``JOINT_TYPE``), and their configuration and tangent sizes by type.
+#: Joint types (``JOINT_TYPE``), and their tangent sizes by type.
 FIXED, REVOLUTE, PRISMATIC, PLANAR, BALL, FLOATING = 0, 1, 2, 3, 4, 5
-CONFIG_SIZE = (0, 1, 1, 3, 4, 7)
 TANGENT_SIZE = (0, 1, 1, 3, 3, 6)
 #: Where each type's quaternion starts in its configuration (-1: none).
 QUATERNION_AT = (-1, -1, -1, -1, 0, 3)
