@@ -2,12 +2,13 @@
 
 :func:`load_robot` reads a URDF or a xacro file (file path, XML string or bytes; xacro is expanded
 first, see :mod:`ik_node.xacro_expansion`) with ``urdf_parser_py`` and checks what the parser lets
-through. **Liberal when loading, strict when used**: what IK never reads (visual, collision,
-inertial, materials, transmissions, gazebo blocks, dynamics, elements of other XML namespaces)
-is dropped before parsing; a problem in one joint (an unsupported type, a zero axis,
-inverted or non-overlapping limits, a mimic cycle) is a warning at load time and an error only
-when a tree that contains the joint is built. The tree's structure itself (links named by
-joints, one parent per link, one root) must hold for anything to load.
+through. **Liberal when loading, strict when used**: what IK never reads (visual, inertial,
+materials, transmissions, gazebo blocks, dynamics, elements of other XML namespaces) is dropped
+before parsing; ``<collision>`` elements are kept as plain :class:`CollisionGeometry` records
+(meshes are read only by :mod:`ik_node.collision`). A problem in one joint (an unsupported type,
+a zero axis, inverted or non-overlapping limits, a mimic cycle) is a warning at load time and an
+error only when a tree that contains the joint is built. The tree's structure itself (links
+named by joints, one parent per link, one root) must hold for anything to load.
 
 The resulting :class:`Robot` is immutable; solvers work on a
 :class:`~ik_node.kinematics.KinematicTree` cut from it between a base link and one or more tips.
@@ -18,6 +19,7 @@ is ``T_parent_child(q) = origin @ motion(axis, q)``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -36,7 +38,7 @@ from .kinematics import KinematicTree
 from .lie import inverse, pose_from_xyz_rpy
 from .xacro_expansion import XACRO_NAMESPACE, expand_xacro, is_xacro
 
-__all__ = ["Joint", "Mimic", "Robot", "load_robot", "SUPPORTED_JOINT_TYPES"]
+__all__ = ["CollisionGeometry", "Joint", "Mimic", "Robot", "load_robot", "SUPPORTED_JOINT_TYPES"]
 
 #: Joint types ik_node models: URDF's, and ``ball`` (a spherical joint, for trees built in code:
 #: URDF has none). Configuration coordinates per joint (see :mod:`ik_node.compiled.spatial`):
@@ -74,6 +76,26 @@ class Mimic:
     leader: str
     multiplier: float = 1.0
     offset: float = 0.0  # [rad] or [m]
+
+
+@dataclass(frozen=True, eq=False)
+class CollisionGeometry:
+    """One ``<collision>`` element of a link, as written (nothing is read from disk at load).
+
+    ``kind``: ``box`` (``size`` = x, y, z lengths), ``cylinder`` and ``capsule`` (``size`` =
+    radius, length along the local z axis; a capsule's length excludes its caps), ``sphere``
+    (``size`` = radius) or ``mesh`` (``filename`` as written, ``package://`` or a path relative
+    to ``directory``, the URDF file's directory; ``scale`` per axis). ``origin``: 4x4 pose in
+    the link frame. Units: m. :mod:`ik_node.collision` turns these into a collision model.
+    """
+
+    link: str
+    kind: str
+    origin: np.ndarray = field(repr=False)
+    size: tuple[float, ...] = ()
+    filename: str | None = None
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    directory: Path | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,8 +159,26 @@ class Robot:
     order from the root).
     """
 
-    def __init__(self, name: str, links: Sequence[str], joints: Sequence[Joint]):
+    def __init__(
+        self,
+        name: str,
+        links: Sequence[str],
+        joints: Sequence[Joint],
+        collision_geometry: Mapping[str, Sequence[CollisionGeometry]] | None = None,
+        package_paths: Sequence[str | os.PathLike] | None = None,
+        description_hash: str | None = None,
+        collision_problems: Sequence[str] = (),
+    ):
         self.name = name
+        #: link -> its ``<collision>`` elements (links without any are absent)
+        self.collision_geometry = {link: tuple(items) for link, items in (collision_geometry or {}).items()}
+        #: where ``package://`` meshes are looked for first (see :func:`ik_node.resources.find_package`)
+        self.package_paths = tuple(str(entry) for entry in package_paths or ())
+        #: SHA-256 of the description's bytes (after xacro), or None for a robot built in code
+        self.description_hash = description_hash
+        #: ``<collision>`` elements left out at load, each naming its link (warned about when a
+        #: collision model is built)
+        self.collision_problems = tuple(collision_problems)
         self._trees: dict[tuple, KinematicTree] = {}
         self.links = tuple(links)
         self.joints = {joint.name: joint for joint in joints}
@@ -297,6 +337,9 @@ def load_robot(
     if raw.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, found <{raw.tag}>")
     _check_unique_names(raw)
+    collision_geometry, collision_problems = _collision_geometry(
+        raw, None if path is None else path.resolve().parent
+    )
     _keep_kinematics_only(raw)
     unknown_types = _neutralise_unknown_joint_types(raw)
     if not raw.get("name"):
@@ -323,7 +366,15 @@ def load_robot(
                 f"URDF: joint '{joint.name}' cannot be used ({joint.problem}); trees through it are refused",
                 stacklevel=2,
             )
-    return Robot(parsed.name, link_names, joints)
+    return Robot(
+        parsed.name,
+        link_names,
+        joints,
+        collision_geometry=collision_geometry,
+        package_paths=package_paths,
+        description_hash=hashlib.sha256(data).hexdigest(),
+        collision_problems=collision_problems,
+    )
 
 
 # ------------------------------------------------------------------ reading the XML
@@ -379,6 +430,69 @@ def _parse_xml(data: bytes) -> ElementTree.Element:
             if isinstance(element.tag, str) and element.tag.startswith(default):
                 element.tag = element.tag[len(default) :]
     return root
+
+
+_GEOMETRY_SIZES = {"box": ("size",), "cylinder": ("radius", "length"), "capsule": ("radius", "length"),
+                   "sphere": ("radius",)}  # fmt: skip
+
+
+def _collision_geometry(raw: ElementTree.Element, directory: Path | None) -> tuple[dict, list[str]]:
+    """Each link's ``<collision>`` elements as :class:`CollisionGeometry` records (plain numbers
+    and file names: meshes are read only when a collision model is asked for), and the problems
+    of the elements left out (unknown shape, missing, non-finite or negative sizes), each naming
+    its link: loading stays silent about them, :mod:`ik_node.collision` warns."""
+    found: dict[str, list[CollisionGeometry]] = {}
+    problems = []
+    for link in raw.findall("link"):
+        name = link.get("name")
+        for element in link.findall("collision"):
+            try:
+                found.setdefault(name, []).append(_collision_record(name, element, directory))
+            except ValueError as error:
+                problems.append(f"link '{name}': <collision> left out ({error})")
+                _log.debug("URDF: %s", problems[-1])
+    return found, problems
+
+
+def _numbers(text: str | None, count: int, what: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(word) for word in (text or "").split())
+    except ValueError:
+        values = ()
+    if len(values) != count or not all(math.isfinite(value) for value in values):
+        raise ValueError(f"{what} must be {count} finite numbers, got {text!r}")
+    return values
+
+
+def _collision_record(link: str, element: ElementTree.Element, directory: Path | None) -> CollisionGeometry:
+    origin_element = element.find("origin")
+    xyz, rpy = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    if origin_element is not None:
+        if origin_element.get("xyz") is not None:
+            xyz = _numbers(origin_element.get("xyz"), 3, "origin xyz")
+        if origin_element.get("rpy") is not None:
+            rpy = _numbers(origin_element.get("rpy"), 3, "origin rpy")
+    geometry = element.find("geometry")
+    shapes = [child for child in (geometry if geometry is not None else ()) if isinstance(child.tag, str)]
+    if not shapes:
+        raise ValueError("no geometry")
+    shape = shapes[0]
+    origin = pose_from_xyz_rpy(np.array(xyz), np.array(rpy))
+    if shape.tag == "mesh":
+        if not shape.get("filename"):
+            raise ValueError("a mesh without a filename")
+        scale = _numbers(shape.get("scale"), 3, "mesh scale") if shape.get("scale") else (1.0, 1.0, 1.0)
+        return CollisionGeometry(link, "mesh", origin, (), shape.get("filename"), scale, directory)
+    if shape.tag not in _GEOMETRY_SIZES:
+        raise ValueError(f"unknown shape <{shape.tag}>; known: mesh, {', '.join(_GEOMETRY_SIZES)}")
+    if shape.tag == "box":
+        size = _numbers(shape.get("size"), 3, "box size")
+    else:
+        keys = _GEOMETRY_SIZES[shape.tag]
+        size = tuple(_numbers(shape.get(key), 1, f"{shape.tag} {key}")[0] for key in keys)
+    if any(value < 0.0 for value in size):
+        raise ValueError(f"{shape.tag} sizes must not be negative, got {size}")
+    return CollisionGeometry(link, shape.tag, origin, size, directory=directory)
 
 
 def _keep_kinematics_only(raw: ElementTree.Element) -> None:
