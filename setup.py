@@ -64,8 +64,12 @@ setup(
             # reachability maps' tests (test_reach.py): HDF5 files and a Dask LocalCluster
             "h5py",
             "dask[distributed]",
+            # collision models' tests (test_collision.py): meshes
+            "trimesh",
         ],
         "plot": ["matplotlib"],
+        # Collision models (ik_node.collision): reading STL, DAE and OBJ collision meshes.
+        "collision": ["trimesh"],
         # Reachability maps (ik_node reach): HDF5 files (Reuleaux's layout), Dask clusters,
         # pictures and a progress bar.
         "reach": ["h5py", "dask[distributed]", "matplotlib", "tqdm"],

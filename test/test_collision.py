@@ -1,0 +1,197 @@
+"""The collision model (ik_node.collision) and SRDF pairs (ik_node.srdf): the approximation
+contains the real geometry (never more clearance than pinocchio + coal measure on the meshes)."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ik_node import load_robot
+from ik_node.catalogue import example_robot_data_dir
+from ik_node.collision import collision_model, enclosing_capsule, load_mesh, shape_distance
+
+trimesh = pytest.importorskip("trimesh", reason="the collision extra (trimesh) is not installed")
+ROBOTS = example_robot_data_dir()
+needs_erd = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+PANDA = None if ROBOTS is None else ROBOTS / "panda_description" / "urdf" / "panda.urdf"
+SHARE = None if ROBOTS is None else ROBOTS.parent.parent  # holds the package 'example-robot-data'
+
+PRIMITIVES = """<robot name="shapes">
+  <link name="base">
+    <collision><origin xyz="0 0 0.1" rpy="0.3 0 0"/><geometry><box size="0.2 0.1 0.3"/></geometry></collision>
+  </link>
+  <link name="arm">
+    <collision><geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>
+    <collision><origin xyz="0 0 0.25"/><geometry><sphere radius="0.07"/></geometry></collision>
+  </link>
+  <link name="hand">
+    <collision><origin rpy="0 1.57 0"/><geometry><capsule radius="0.03" length="0.1"/></geometry></collision>
+  </link>
+  <link name="bare"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.4"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="arm"/><child link="hand"/><origin xyz="0 0 0.35"/>
+    <axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="j3" type="fixed"><parent link="hand"/><child link="bare"/></joint>
+</robot>"""
+
+
+def _inside(model, link, points_in_link, tolerance=1e-9):
+    """Whether every point lies in one of the link's shapes."""
+    best = np.full(len(points_in_link), np.inf)
+    for i in model.shapes_of(link):
+        a, b, r = model.point_a[i], model.point_b[i], model.radius[i]
+        d = b - a
+        t = np.clip(((points_in_link - a) @ d) / max(d @ d, 1e-300), 0.0, 1.0)
+        gap = np.linalg.norm(points_in_link - (a + np.outer(t, d)), axis=1) - r
+        best = np.minimum(best, gap)
+    return bool(np.all(best <= tolerance)), float(best.max())
+
+
+def test_primitives_are_kept_as_records_and_enclosed():
+    robot = load_robot(PRIMITIVES)
+    kinds = {link: [g.kind for g in items] for link, items in robot.collision_geometry.items()}
+    assert kinds == {"base": ["box"], "arm": ["cylinder", "sphere"], "hand": ["capsule"]}
+    assert robot.collision_geometry["base"][0].size == (0.2, 0.1, 0.3)
+    model = collision_model(robot)
+    assert model.link_names == ("base", "arm", "hand")
+    rng = np.random.default_rng(0)
+    # random points on each primitive's surface, in the link frame
+    directions = rng.normal(size=(2000, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    box = robot.collision_geometry["base"][0]
+    corners = np.clip(directions * 10, -1, 1) * np.array(box.size) / 2
+    around = directions[:, :2] / np.linalg.norm(directions[:, :2], axis=1, keepdims=True)
+    cylinder = np.column_stack([0.05 * around, rng.uniform(-0.2, 0.2, len(directions))])
+    sphere = 0.07 * directions + [0, 0, 0.25]
+    segment = np.outer(rng.uniform(-0.05, 0.05, len(directions)), [0, 0, 1])
+    capsule = (segment + 0.03 * directions) @ robot.collision_geometry["hand"][0].origin[:3, :3].T
+    for link, points in (
+        ("base", corners @ box.origin[:3, :3].T + box.origin[:3, 3]),
+        ("arm", np.concatenate([cylinder, sphere])),
+        ("hand", capsule),
+    ):
+        inside, worst = _inside(model, link, points)
+        assert inside, (link, worst)
+    assert all(1.0 <= value < 4.0 for value in model.overshoot().values())
+
+
+def test_the_model_is_cached_per_description():
+    assert collision_model(load_robot(PRIMITIVES)) is collision_model(load_robot(PRIMITIVES))
+
+
+def test_enclosing_capsule_of_a_single_point_is_a_sphere():
+    a, b, radius = enclosing_capsule(np.array([[1.0, 2.0, 3.0]]), np.array([0.5]))
+    assert np.allclose(a, [1, 2, 3]) and np.allclose(b, [1, 2, 3]) and radius == pytest.approx(0.5, abs=1e-5)
+
+
+def test_a_missing_mesh_warns_naming_link_and_path_and_is_left_out(tmp_path):
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text(
+        PRIMITIVES.replace(
+            '<link name="bare"/>',
+            '<link name="bare"><collision><geometry><mesh filename="meshes/nowhere.stl"/></geometry>'
+            "</collision></link>",
+        )
+    )
+    robot = load_robot(urdf)
+    with pytest.warns(UserWarning, match=r"link 'bare'.*meshes/nowhere\.stl") as caught:
+        model = collision_model(robot)
+    assert len([w for w in caught if "nowhere" in str(w.message)]) == 1
+    assert "bare" not in model.link_names and "hand" in model.link_names
+
+
+def test_bad_collision_elements_load_silently_and_are_warned_by_the_model():
+    urdf = PRIMITIVES.replace('<link name="bare"/>', '<link name="bare"><collision><geometry>'
+                              '<sphere radius="-1"/></geometry></collision></link>')  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot = load_robot(urdf)
+    with pytest.warns(UserWarning, match="link 'bare'.*negative"):
+        collision_model(robot, package_paths=["elsewhere"])
+
+
+def test_relative_mesh_paths_resolve_against_the_urdf_file(tmp_path):
+    (tmp_path / "meshes").mkdir()
+    trimesh.creation.box(extents=(0.1, 0.2, 0.3)).export(tmp_path / "meshes" / "box.stl")
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text(
+        '<robot name="r"><link name="a"><collision><geometry><mesh filename="meshes/box.stl" '
+        'scale="2 1 1"/></geometry></collision></link></robot>'
+    )
+    model = collision_model(load_robot(urdf))
+    inside, _ = _inside(model, "a", np.array([[0.1, 0.1, 0.15], [-0.1, -0.1, -0.15]]))
+    assert inside
+    assert model.geometry_volume[0] == pytest.approx(0.2 * 0.2 * 0.3)
+
+
+# ------------------------------------------------------------------ against coal on real meshes
+
+
+@pytest.fixture(scope="module")
+def panda():
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    return load_robot(PANDA, package_paths=[SHARE])
+
+
+@needs_erd
+def test_every_panda_mesh_vertex_is_inside_its_links_approximation(panda):
+    model = collision_model(panda)
+    for link, items in panda.collision_geometry.items():
+        for geometry in items:
+            if geometry.kind != "mesh":
+                continue
+            vertices = np.asarray(load_mesh(geometry, panda.package_paths).vertices)
+            vertices = vertices @ geometry.origin[:3, :3].T + geometry.origin[:3, 3]
+            inside, worst = _inside(model, link, vertices)
+            assert inside, (link, worst)
+
+
+@needs_erd
+def test_the_approximation_never_reports_more_clearance_than_coal_on_the_meshes(panda):
+    pin = pytest.importorskip("pinocchio")
+    model = collision_model(panda)
+    pin_model = pin.buildModelFromUrdf(str(PANDA))
+    geometry_model = pin.buildGeomFromUrdf(pin_model, str(PANDA), pin.COLLISION, package_dirs=[str(SHARE)])
+    geometry_model.addAllCollisionPairs()
+    pin_data, geometry_data = pin_model.createData(), pin.GeometryData(geometry_model)
+    link_of = [pin_model.frames[g.parentFrame].name for g in geometry_model.geometryObjects]
+    tree = panda.full_tree
+    rng = np.random.default_rng(18)
+    checked = 0
+    for _ in range(40):
+        q = rng.uniform(tree.lower, tree.upper)
+        poses = tree.link_poses(q)
+        values = dict(zip(tree.joint_names, q, strict=True))
+        pin_q = np.zeros(pin_model.nq)
+        for joint_id in range(1, pin_model.njoints):
+            leader, multiplier, offset = panda.mimic_map(pin_model.names[joint_id])
+            pin_q[pin_model.joints[joint_id].idx_q] = multiplier * values[leader] + offset
+        pin.computeDistances(pin_model, pin_data, geometry_model, geometry_data, pin_q)
+        for index, pair in enumerate(geometry_model.collisionPairs):
+            link_a, link_b = link_of[pair.first], link_of[pair.second]
+            if link_a == link_b:
+                continue
+            reference = geometry_data.distanceResults[index].min_distance
+            for i, j in itertools.product(model.shapes_of(link_a), model.shapes_of(link_b)):
+                approx = shape_distance(model, i, tree.pose_of(poses, link_a), j, tree.pose_of(poses, link_b))
+                assert approx <= reference + 1e-9, (link_a, link_b, approx, reference)
+                checked += 1
+    assert checked > 1000
+
+
+def test_links_stay_lazy_load_robot_never_imports_trimesh():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from ik_node import load_robot; "
+        f"load_robot({str(Path(PANDA)) if PANDA else ''!r} or {PRIMITIVES!r}); "
+        "assert 'trimesh' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
