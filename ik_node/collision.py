@@ -34,7 +34,15 @@ import numpy as np
 
 from .resources import resolve_path
 
-__all__ = ["SPHERE", "CAPSULE", "CollisionModel", "collision_model", "enclosing_capsule", "shape_distance"]
+__all__ = [
+    "SPHERE",
+    "CAPSULE",
+    "CollisionModel",
+    "collision_model",
+    "enclosing_capsule",
+    "segment_distances",
+    "shape_distance",
+]
 
 #: ``CollisionModel.kind`` values
 SPHERE, CAPSULE = 0, 1
@@ -204,40 +212,39 @@ def enclosing_capsule(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray,
     return centre + start * axis, centre + end * axis, radius
 
 
-def segment_closest_points(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
-    """Closest points of segments ``p1q1`` and ``p2q2`` (Ericson, *Real-Time Collision
-    Detection*, 5.1.9); a segment may be a point."""
-    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a, e, f = d1 @ d1, d2 @ d2, d2 @ r
+def segment_distances(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndarray) -> np.ndarray:
+    """Distances between segments ``p1q1`` and ``p2q2`` (arrays ``(..., 3)``, a segment may be a
+    point), by their closest points (Ericson, *Real-Time Collision Detection*, 5.1.9)."""
     eps = 1e-15
-    if a <= eps and e <= eps:
-        return p1, p2
-    if a <= eps:
-        s, t = 0.0, min(max(f / e, 0.0), 1.0)
-    else:
-        c = d1 @ r
-        if e <= eps:
-            s, t = min(max(-c / a, 0.0), 1.0), 0.0
-        else:
-            b = d1 @ d2
-            denominator = a * e - b * b
-            s = min(max((b * f - c * e) / denominator, 0.0), 1.0) if denominator > eps else 0.0
-            t = (b * s + f) / e
-            if t < 0.0:
-                s, t = min(max(-c / a, 0.0), 1.0), 0.0
-            elif t > 1.0:
-                s, t = min(max((b - c) / a, 0.0), 1.0), 1.0
-    return p1 + s * d1, p2 + t * d2
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e = np.sum(d1 * d1, axis=-1), np.sum(d2 * d2, axis=-1)
+    b, c, f = np.sum(d1 * d2, axis=-1), np.sum(d1 * r, axis=-1), np.sum(d2 * r, axis=-1)
+    safe_a, safe_e = np.where(a > eps, a, 1.0), np.where(e > eps, e, 1.0)
+    denominator = a * e - b * b
+    s = np.where(
+        denominator > eps, np.clip((b * f - c * e) / np.where(denominator > eps, denominator, 1.0), 0, 1), 0.0
+    )
+    t = np.where(e > eps, (b * s + f) / safe_e, 0.0)
+    s = np.where(
+        t < 0.0, np.clip(-c / safe_a, 0.0, 1.0), np.where(t > 1.0, np.clip((b - c) / safe_a, 0.0, 1.0), s)
+    )
+    t = np.clip(t, 0.0, 1.0)
+    s = np.where(e > eps, s, np.clip(-c / safe_a, 0.0, 1.0))  # p2q2 a point
+    s = np.where(a > eps, s, 0.0)  # p1q1 a point
+    t = np.where(a > eps, t, np.clip(f / safe_e, 0.0, 1.0) * (e > eps))
+    closest_1 = p1 + s[..., None] * d1
+    closest_2 = p2 + t[..., None] * d2
+    return np.linalg.norm(closest_1 - closest_2, axis=-1)
 
 
-def shape_distance(model: CollisionModel, i: int, pose_i: np.ndarray, j: int, pose_j: np.ndarray) -> float:
-    """Distance [m] between shapes ``i`` and ``j`` placed at their links' poses (4x4, one frame);
-    negative when they overlap (minus the penetration along the segments' closest points)."""
-    ends = []
-    for shape, pose in ((i, pose_i), (j, pose_j)):
-        rotation, translation = pose[:3, :3], pose[:3, 3]
-        ends.append(
-            (rotation @ model.point_a[shape] + translation, rotation @ model.point_b[shape] + translation)
-        )
-    closest_i, closest_j = segment_closest_points(*ends[0], *ends[1])
-    return float(np.linalg.norm(closest_i - closest_j) - model.radius[i] - model.radius[j])
+def placed(model: CollisionModel, shape: int, poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """End points of ``shape`` at its link's poses ``(..., 4, 4)``: two arrays ``(..., 3)``."""
+    rotation, translation = poses[..., :3, :3], poses[..., :3, 3]
+    return rotation @ model.point_a[shape] + translation, rotation @ model.point_b[shape] + translation
+
+
+def shape_distance(model: CollisionModel, i: int, pose_i: np.ndarray, j: int, pose_j: np.ndarray):
+    """Distance [m] between shapes ``i`` and ``j`` placed at their links' poses (``(..., 4, 4)``,
+    one frame): segment distance minus both radii, negative when they overlap."""
+    distance = segment_distances(*placed(model, i, pose_i), *placed(model, j, pose_j))
+    return distance - model.radius[i] - model.radius[j]

@@ -185,13 +185,91 @@ def test_the_approximation_never_reports_more_clearance_than_coal_on_the_meshes(
     assert checked > 1000
 
 
-def test_links_stay_lazy_load_robot_never_imports_trimesh():
+def test_load_robot_never_imports_trimesh_and_the_modules_never_import_rclpy():
     import subprocess
     import sys
 
     code = (
         "import sys; from ik_node import load_robot; "
         f"load_robot({str(Path(PANDA)) if PANDA else ''!r} or {PRIMITIVES!r}); "
-        "assert 'trimesh' not in sys.modules"
+        "assert 'trimesh' not in sys.modules; import ik_node.collision, ik_node.srdf; "
+        "assert 'rclpy' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_segment_distances_match_brute_force_including_point_segments():
+    from ik_node.collision import segment_distances
+
+    rng = np.random.default_rng(3)
+    ends = rng.normal(size=(300, 4, 3))
+    ends[100:200, 1] = ends[100:200, 0]  # first segment a point
+    ends[150:250, 3] = ends[150:250, 2]  # second segment a point (both: 150-199)
+    exact = segment_distances(ends[:, 0], ends[:, 1], ends[:, 2], ends[:, 3])
+    s = np.linspace(0.0, 1.0, 301)[None, :, None]
+    first = ends[:, None, 0] + s * (ends[:, None, 1] - ends[:, None, 0])
+    second = ends[:, None, 2] + s * (ends[:, None, 3] - ends[:, None, 2])
+    sampled = np.linalg.norm(first[:, :, None] - second[:, None, :], axis=-1).min(axis=(1, 2))
+    assert np.all(exact <= sampled + 1e-12)
+    assert np.all(sampled - exact <= 2e-3)
+
+
+# ------------------------------------------------------------------ SRDF and computed pairs
+
+SRDF = """<robot name="shapes">
+  <disable_collisions link1="base" link2="arm" reason="Adjacent"/>
+  <disable_collisions link1="hand" link2="nowhere" reason="Never"/>
+  <disable_collisions link1="ghost" link2="base" reason="Never"/>
+  <disable_collisions link1="hand" link2="base"/>
+</robot>"""
+
+
+def test_srdf_pairs_are_read_and_unknown_links_warned_and_ignored(tmp_path):
+    from ik_node.srdf import collision_pairs, disabled_pairs
+
+    robot = load_robot(PRIMITIVES)
+    with pytest.warns(
+        UserWarning, match=r"2 <disable_collisions>.*unknown: nowhere.*unknown: ghost"
+    ) as caught:
+        pairs = disabled_pairs(SRDF, robot)
+    assert len(caught) == 1
+    assert pairs == {("arm", "base"): "Adjacent", ("base", "hand"): ""}
+    path = tmp_path / "robot.srdf"
+    path.write_text(SRDF)
+    with pytest.warns(UserWarning):
+        assert disabled_pairs(path, robot) == pairs
+        assert collision_pairs(robot, srdf=SRDF.encode()) == [("arm", "hand")]
+
+
+def test_srdf_errors_name_the_problem():
+    from ik_node.errors import URDFError
+    from ik_node.srdf import disabled_pairs
+
+    robot = load_robot(PRIMITIVES)
+    with pytest.raises(URDFError, match="SRDF file not found"):
+        disabled_pairs("no/such.srdf", robot)
+    with pytest.raises(URDFError, match="malformed SRDF"):
+        disabled_pairs("<robot><disable_collisions", robot)
+
+
+def test_computed_pairs_are_adjacent_first_and_seeded():
+    from ik_node.srdf import compute_disabled_pairs
+
+    robot = load_robot(PRIMITIVES)
+    pairs = compute_disabled_pairs(robot, samples=500, seed=1)
+    assert pairs[("arm", "base")] == "Adjacent" and pairs[("arm", "hand")] == "Adjacent"
+    assert pairs == compute_disabled_pairs(robot, samples=500, seed=1)
+
+
+@needs_erd
+def test_computed_panda_pairs_agree_with_its_srdf_where_they_must(panda):
+    """The Setup Assistant's reasons on our capsules: the SRDF's adjacent pairs are adjacent here
+    too, and a pair never in contact on our (larger) capsules is disabled in the SRDF as well."""
+    from ik_node.srdf import compute_disabled_pairs, disabled_pairs
+
+    reference = disabled_pairs(ROBOTS / "panda_description" / "srdf" / "panda.srdf", panda)
+    ours = compute_disabled_pairs(panda)
+    assert {p for p, r in reference.items() if r == "Adjacent"} <= {
+        p for p, r in ours.items() if r == "Adjacent"
+    }
+    assert {p for p, r in ours.items() if r == "Never"} <= set(reference)
