@@ -64,12 +64,13 @@ setup(
             # reachability maps' tests (test_reach.py): HDF5 files and a Dask LocalCluster
             "h5py",
             "dask[distributed]",
-            # collision models' tests (test_collision.py): meshes
+            # collision models' tests (test_collision.py): meshes (pycollada: trimesh's DAE reader)
             "trimesh",
+            "pycollada",
         ],
         "plot": ["matplotlib"],
-        # Collision models (ik_node.collision): reading STL, DAE and OBJ collision meshes.
-        "collision": ["trimesh"],
+        # Collision models (ik_node.collision): reading STL, OBJ and (pycollada) DAE meshes.
+        "collision": ["trimesh", "pycollada"],
         # Reachability maps (ik_node reach): HDF5 files (Reuleaux's layout), Dask clusters,
         # pictures and a progress bar.
         "reach": ["h5py", "dask[distributed]", "matplotlib", "tqdm"],

@@ -129,6 +129,19 @@ def test_relative_mesh_paths_resolve_against_the_urdf_file(tmp_path):
     assert model.geometry_volume[0] == pytest.approx(0.2 * 0.2 * 0.3)
 
 
+@needs_erd
+def test_a_dae_mesh_through_package_paths_is_enclosed(tmp_path):
+    pytest.importorskip("collada", reason="pycollada (trimesh's DAE reader) is not installed")
+    filename = "package://example-robot-data/robots/go1_description/meshes/hip.dae"
+    mesh = f'<mesh filename="{filename}" scale="1 2 1"/>'
+    urdf = f'<robot name="r"><link name="hip"><collision><geometry>{mesh}</geometry></collision></link>'
+    urdf += "</robot>"
+    robot = load_robot(urdf, package_paths=[SHARE])
+    model = collision_model(robot)
+    vertices = np.asarray(load_mesh(robot.collision_geometry["hip"][0], robot.package_paths).vertices)
+    assert len(vertices) > 1000 and _inside(model, "hip", vertices)[0]
+
+
 # ------------------------------------------------------------------ against coal on real meshes
 
 
