@@ -64,13 +64,16 @@ setup(
             # reachability maps' tests (test_reach.py): HDF5 files and a Dask LocalCluster
             "h5py",
             "dask[distributed]",
-            # collision models' tests (test_collision.py): meshes (pycollada: trimesh's DAE reader)
+            # collision models' tests (test_collision.py): meshes (pycollada: trimesh's DAE reader;
+            # scipy: trimesh's convex hulls)
             "trimesh",
             "pycollada",
+            "scipy",
         ],
         "plot": ["matplotlib"],
-        # Collision models (ik_node.collision): reading STL, OBJ and (pycollada) DAE meshes.
-        "collision": ["trimesh", "pycollada"],
+        # Collision models (ik_node.collision): reading STL, OBJ and (pycollada) DAE meshes, and
+        # their convex hulls (scipy's qhull, through trimesh).
+        "collision": ["trimesh", "pycollada", "scipy"],
         # Reachability maps (ik_node reach): HDF5 files (Reuleaux's layout), Dask clusters,
         # pictures and a progress bar.
         "reach": ["h5py", "dask[distributed]", "matplotlib", "tqdm"],
