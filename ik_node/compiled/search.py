@@ -189,7 +189,7 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
         method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
         max_joint_move if solve_type == SPEED else 0.0,
     )  # fmt: skip
-    np.random.seed(random_seed)
+    seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
     table_size = table_q.shape[0]
     target_features = np.empty(feature_spec.shape[0])
     seed_features = np.empty(feature_spec.shape[0])
@@ -260,6 +260,9 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
                 start[i] = seed[i]
             pending_seed = False
             continue
+        if not seeded:
+            np.random.seed(random_seed)
+            seeded = True
         for j in range(dof):
             draws[j] = np.random.random()
         if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
