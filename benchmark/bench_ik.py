@@ -52,6 +52,7 @@ IK_NODE_DIR = Path(ik_node.__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARK_DIR))
 
 import peers as peer_adapters  # noqa: E402  (benchmark/ is not a package)
+from machine import cpu_model  # noqa: E402
 
 LIMIT_SLACK = 1e-9  # rad or m: a joint this far past a limit still counts as within it
 WARMUP_SOLVES = 5  # untimed solves per solver and robot before the timed ones
@@ -456,15 +457,7 @@ def header(
     fk_name: str,
     peer_tolerance: str,
 ) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     from importlib.metadata import PackageNotFoundError, version
 
     versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]

@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import cpu_model  # (benchmark/, the script's directory)
 
 from ik_node.process import NodeProcess, ros_environment
 
@@ -82,16 +83,6 @@ def configure_environment(domain_id: int, log_dir: str) -> dict:
     )
     os.environ.update(environment)
     return environment
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _rotation(axis, angle: float) -> np.ndarray:

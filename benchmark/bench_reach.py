@@ -34,6 +34,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from machine import cpu_model  # (benchmark/, the script's directory)
 
 from ik_node import IKSolver, catalogue, load_robot
 from ik_node.reach import reachability_map
@@ -196,11 +197,7 @@ def main() -> None:
     parser.add_argument("--chain-samples", type=int, default=20000, help="targets per chain (20000)")
     arguments = parser.parse_args()
     case, robot = _robot(arguments.robot)
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-        "?",
-    )
-    print(f"machine: {cpu}, {len(os.sched_getaffinity(0))} usable CPUs")
+    print(f"machine: {cpu_model()}, {len(os.sched_getaffinity(0))} usable CPUs")
     print(
         f"map: {case.name} {case.base} -> {case.tips[0]}, resolution {arguments.resolution:g} m, "
         f"{arguments.orientations} orientations, {arguments.attempts} attempts, position screen"

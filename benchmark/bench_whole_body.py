@@ -85,6 +85,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from machine import cpu_model  # (benchmark/, the script's directory)
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -654,16 +655,7 @@ def versions() -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+    return f"{cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
 
 
 TABLE_HEADER = (
