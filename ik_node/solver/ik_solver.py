@@ -529,11 +529,7 @@ class IKSolver:
     def tip_poses(self, q) -> np.ndarray:
         """Poses (T, 4, 4) ``T_base_point`` of each tip's controlled point (its task's ``offset``,
         with the tip's axes) at configuration ``q`` (nq,)."""
-        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        tip_frames, tip_offsets = self.problem.task[0], self.problem.task[1]
-        points = poses[tip_frames].copy()
-        points[:, :3, 3] += np.einsum("tij,tj->ti", points[:, :3, :3], tip_offsets)
-        return points
+        return self.problem.points(self.tree.normalized(np.asarray(q, dtype=float)))
 
     def task_jacobian(self, q) -> np.ndarray:
         """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in

@@ -202,16 +202,25 @@ class Problem:
             np.ascontiguousarray(q, dtype=float),
         )
 
-    def jacobian(self, q: np.ndarray) -> np.ndarray:
-        """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""
+    def _evaluated(self, q: np.ndarray) -> tuple:
+        """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
+        controlled points (``[1]``), ready for :func:`kernels.jacobian_at`."""
         space = kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)))
-        jacobian = np.empty((len(self.rows), len(self.joints)))
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
         targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
         kernels.evaluate(
             self.tree_arrays, self.task, targets, np.ascontiguousarray(q, dtype=float), space, error, norms
         )
-        kernels.jacobian_at(self.tree_arrays, self.task, space, jacobian)
+        return space
+
+    def points(self, q: np.ndarray) -> np.ndarray:
+        """Poses (T, 4, 4) ``T_base_point`` of each tip's controlled point at ``q`` (nq,)."""
+        return self._evaluated(q)[1].copy()
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""
+        jacobian = np.empty((len(self.rows), len(self.joints)))
+        kernels.jacobian_at(self.tree_arrays, self.task, self._evaluated(q), jacobian)
         return jacobian
 
     def random_configurations(self, center: np.ndarray, draws: np.ndarray) -> np.ndarray:
