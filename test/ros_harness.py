@@ -107,13 +107,14 @@ class Client:
         self.spin_until(lambda: False, timeout=seconds)
 
     def wait_connected(self, timeout: float = 30.0) -> None:
-        """Until the node's goal and /joint_states subscriptions and its command publisher are
-        matched with ours (a message sent before that is lost)."""
+        """Until the node's goal and /joint_states subscriptions and its command and status
+        (/diagnostics) publishers are matched with ours (a message sent before that is lost)."""
         connected = self.spin_until(
             lambda: (
                 all(p.get_subscription_count() > 0 for p in self.goal_publishers.values())
                 and self.joint_state_publisher.get_subscription_count() > 0
                 and self.node.count_publishers(f"/{self.node_name}/joint_commands") > 0
+                and self.node.count_publishers("/diagnostics") > 0
             ),
             timeout,
         )
