@@ -7,6 +7,7 @@ The math core (:mod:`ik_node.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.so
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from .kinematics import KinematicTree
 from .model import Joint, Robot, load_robot
+from .obstacles import Obstacle
 from .solver import BatchResult, IKResult, IKSolver, SolverOptions, TipTask
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "IKSolver",
     "Joint",
     "KinematicTree",
+    "Obstacle",
     "Robot",
     "SolverOptions",
     "TargetError",
