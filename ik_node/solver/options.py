@@ -68,7 +68,7 @@ def bounds_text(low, high, kind: str = "double", unit: str = "") -> str:
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One scalar option: ``kind`` (``'double'``, ``'integer'`` or ``'string'``), the solver's
+    """One scalar option: ``kind`` (``'double'``, ``'integer'``, ``'string'`` or ``'bool'``), the solver's
     ``default``, ``unit``, an inclusive range ``low``-``high`` (None: no bound on that side) or
     ``choices``, ``optional`` (None accepted: the option is off), ``per_joint`` (the solver also
     takes ``{joint: value}`` or an array, each value in the range), ``node`` (also a node
@@ -98,6 +98,10 @@ class OptionSpec:
         (``integer``) type, never a bool; doubles must be finite."""
         what = what or self.name
         if value is None and self.optional:
+            return
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise IKNodeError(f"{what} must be true or false, got {_shown(value)}")
             return
         if self.choices:
             if not isinstance(value, str) or value not in self.choices:
@@ -152,6 +156,10 @@ OPTIONS = (
     OptionSpec("max_joint_move", "double", None, "a solution moving a joint farther than this from the "
                "seed is kept only if no nearer one is found within the time budget: no branch flips "
                "(0: off)", "rad or m", 0.0, 100.0, optional=True),
+    OptionSpec("self_collision", "bool", False, "answers never in self-collision (the link pairs of the "
+               "SRDF, else computed) nor in an obstacle: checked inside the solve", node=False),
+    OptionSpec("collision_margin", "double", 0.01, "link pairs (and obstacles) closer than this become "
+               "constraint rows of the step, held at this distance", "m", 0.0, 1.0, node=False),
 )  # fmt: skip
 #: :data:`OPTIONS` by name.
 OPTION_SPECS = {spec.name: spec for spec in OPTIONS}
@@ -322,6 +330,11 @@ class SolverOptions:
       the seed follow and the solution with the smallest largest move among the first
       ``NEAR_CANDIDATES`` found within the budget is returned (no branch flips while following a
       path).
+    * ``self_collision``: no answer in self-collision (the link pairs the SRDF leaves enabled,
+      ``srdf`` a path or the XML; else the pairs :func:`ik_node.srdf.compute_disabled_pairs`
+      leaves) nor in an ``obstacles`` entry (:class:`ik_node.Obstacle`, base frame; checked
+      whether or not ``self_collision`` is on); ``collision_margin`` [m]: pairs closer than
+      this become constraint rows of the step (:mod:`ik_node.compiled.contacts`).
     """
 
     tasks: Mapping | None = None
@@ -340,6 +353,10 @@ class SolverOptions:
     seed_table_size: int | None = _default("seed_table_size")
     random_seed: int = _default("random_seed")
     max_joint_move: float | None = _default("max_joint_move")
+    self_collision: bool = _default("self_collision")
+    collision_margin: float = _default("collision_margin")
+    srdf: object = None
+    obstacles: Sequence = ()
 
     def __post_init__(self):
         for spec in OPTIONS:
