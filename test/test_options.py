@@ -40,12 +40,18 @@ def test_the_option_names_are_unchanged():
         "seed_table_size",
         "random_seed",
         "max_joint_move",
+        "self_collision",
+        "collision_margin",
+        "srdf",
+        "obstacles",
     )
 
 
 def test_every_scalar_option_is_in_the_table_with_its_default():
     fields = {field.name: field.default for field in dataclasses.fields(SolverOptions)}
-    assert set(OPTION_SPECS) == set(fields) - {"tasks", "joint_weights", "lower", "upper", "rest_posture"}
+    assert set(OPTION_SPECS) == set(fields) - {
+        "tasks", "joint_weights", "lower", "upper", "rest_posture", "srdf", "obstacles"
+    }  # fmt: skip
     for spec in OPTIONS:
         assert fields[spec.name] == spec.default, spec.name
         spec.check(spec.default)  # a default passes its own check
