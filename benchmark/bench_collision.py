@@ -282,7 +282,9 @@ def run_case(case: CollisionCase, scene_name: str, arguments) -> CaseResult:
     with warnings.catch_warnings():  # URDF "unknown attribute" noise
         warnings.simplefilter("ignore")
         robot = load_robot(urdf, package_paths=[share])
-        plain = IKSolver(robot, case.base, case.tip, position_tolerance=tolerance, orientation_tolerance=tolerance)
+        plain = IKSolver(
+            robot, case.base, case.tip, position_tolerance=tolerance, orientation_tolerance=tolerance
+        )
     names = list(plain.joint_names)
     reference = ReferenceCollision(urdf, share, srdf, obstacles, base_link=case.base, joint_names=names)
     notes = []
@@ -353,9 +355,10 @@ def run_case(case: CollisionCase, scene_name: str, arguments) -> CaseResult:
 
 
 def header(arguments, started: datetime.datetime) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     import coal
     import pinocchio
-    from importlib.metadata import PackageNotFoundError, version
 
     versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
     versions += [f"pinocchio {pinocchio.__version__}", f"coal {coal.__version__}"]
@@ -409,9 +412,14 @@ def goal_lines(results: list[CaseResult]) -> list[str]:
     if not measured:
         return ["ik_node with collision checking: " + NOT_AVAILABLE]
     misses = [
-        f"{r.case.name}/{r.scene} {r.rows['ik_node collision'].colliding}" for r in measured if r.rows["ik_node collision"].colliding
+        f"{r.case.name}/{r.scene} {r.rows['ik_node collision'].colliding}"
+        for r in measured
+        if r.rows["ik_node collision"].colliding
     ]
-    lines.append("collision-checked answers in collision = 0: " + ("met" if not misses else "NOT met: " + ", ".join(misses)))
+    lines.append(
+        "collision-checked answers in collision = 0: "
+        + ("met" if not misses else "NOT met: " + ", ".join(misses))
+    )
     ratios = [(r, r.rows["ik_node collision"].mean() / r.rows["ik_node plain"].mean()) for r in measured]
     misses = [f"{r.case.name}/{r.scene} {ratio:.2f}" for r, ratio in ratios if ratio > GOAL_TIME_RATIO]
     lines.append(
@@ -424,17 +432,30 @@ def goal_lines(results: list[CaseResult]) -> list[str]:
         ours, theirs = r.rows["ik_node collision"], r.rows["trac_ik+check"]
         if not theirs.note and ours.free < theirs.free:
             misses.append(f"{r.case.name}/{r.scene} {ours.free} vs {theirs.free}")
-    lines.append("solved collision-free never below TRAC-IK + check: " + ("met" if not misses else "NOT met: " + ", ".join(misses)))
+    lines.append(
+        "solved collision-free never below TRAC-IK + check: "
+        + ("met" if not misses else "NOT met: " + ", ".join(misses))
+    )
     return lines
 
 
 def main() -> None:
     known = {case.name: case for case in CASES}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robots", nargs="+", metavar="NAME", default=list(DEFAULT_ROBOTS),
-                        help=f"subset of {list(known)} (default: {' '.join(DEFAULT_ROBOTS)})")  # fmt: skip
-    parser.add_argument("--scenes", nargs="+", metavar="NAME", default=None,
-                        help="obstacle scenes of the robots that have them: none table shelf (default: all)")  # fmt: skip
+    parser.add_argument(
+        "--robots",
+        nargs="+",
+        metavar="NAME",
+        default=list(DEFAULT_ROBOTS),
+        help=f"subset of {list(known)} (default: {' '.join(DEFAULT_ROBOTS)})",
+    )
+    parser.add_argument(
+        "--scenes",
+        nargs="+",
+        metavar="NAME",
+        default=None,
+        help="obstacle scenes of the robots that have them: none table shelf (default: all)",
+    )
     parser.add_argument("--samples", type=int, default=500, help="targets per robot and scene (500)")
     parser.add_argument("--timeout", type=float, default=0.005, help="budget per solve, s (0.005)")
     parser.add_argument("--tolerance", type=float, default=1e-5, help="m and rad (1e-5)")
@@ -478,7 +499,9 @@ def main() -> None:
     for result in results:
         reasons = result.rows["ik_node collision"].collision_reasons
         if reasons:
-            notes.append(f"{result.case.name}/{result.scene}: ik_node collision reason 'collision' {reasons} times")
+            notes.append(
+                f"{result.case.name}/{result.scene}: ik_node collision reason 'collision' {reasons} times"
+            )
     if notes:
         print()
         print("Notes")

@@ -33,6 +33,7 @@ Import has no side effects: pinocchio and coal are imported when a checker is bu
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -100,7 +101,9 @@ class ReferenceCollision:
         else:
             package_dirs = [str(entry) for entry in package_dir]
         self.model = pin.buildModelFromUrdf(urdf)
-        self.geometry = pin.buildGeomFromUrdf(self.model, urdf, pin.GeometryType.COLLISION, package_dirs)
+        with warnings.catch_warnings():  # "You passed package dir(s) via argument geometry_model ..."
+            warnings.simplefilter("ignore", UserWarning)
+            self.geometry = pin.buildGeomFromUrdf(self.model, urdf, pin.GeometryType.COLLISION, package_dirs)
         self.robot_geometries = self.geometry.ngeoms  # obstacles are appended after these
         self.geometry.addAllCollisionPairs()
         if srdf is not None:
@@ -177,9 +180,8 @@ class ReferenceCollision:
             for first, second in self._self_pairs
             if self.moved is None or first in self.moved or second in self.moved
         ]
-        pairs += [
-            (link, self.robot_geometries + index) for index in range(len(self.obstacles)) for link in sorted(moved)
-        ]
+        obstacle_indices = range(self.robot_geometries, self.robot_geometries + len(self.obstacles))
+        pairs += [(link, obstacle) for obstacle in obstacle_indices for link in sorted(moved)]
         for first, second in pairs:
             self.geometry.addCollisionPair(pin.CollisionPair(first, second))
         self.geometry_data = pin.GeometryData(self.geometry)
@@ -197,7 +199,9 @@ class ReferenceCollision:
                 raise ValueError("a vector configuration needs joint_names at construction; pass a mapping")
             vector = np.asarray(q, dtype=float).reshape(-1)
             if len(vector) != len(self.joint_names):
-                raise ValueError(f"expected {len(self.joint_names)} values ({self.joint_names}), got {len(vector)}")
+                raise ValueError(
+                    f"expected {len(self.joint_names)} values ({self.joint_names}), got {len(vector)}"
+                )
             values, slots = dict(zip(self.joint_names, vector)), self._slots
         configuration = self.neutral.copy()
         for name, value in values.items():
