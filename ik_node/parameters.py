@@ -5,7 +5,9 @@ and docs/node.md's table is checked. The parameters that are solver options (``m
 ``position_tolerance``, ...) take their kind, range or choices, unit and description from the
 options' own specification (:data:`ik_node.solver.options.OPTIONS`), so the node and the solver
 accept the same values. Per-joint and per-tip parameters are patterns (``{}``: the joint or tip
-name), declared when the robot description names the joints.
+name), declared when the robot description names the joints; per-obstacle ones
+(``obstacles.{}.type``, ``.size``, ``.pose``) for each name of ``obstacle_names``, at start-up
+(:func:`parameter_obstacles` makes them :class:`~ik_node.Obstacle` objects).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import array
 import math
 import numbers
+import re
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 
@@ -21,6 +25,8 @@ import yaml
 
 from .control import JointLayout
 from .errors import IKNodeError
+from .obstacles import KINDS as OBSTACLE_KINDS
+from .obstacles import Obstacle
 from .solver.options import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
 from .solver.options import TASK_KINDS as _TASK_KINDS
 
@@ -28,6 +34,7 @@ __all__ = [
     "JOINT_PARAMETERS",
     "MODES",
     "NODE_PARAMETERS",
+    "OBSTACLE_PARAMETERS",
     "NodeSettings",
     "ParameterSpec",
     "ROOT_JOINTS",
@@ -36,7 +43,9 @@ __all__ = [
     "PER_JOINT_OR_TIP",
     "check_values",
     "joint_parameter_defaults",
+    "obstacle_parameter_names",
     "overridden_names",
+    "parameter_obstacles",
     "spec_of",
 ]
 
@@ -213,6 +222,14 @@ NODE_PARAMETERS = (
           read_only=True),
     _spec("transform_timeout", "double", 0.05, "how long a goal in a TF frame outside the model waits "
           "for the latest transform when none is known at its stamp (needs tf2_ros)", "s", 0.0, 5.0),
+    _option("self_collision", "the obstacles (obstacle_names, ~/obstacles) are checked whether or not "
+            "it is on"),
+    _option("collision_margin"),
+    _spec("robot_description_semantic", "string", "", "SRDF XML (MoveIt's convention): its "
+          "<disable_collisions> pairs are not checked. Empty: the /robot_description_semantic topic "
+          "(transient local), else the pairs are computed as MoveIt's Setup Assistant does"),
+    _spec("obstacle_names", "string_array", None, "static obstacles in the base frame, each described "
+          "by obstacles.<name>.type, .size and .pose", read_only=True),
 )  # fmt: skip
 
 #: Per joint of the solver's chain (``{}``: the joint), declared when the robot is loaded; the
@@ -241,8 +258,29 @@ TIP_PARAMETERS = (
           "m", size=3),
 )  # fmt: skip
 
+#: The size values each obstacle type takes, in order [m].
+OBSTACLE_SIZES = {
+    "sphere": "[radius]",
+    "box": "[x, y, z] (edge lengths)",
+    "cylinder": "[radius, length]",
+    "capsule": "[radius, length]",
+}
+
+#: Per obstacle of ``obstacle_names`` (``{}``: its name), declared at start-up; the type and
+#: size have no default (required).
+OBSTACLE_PARAMETERS = (
+    _spec("obstacles.{}.type", "string", None, "the obstacle's shape (required)", choices=OBSTACLE_KINDS),
+    _spec("obstacles.{}.size", "double_array", None, "the obstacle's size (required): sphere [radius], box "
+          "[x, y, z] edge lengths, cylinder and capsule [radius, length] (the axis along the pose's z)",
+          "m"),
+    _spec("obstacles.{}.pose", "double_array", (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0), "the obstacle's "
+          "centre and orientation in the base frame: x y z [m], quaternion qx qy qz qw", size=7),
+)  # fmt: skip
+
 #: Prefixes of the per-joint and per-tip parameters.
 PER_JOINT_OR_TIP = tuple(sorted({spec.name.split("{}")[0] for spec in JOINT_PARAMETERS + TIP_PARAMETERS}))
+#: A name ``obstacle_names`` may hold: one token of a ROS parameter name.
+OBSTACLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
 def joint_parameter_defaults(tree) -> dict[str, object]:
@@ -271,7 +309,8 @@ def joint_parameter_defaults(tree) -> dict[str, object]:
 
 _BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 _PATTERNS = [
-    (spec.name.split("{}")[0], spec.name.split("{}")[1], spec) for spec in JOINT_PARAMETERS + TIP_PARAMETERS
+    (spec.name.split("{}")[0], spec.name.split("{}")[1], spec)
+    for spec in JOINT_PARAMETERS + TIP_PARAMETERS + OBSTACLE_PARAMETERS
 ]
 
 
@@ -315,6 +354,10 @@ class NodeSettings:
     hard_stop_singularity_threshold: float
     interactive_markers: bool
     transform_timeout: float  # [s]
+    self_collision: bool
+    collision_margin: float  # [m]
+    robot_description_semantic: str  # SRDF XML; empty: the topic's, else none
+    obstacle_names: tuple[str, ...]
     #: ``{tip: task}``, ``{tip: 'tip' or 'base'}``, ``{tip: (x, y, z)}`` [m] from
     #: ``tip_tasks.<tip>``, ``tip_task_axes.<tip>``, ``tip_offsets.<tip>`` (tips declared so far).
     tip_tasks: Mapping[str, str]
@@ -324,6 +367,8 @@ class NodeSettings:
     #: ``rest_posture.<joint>`` (joints declared so far).
     joint_weights: Mapping[str, float]
     rest_posture: Mapping[str, float]
+    #: The obstacles of ``obstacle_names`` (:func:`parameter_obstacles`), in the base frame.
+    obstacles: tuple[Obstacle, ...]
     #: Every value by its parameter name, for the limit merge (``joint_limits.<joint>.<key>``).
     values: Mapping[str, object]
 
@@ -345,6 +390,7 @@ class NodeSettings:
             tip_offsets={tip: tuple(float(x) for x in offset) for tip, offset in per("tip_offsets.").items()},
             joint_weights=per("joint_weights."),
             rest_posture=per("rest_posture."),
+            obstacles=parameter_obstacles(values),
             values=dict(values),
         )
 
@@ -374,11 +420,77 @@ def check_values(values: Mapping) -> None:
     malformed = [argument for argument in values.get("xacro_args") or () if ":=" not in argument]
     if malformed:
         raise IKNodeError(f"parameter xacro_args takes NAME:=VALUE entries, got {malformed}")
+    semantic = values.get("robot_description_semantic") or ""
+    check_semantic_description(semantic, "parameter robot_description_semantic")
+    parameter_obstacles(values)
     if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
         raise IKNodeError(
             "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "
             f"{values['lower_singularity_threshold']} and {values['hard_stop_singularity_threshold']}"
         )
+
+
+def check_semantic_description(text: str, source: str) -> None:
+    """Raise :class:`IKNodeError` naming ``source`` unless ``text`` is empty or well-formed XML
+    whose root is ``<robot>`` (an SRDF; its links are the solver's to check: unknown ones are
+    warned about and ignored)."""
+    if not text.strip():
+        return
+    try:
+        root = ElementTree.fromstring(text.strip().encode("utf-8"))
+    except ElementTree.ParseError as error:
+        raise IKNodeError(f"{source} is not well-formed SRDF XML: {error}") from None
+    if root.tag != "robot":
+        raise IKNodeError(f"{source} is not an SRDF: its root element is <{root.tag}>, not <robot>")
+
+
+def obstacle_parameter_names(name: str) -> tuple[str, ...]:
+    """The parameters of obstacle ``name``: ``obstacles.<name>.type``, ``.size``, ``.pose``."""
+    return tuple(spec.name.format(name) for spec in OBSTACLE_PARAMETERS)
+
+
+def check_obstacle_names(names) -> None:
+    """``obstacle_names``: distinct tokens of a parameter name (letters, digits, underscores,
+    starting with a letter); raises :class:`IKNodeError` naming the bad entry."""
+    for name in names or ():
+        if not OBSTACLE_NAME.match(name):
+            raise IKNodeError(
+                f"parameter obstacle_names: '{name}' is not usable in a parameter name (letters, digits and "
+                "underscores, starting with a letter)"
+            )
+    repeated = sorted({name for name in names or () if list(names).count(name) > 1})
+    if repeated:
+        raise IKNodeError(f"parameter obstacle_names lists {repeated} more than once")
+
+
+def parameter_obstacles(values: Mapping) -> tuple[Obstacle, ...]:
+    """The :class:`~ik_node.Obstacle` of each name of ``obstacle_names`` from its
+    ``obstacles.<name>.type``, ``.size`` [m] and ``.pose`` (x y z [m], quaternion qx qy qz qw, in
+    the base frame; a zero quaternion is refused); raises :class:`IKNodeError` naming the
+    parameter and the obstacle."""
+    names = values.get("obstacle_names") or ()
+    check_obstacle_names(names)
+    obstacles = []
+    for name in names:
+        kind, size, pose = (values.get(parameter) for parameter in obstacle_parameter_names(name))
+        for parameter, value in zip(obstacle_parameter_names(name), (kind, size, pose)):
+            if value is None:
+                raise IKNodeError(
+                    f"parameter {parameter} is required for obstacle '{name}' (listed in obstacle_names): "
+                    + (f"one of {list(OBSTACLE_KINDS)}" if parameter.endswith(".type") else
+                       "its size [m]: " + ", ".join(f"{k} {v}" for k, v in OBSTACLE_SIZES.items()))
+                )  # fmt: skip
+            spec_of(parameter).check(parameter, value)
+        try:
+            obstacles.append(
+                Obstacle(kind, tuple(float(x) for x in size), (tuple(pose[:3]), tuple(pose[3:])), name)
+            )
+        except IKNodeError as error:
+            raise IKNodeError(
+                f"parameters obstacles.{name}.*: {error} (size: {kind} {OBSTACLE_SIZES[kind]} [m]; pose: "
+                "x y z [m], qx qy qz qw)"
+            ) from None
+    return tuple(obstacles)
 
 
 def overridden_names(ros_arguments: Iterable[str], node_name: str = "ik_node") -> set[str]:

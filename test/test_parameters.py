@@ -21,18 +21,20 @@ from ik_node.parameters import (
     JOINT_PARAMETERS,
     KINDS,
     NODE_PARAMETERS,
+    OBSTACLE_PARAMETERS,
     TIP_PARAMETERS,
     NodeSettings,
     ParameterSpec,
     check_values,
     joint_parameter_defaults,
     overridden_names,
+    parameter_obstacles,
     spec_of,
 )
 from ik_node.solver import SolverOptions, TipTask
 from ik_node.solver.options import OPTION_SPECS, OPTIONS
 
-EVERY_SPEC = NODE_PARAMETERS + JOINT_PARAMETERS + TIP_PARAMETERS
+EVERY_SPEC = NODE_PARAMETERS + JOINT_PARAMETERS + TIP_PARAMETERS + OBSTACLE_PARAMETERS
 WITH_DEFAULT = [spec for spec in EVERY_SPEC if spec.default is not None]
 RANGED = [spec for spec in EVERY_SPEC if spec.low is not None or spec.high is not None]
 WITH_CHOICES = [spec for spec in EVERY_SPEC if spec.choices]
@@ -372,7 +374,8 @@ def test_overridden_names_of_an_empty_odd_or_broken_params_file_are_none(tmp_pat
 
 
 def test_node_settings_is_one_field_per_node_parameter_plus_the_mappings():
-    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "joint_weights", "rest_posture", "values")
+    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "joint_weights", "rest_posture", "obstacles")
+    extra += ("values",)
     assert NodeSettings.field_names() == tuple(spec.name for spec in NODE_PARAMETERS) + extra
 
 
@@ -605,6 +608,8 @@ def probe_values(spec: ParameterSpec) -> list:
     numbers, the choices and a non-choice."""
     if spec.choices:
         return [*spec.choices, "nonsense", spec.choices[0].upper(), ""]
+    if spec.kind == "bool":
+        return [True, False, 1, 0, "true", 0.0]
     if spec.kind == "integer":
         return [spec.low - 1, spec.low, spec.low + 1, spec.high - 1, spec.high, spec.high + 1, 2**40]
     low, high = spec.low, spec.high
@@ -641,6 +646,8 @@ def test_a_value_is_refused_by_the_parameter_exactly_when_the_solver_refuses_it(
         assert (node is None) == (solver is None), (value, node, solver)
         if node is not None:
             range_or_choices = str(list(spec.choices)) if spec.choices else bounds(spec)
+            if spec.kind == "bool":
+                range_or_choices = ""  # (node: 'must be a bool'; solver: 'must be true or false')
             for refusal in (node, solver):
                 assert spec.name in refusal and range_or_choices in refusal, refusal
 
@@ -649,3 +656,116 @@ def test_the_solver_takes_max_joint_move_0_as_off_as_the_node_does():
     assert SolverOptions(max_joint_move=0.0).max_joint_move is None
     assert SolverOptions(max_joint_move=0.5).max_joint_move == 0.5
     spec_of("max_joint_move").check("max_joint_move", 0.0)
+
+
+# ---------------------------------------------------------------- collisions: SRDF and obstacles
+
+SRDF = """<?xml version="1.0"?>
+<robot name="arm7"><disable_collisions link1="link1" link2="link2" reason="Adjacent"/></robot>"""
+
+
+def obstacle_values(**obstacles) -> dict:
+    """Default values with ``obstacle_names`` and each obstacle's ``type``, ``size``, ``pose``
+    (``{name: (type, size, pose)}``; pose None: the parameter's default)."""
+    values = default_values(obstacle_names=list(obstacles))
+    for name, (kind, size, pose) in obstacles.items():
+        values[f"obstacles.{name}.type"] = kind
+        values[f"obstacles.{name}.size"] = size
+        values[f"obstacles.{name}.pose"] = spec_of("obstacles.x.pose").default if pose is None else pose
+    return values
+
+
+def test_the_collision_parameters_are_declared_as_the_solver_s_options():
+    for name in ("self_collision", "collision_margin"):
+        assert spec_of(name).kind == OPTION_SPECS[name].kind
+    assert spec_of("self_collision").default is False
+    assert spec_of("collision_margin").unit == "m"
+    assert spec_of("robot_description_semantic").kind == "string"
+    assert not spec_of("robot_description_semantic").read_only  # a change rebuilds the solver
+    assert spec_of("obstacle_names").read_only  # (its obstacles' parameters are declared at start)
+
+
+@pytest.mark.parametrize(
+    "name, pattern",
+    [
+        ("obstacles.table.type", "obstacles.{}.type"),
+        ("obstacles.table.size", "obstacles.{}.size"),
+        ("obstacles.post_2.pose", "obstacles.{}.pose"),
+    ],
+)
+def test_the_obstacle_parameters_are_patterns_per_name(name, pattern):
+    assert spec_of(name).name == pattern
+
+
+def test_parameter_obstacles_of_each_type_in_the_base_frame():
+    turn = [0.0, 0.0, math.sin(math.pi / 4), math.cos(math.pi / 4)]  # a quarter turn about z
+    values = obstacle_values(
+        table=("box", [1.0, 0.6, 0.05], [0.5, 0.0, 0.2, *turn]),
+        ball=("sphere", [0.1], [0.3, 0.3, 0.3, 0.0, 0.0, 0.0, 1.0]),
+        post=("cylinder", [0.05, 1.0], None),
+        bar=("capsule", [0.02, 0.4], None),
+    )
+    check_values(values)
+    obstacles = NodeSettings.from_values(values).obstacles
+    assert [(o.name, o.kind, o.size) for o in obstacles] == [
+        ("table", "box", (1.0, 0.6, 0.05)),
+        ("ball", "sphere", (0.1,)),
+        ("post", "cylinder", (0.05, 1.0)),
+        ("bar", "capsule", (0.02, 0.4)),
+    ]
+    np.testing.assert_allclose(obstacles[0].pose[:3, 3], [0.5, 0.0, 0.2])
+    np.testing.assert_allclose(obstacles[0].pose[:3, 0], [0.0, 1.0, 0.0], atol=1e-12)  # x turned onto y
+    np.testing.assert_array_equal(obstacles[2].pose, np.eye(4))  # the default pose: the base's origin
+
+
+def test_no_obstacle_names_no_obstacles():
+    assert parameter_obstacles(default_values()) == ()
+    assert NodeSettings.from_values(default_values()).obstacles == ()
+
+
+@pytest.mark.parametrize(
+    "obstacle, refusal",
+    [
+        (("sphere", [0.1], [math.nan, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]), "parameter obstacles.ball.pose must be "
+         "finite"),
+        (("sphere", [0.1], [0.0] * 7), "obstacles.ball.*: obstacle 'ball': the orientation"),
+        (("sphere", [-0.1], None), "obstacles.ball.*: obstacle 'ball': radius must be finite and > 0"),
+        (("sphere", [0.1, 0.2], None), "obstacle 'ball': a sphere takes 1 size values"),
+        (("box", [0.1, 0.2], None), "a box takes 3 size values [m]"),
+        (("cone", [0.1], None), "parameter obstacles.ball.type must be one of ['sphere', 'box', 'capsule', "
+         "'cylinder']"),
+        (("sphere", [0.1], [0.0, 0.0, 0.0]), "parameter obstacles.ball.pose must have 7 values"),
+        (("sphere", [1], None), "parameter obstacles.ball.size must be a double array"),
+        ((None, [0.1], None), "parameter obstacles.ball.type is required for obstacle 'ball'"),
+        (("sphere", None, None), "parameter obstacles.ball.size is required for obstacle 'ball'"),
+    ],
+)  # fmt: skip
+def test_a_bad_obstacle_is_refused_naming_it_and_its_parameter(obstacle, refusal):
+    with pytest.raises(IKNodeError) as raised:
+        check_values(obstacle_values(ball=obstacle))
+    assert refusal in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "names, refusal",
+    [
+        (["table", "table"], "parameter obstacle_names lists ['table'] more than once"),
+        (["my.table"], "'my.table' is not usable in a parameter name"),
+        (["2nd"], "'2nd' is not usable"),
+        ([""], "'' is not usable"),
+    ],
+)
+def test_obstacle_names_must_be_distinct_parameter_name_tokens(names, refusal):
+    values = default_values(obstacle_names=names)
+    with pytest.raises(IKNodeError) as raised:
+        check_values(values)
+    assert refusal in str(raised.value)
+
+
+def test_the_srdf_parameter_takes_srdf_xml_or_nothing():
+    check_values(default_values(robot_description_semantic=SRDF))
+    check_values(default_values(robot_description_semantic=""))
+    with pytest.raises(IKNodeError, match=r"robot_description_semantic is not well-formed SRDF XML"):
+        check_values(default_values(robot_description_semantic="<robot><disable_collisions link1="))
+    with pytest.raises(IKNodeError, match=r"parameter robot_description_semantic is not an SRDF: .*<html>"):
+        check_values(default_values(robot_description_semantic="<html/>"))

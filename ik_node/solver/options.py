@@ -157,9 +157,9 @@ OPTIONS = (
                "seed is kept only if no nearer one is found within the time budget: no branch flips "
                "(0: off)", "rad or m", 0.0, 100.0, optional=True),
     OptionSpec("self_collision", "bool", False, "answers never in self-collision (the link pairs of the "
-               "SRDF, else computed) nor in an obstacle: checked inside the solve", node=False),
+               "SRDF, else computed) nor in an obstacle: checked inside the solve"),
     OptionSpec("collision_margin", "double", 0.01, "link pairs (and obstacles) closer than this become "
-               "constraint rows of the step, held at this distance", "m", 0.0, 1.0, node=False),
+               "constraint rows of the step, held at this distance", "m", 0.0, 1.0),
 )  # fmt: skip
 #: :data:`OPTIONS` by name.
 OPTION_SPECS = {spec.name: spec for spec in OPTIONS}
