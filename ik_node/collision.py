@@ -1,19 +1,33 @@
 """Collision model: a conservative approximation of each link's ``<collision>`` geometry.
 
-Each link with collision geometry gets **one capsule** (a segment ``a``-``b`` and a radius ``r``,
-in the link frame; a sphere when ``a = b``) that contains every one of its ``<collision>``
-elements: a distance between two approximations is never more than the distance between the
-real shapes, so a pair found apart here is apart on the robot.
+Each link with collision geometry gets **one to three capsules** (:data:`MAX_SHAPES_PER_LINK`;
+each a segment ``a``-``b`` and a radius ``r`` in the link frame, a sphere when ``a = b``) whose
+union contains every one of its ``<collision>`` elements: a distance between two approximations
+is never more than the distance between the real shapes, so a pair found apart here is apart on
+the robot.
 
-How it is fitted (:func:`enclosing_capsule`): each element becomes points and a padding radius
-whose Minkowski sum contains it — a mesh its vertices (the mesh lies in their convex hull), a box
-its 8 corners, a cylinder the corners of 16-gons circumscribed around its two end circles, a
-sphere its centre padded by its radius, a capsule its two end centres padded by its radius. The
-axis is the points' principal axis (largest eigenvector of their covariance); the radius is the
-largest distance of a padded point from the axis line (the axis passes through the centre of the
-points' bounding box across it); the end points are the tightest along the axis that keep every
-padded point inside the end caps. Convex capsules contain the convex hull of what they contain,
-so each element lies inside. A 1e-6 m allowance covers rounding.
+What is contained: every element as points padded by a radius whose convex hull contains it — a
+mesh its vertices, a box its 8 corners, a cylinder the prism on 16-gons circumscribed around its
+end circles, a sphere its centre padded by its radius, a capsule its two end centres padded by its
+radius. A link is cut into slabs by planes across its principal axis (largest eigenvector of the
+points' covariance); a slab's capsule holds the link's vertices inside the slab **and the points
+where the edges of its triangles (or of its box or prism) cross the slab's two planes**: the
+corners of every triangle clipped to the slab, so it contains the slab's part of the surface (a
+capsule is convex). That also holds the solid: a point inside a closed mesh lies between two of its
+surface's points in the plane across the axis through it, both in its slab. (Assigning whole
+triangles to the slab of their centroid would contain the surface only: a long triangle crossing
+the cut leaves interior points of a thin slab outside both capsules.) A mesh that is not closed is
+contained as a surface, as coal's mesh-mesh distance measures it. Spheres and capsules are never
+cut: each goes whole into the slab of its centre.
+
+How it is fitted (:func:`_link_shapes`): for ``k`` = 1 to :data:`MAX_SHAPES_PER_LINK` slabs, the
+cuts are moved by coordinate descent to the least total volume of :func:`enclosing_capsule` (along
+each piece's principal axis; radius and ends the smallest holding every padded point); a link of
+several elements also tries one piece per element, merged pairwise while more than allowed. The
+best pieces of each count are refit by :func:`_tight_capsule` (a compass search over the axis's
+direction and position on the pieces' convex hull vertices, which shrinks the Panda's single
+capsules by a third), and the link keeps the fewest capsules that more would not shrink by more
+than :data:`SPLIT_GAIN`. A 1e-6 m allowance on every radius covers rounding.
 
 Meshes (STL, DAE, OBJ) are read with ``trimesh`` (the ``collision`` extra), found through
 ``package://`` (``robot.package_paths``, then the ament index; see
@@ -24,6 +38,7 @@ per description (its SHA-256, the package paths): built once per process.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -49,17 +64,29 @@ SPHERE, CAPSULE = 0, 1
 #: [m] added to every fitted radius so that rounding never leaves a point outside
 ALLOWANCE = 1e-6
 _POLYGON_SIDES = 16
+#: most capsules a link gets: a pair of links costs up to its square in capsule-pair checks, and
+#: on the Panda, TALOS and UR5 the fourth capsule takes off less than a third capsule did
+MAX_SHAPES_PER_LINK = 3
+#: a link gets more capsules only when they hold this fraction less volume than fewer do: each
+#: extra capsule costs every pair the link is in another capsule-pair check
+SPLIT_GAIN = 0.15
+_CUT_CANDIDATES = 5  # positions tried for a cut between its neighbours
+_CUT_ROUNDS = 1  # passes of coordinate descent over the cuts
+_SEARCH_ANGLE, _SEARCH_ANGLE_END = 0.2, 2e-3  # [rad] first and last axis steps of the compass search
+_SEARCH_OFFSET = 0.25  # first offset step of the compass search, a fraction of the radius
 
 
 @dataclass(frozen=True, eq=False)
 class CollisionModel:
     """Per-link shapes as flat arrays (one row a shape, ready for compiled kernels).
 
-    ``link_names[i]`` owns shape ``i``: ``kind[i]`` (:data:`SPHERE` or :data:`CAPSULE`),
-    ``radius[i]`` [m], end points ``point_a[i]``, ``point_b[i]`` [m] in the link's frame (equal
-    for a sphere). ``volume[i]``: the shape's volume [m³]; ``geometry_volume[i]``: the volume of
-    the geometry it encloses (a mesh's own volume when it is watertight, else its convex hull's;
-    primitives exactly; the sum over the link's elements), ``nan`` when unknown.
+    ``link_names[i]`` owns shape ``i`` (a link's shapes are consecutive rows, at most
+    :data:`MAX_SHAPES_PER_LINK`): ``kind[i]`` (:data:`SPHERE` or :data:`CAPSULE`), ``radius[i]``
+    [m], end points ``point_a[i]``, ``point_b[i]`` [m] in the link's frame (equal for a sphere).
+    ``volume[i]``: the shape's volume [m³]; ``geometry_volume[i]``: shape ``i``'s share of the
+    volume of its link's geometry (a mesh's own volume when it is watertight once its vertices are
+    welded, else its convex hull's; primitives exactly; summed over the link's elements), shared in
+    proportion to the shapes' volumes, so that it sums over a link's shapes to the link's.
     """
 
     link_names: tuple[str, ...]
@@ -71,9 +98,12 @@ class CollisionModel:
     geometry_volume: np.ndarray = field(repr=False)
 
     def overshoot(self) -> dict[str, float]:
-        """{link: shape volume / geometry volume} (1 is a perfect fit)."""
+        """{link: its shapes' volume / its geometry's volume} (1 is a perfect fit; shapes that
+        overlap count their overlap twice)."""
         return {
-            link: float(self.volume[i] / self.geometry_volume[i]) for i, link in enumerate(self.link_names)
+            link: float(self.volume[shapes].sum() / self.geometry_volume[shapes].sum())
+            for link in dict.fromkeys(self.link_names)
+            for shapes in [self.shapes_of(link)]
         }
 
     def shapes_of(self, link: str) -> list[int]:
@@ -95,30 +125,27 @@ def collision_model(robot, package_paths: Sequence[str] | None = None) -> Collis
         warnings.warn(f"URDF: {problem}", stacklevel=2)
     rows = []
     for link in robot.links:
-        padded, geometry_volume = [], 0.0
-        for geometry in robot.collision_geometry.get(link, ()):
-            found = _padded_points(geometry, paths)
-            if found is not None:
-                padded.append(found[:2])
-                geometry_volume += found[2]
-        if padded:
-            points = np.concatenate([points for points, _ in padded])
-            pads = np.concatenate([np.full(len(points), pad) for points, pad in padded])
-            a, b, radius = enclosing_capsule(points, pads)
-            rows.append((link, a, b, radius, geometry_volume))
+        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
+        elements = [element for element in elements if element is not None]
+        if not elements:
+            continue
+        shapes = _link_shapes(elements)
+        geometry_volume = sum(element.volume for element in elements)
+        shapes_volume = sum(shape[3] for shape in shapes)
+        for a, b, radius, volume in shapes:
+            rows.append((link, a, b, radius, volume, geometry_volume * volume / shapes_volume))
     count = len(rows)
-    radius = np.array([row[3] for row in rows], dtype=float).reshape(count)
     point_a = np.array([row[1] for row in rows], dtype=float).reshape(count, 3)
     point_b = np.array([row[2] for row in rows], dtype=float).reshape(count, 3)
     length = np.linalg.norm(point_b - point_a, axis=1)
     model = CollisionModel(
         link_names=tuple(row[0] for row in rows),
         kind=np.where(length > 0.0, CAPSULE, SPHERE).astype(np.int64),
-        radius=radius,
+        radius=np.array([row[3] for row in rows], dtype=float).reshape(count),
         point_a=point_a,
         point_b=point_b,
-        volume=math.pi * radius**2 * length + 4.0 / 3.0 * math.pi * radius**3,
-        geometry_volume=np.array([row[4] for row in rows], dtype=float).reshape(count),
+        volume=np.array([row[4] for row in rows], dtype=float).reshape(count),
+        geometry_volume=np.array([row[5] for row in rows], dtype=float).reshape(count),
     )
     if robot.description_hash is not None:
         _cache[key] = model
@@ -147,9 +174,27 @@ def _mesh_path(geometry, package_paths: Sequence[str]) -> Path:
     return path
 
 
-def _padded_points(geometry, package_paths: Sequence[str]) -> tuple[np.ndarray, float, float] | None:
-    """(points in the link frame, padding radius, enclosed volume) containing ``geometry``; None
-    (warned, naming the link and the path) for a mesh that cannot be read."""
+@dataclass(frozen=True, eq=False)
+class _Element:
+    """One ``<collision>`` element in the link frame: ``points`` [m] each padded by ``pad`` [m],
+    whose convex hull contains it; ``edges`` (index pairs into ``points``) when it is a surface of
+    triangles or a convex polytope that slabs may cut (mesh, box, the cylinder's prism), ``None``
+    for a sphere or a capsule (kept whole); ``volume`` [m³] of the real element."""
+
+    points: np.ndarray
+    pad: float
+    edges: np.ndarray | None
+    volume: float
+
+
+#: the 12 edges of the box whose corners are ``_BOX_SIGNS``: corners differing in one sign
+_BOX_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+_BOX_EDGES = np.array([(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1])
+
+
+def _element(geometry, package_paths: Sequence[str]) -> _Element | None:
+    """The :class:`_Element` of ``geometry``; None (warned, naming the link and the path) for a
+    mesh that cannot be read."""
     kind, size = geometry.kind, geometry.size
     if kind == "mesh":
         try:
@@ -161,12 +206,18 @@ def _padded_points(geometry, package_paths: Sequence[str]) -> tuple[np.ndarray, 
                 stacklevel=4,
             )
             return None
-        volume = abs(mesh.volume) if mesh.is_watertight else mesh.convex_hull.volume
-        local, pad = np.asarray(mesh.vertices, dtype=float), 0.0
+        local, inverse = np.unique(np.asarray(mesh.vertices, dtype=float), axis=0, return_inverse=True)
+        faces = inverse.reshape(-1)[np.asarray(mesh.faces)]
+        edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+        edges = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0)
+        welded = mesh.copy()
+        welded.merge_vertices()  # an STL repeats each triangle's vertices: never watertight as read
+        volume = abs(welded.volume) if welded.is_watertight else welded.convex_hull.volume
+        pad = 0.0
     elif kind == "box":
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
-        local, pad, volume = signs * (np.asarray(size) / 2.0), 0.0, float(np.prod(size))
-    elif kind == "cylinder":
+        local, pad, volume = _BOX_SIGNS * (np.asarray(size) / 2.0), 0.0, float(np.prod(size))
+        edges = _BOX_EDGES
+    elif kind == "cylinder":  # the prism on 16-gons circumscribed around the end circles
         radius, length = size
         angles = np.arange(_POLYGON_SIDES) * 2.0 * math.pi / _POLYGON_SIDES
         ring = (
@@ -175,41 +226,249 @@ def _padded_points(geometry, package_paths: Sequence[str]) -> tuple[np.ndarray, 
         local = np.concatenate(
             [np.column_stack([ring, np.full(len(ring), z)]) for z in (-length / 2.0, length / 2.0)]
         )
+        around = np.arange(_POLYGON_SIDES)
+        following = (around + 1) % _POLYGON_SIDES
+        edges = np.concatenate(
+            [
+                np.column_stack([around, following]),  # bottom ring
+                np.column_stack([around, following]) + _POLYGON_SIDES,  # top ring
+                np.column_stack([around, around + _POLYGON_SIDES]),  # sides
+            ]
+        )
         pad, volume = 0.0, math.pi * radius**2 * length
     elif kind == "sphere":
         local, pad, volume = np.zeros((1, 3)), size[0], 4.0 / 3.0 * math.pi * size[0] ** 3
+        edges = None
     else:  # capsule
         radius, length = size
         local = np.array([[0.0, 0.0, -length / 2.0], [0.0, 0.0, length / 2.0]])
         pad, volume = radius, math.pi * radius**2 * length + 4.0 / 3.0 * math.pi * radius**3
+        edges = None
     origin = geometry.origin
-    return local @ origin[:3, :3].T + origin[:3, 3], float(pad), float(volume)
+    points = local @ origin[:3, :3].T + origin[:3, 3]
+    return _Element(points=points, pad=float(pad), edges=edges, volume=float(volume))
+
+
+def _capsule_volume(a: np.ndarray, b: np.ndarray, radius: float) -> float:
+    return math.pi * radius**2 * float(np.linalg.norm(b - a)) + 4.0 / 3.0 * math.pi * radius**3
+
+
+def _fit(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """:func:`enclosing_capsule` and its volume [m³]."""
+    a, b, radius = enclosing_capsule(points, pads)
+    return a, b, radius, _capsule_volume(a, b, radius)
+
+
+def _link_shapes(elements: list[_Element]) -> list[tuple[np.ndarray, np.ndarray, float, float]]:
+    """A link's capsules ``(a, b, radius, volume)``: the fewest of the candidates below whose
+    volume no candidate with more shapes (up to :data:`MAX_SHAPES_PER_LINK`) undercuts by more
+    than :data:`SPLIT_GAIN`.
+
+    Candidates, each a split of the link's geometry into pieces (``(points, pads)``), compared by
+    the volume of :func:`enclosing_capsule` around each piece, the best of each count then refit
+    by :func:`_tight_capsule`: the link cut into ``k`` slabs across its principal axis
+    (:func:`_slab_pieces`, the cuts placed by :func:`_best_cuts`), ``k`` = 1 (every element in
+    one piece) to :data:`MAX_SHAPES_PER_LINK`; and, for a link of several elements, one piece per
+    element, merged pairwise (the pair whose merged capsule adds least volume first) down to one."""
+    points = np.concatenate([element.points for element in elements])
+    pads = np.concatenate([np.full(len(element.points), element.pad) for element in elements])
+    best = {1: [(points, pads)]}  # count: pieces
+    if len(points) > 1 and np.ptp(points, axis=0).max() > 0.0:
+        axis = np.linalg.eigh(np.cov((points - points.mean(axis=0)).T))[1][:, -1]
+        for count in range(2, MAX_SHAPES_PER_LINK + 1):
+            pieces = _best_cuts(elements, axis, count)
+            if pieces is not None:
+                best[count] = pieces
+    if len(elements) > 1:
+        pieces = [(element.points, np.full(len(element.points), element.pad)) for element in elements]
+        volumes = [_fit(*piece)[3] for piece in pieces]
+        while len(pieces) > 1:
+            if len(pieces) <= MAX_SHAPES_PER_LINK and (
+                len(pieces) not in best or sum(volumes) < sum(_fit(*piece)[3] for piece in best[len(pieces)])
+            ):
+                best[len(pieces)] = list(pieces)
+            merged = {}
+            for i, j in itertools.combinations(range(len(pieces)), 2):
+                union = tuple(np.concatenate([pieces[i][k], pieces[j][k]]) for k in (0, 1))
+                merged[i, j] = (union, _fit(*union)[3])
+            i, j = min(merged, key=lambda pair: merged[pair][1] - volumes[pair[0]] - volumes[pair[1]])
+            pieces = [piece for k, piece in enumerate(pieces) if k not in (i, j)] + [merged[i, j][0]]
+            volumes = [volume for k, volume in enumerate(volumes) if k not in (i, j)] + [merged[i, j][1]]
+    chosen = None
+    for count in sorted(best):
+        shapes = [_tight_capsule(*piece) for piece in best[count]]
+        if chosen is None or _total(shapes) < (1.0 - SPLIT_GAIN) * _total(chosen):
+            chosen = shapes
+    return chosen
+
+
+def _total(shapes) -> float:
+    return sum(shape[3] for shape in shapes)
+
+
+def _slab_pieces(elements: list[_Element], axis: np.ndarray, cuts: Sequence[float]):
+    """The link's geometry between consecutive planes ``x · axis = cut``, as ``(points, pads)``
+    per slab (an empty slab left out): a polytope or triangle surface by its vertices inside the
+    slab and its edges' crossings of the slab's two planes (the corners of every triangle or
+    polytope clipped to the slab); a sphere or a capsule whole, in the slab of its centre."""
+    bounds = [-math.inf, *cuts, math.inf]
+    heights = [element.points @ axis for element in elements]
+    crossings = []  # per cut, per element: where the element's edges cross the plane
+    for cut in cuts:
+        row = []
+        for element, height in zip(elements, heights, strict=True):
+            if element.edges is None:
+                row.append(np.empty((0, 3)))
+                continue
+            first, second = height[element.edges[:, 0]] - cut, height[element.edges[:, 1]] - cut
+            crossing = first * second < 0.0
+            fraction = (first[crossing] / (first[crossing] - second[crossing]))[:, None]
+            start, end = element.points[element.edges[crossing, 0]], element.points[element.edges[crossing, 1]]
+            row.append(start + fraction * (end - start))
+        crossings.append(row)
+    pieces = []
+    for slab in range(len(bounds) - 1):
+        lower, upper = bounds[slab], bounds[slab + 1]
+        parts, part_pads = [], []
+        for index, (element, height) in enumerate(zip(elements, heights, strict=True)):
+            if element.edges is None:
+                middle = float(height.mean())
+                if lower <= middle < upper or (upper == math.inf and middle >= lower):
+                    parts.append(element.points)
+                    part_pads.append(np.full(len(element.points), element.pad))
+                continue
+            found = [element.points[(height >= lower) & (height <= upper)]]
+            if slab > 0:
+                found.append(crossings[slab - 1][index])
+            if slab < len(cuts):
+                found.append(crossings[slab][index])
+            found = np.concatenate(found)
+            parts.append(found)
+            part_pads.append(np.full(len(found), element.pad))
+        if sum(len(part) for part in parts):
+            pieces.append((np.concatenate(parts), np.concatenate(part_pads)))
+    return pieces
+
+
+def _best_cuts(elements: list[_Element], axis: np.ndarray, count: int):
+    """The pieces of :func:`_slab_pieces` in ``count`` slabs across ``axis``, the cuts placed by
+    coordinate descent (each cut in turn moved to the best of :data:`_CUT_CANDIDATES` even
+    positions between its neighbours; :data:`_CUT_ROUNDS` rounds) from even spacing; None when
+    some slab is empty."""
+    heights = np.concatenate([element.points @ axis for element in elements])
+    low, high = float(heights.min()), float(heights.max())
+    cuts = list(np.linspace(low, high, count + 1)[1:-1])
+
+    def volume_of(cuts):
+        pieces = _slab_pieces(elements, axis, cuts)
+        return sum(_fit(*piece)[3] for piece in pieces) if len(pieces) == count else math.inf
+
+    best = volume_of(cuts)
+    for _ in range(_CUT_ROUNDS):
+        for index in range(len(cuts)):
+            below = low if index == 0 else cuts[index - 1]
+            above = high if index == len(cuts) - 1 else cuts[index + 1]
+            for candidate in np.linspace(below, above, _CUT_CANDIDATES + 2)[1:-1]:
+                trial = cuts[:index] + [float(candidate)] + cuts[index + 1 :]
+                volume = volume_of(trial)
+                if volume < best:
+                    best, cuts = volume, trial
+    return _slab_pieces(elements, axis, cuts) if best < math.inf else None
 
 
 def enclosing_capsule(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """End points ``a``, ``b`` and radius ``r`` of a capsule containing every ball
-    ``(points[i], pads[i])`` (see the module's docstring for the fit)."""
+    ``(points[i], pads[i])``: along the points' principal axis (see the module's docstring)."""
     points = np.asarray(points, dtype=float)
     pads = np.asarray(pads, dtype=float)
+    centre, axes = _principal_axes(points)
+    a, b, radius, _ = _capsules_about(points, pads, centre[None], axes[None, :, -1])
+    return a[0], b[0], float(radius[0])
+
+
+def _principal_axes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The centre of the points' bounding box in their principal frame, and that frame's axes
+    (columns, the largest spread last; the identity for a single point)."""
     centre = points.mean(axis=0)
     if len(points) > 1 and np.ptp(points, axis=0).max() > 0.0:
-        _, vectors = np.linalg.eigh(np.cov((points - centre).T))
-        axis = vectors[:, -1]
-        across = vectors[:, :2]
+        axes = np.linalg.eigh((points - centre).T @ (points - centre))[1]
     else:
-        axis, across = np.array([0.0, 0.0, 1.0]), np.eye(3)[:, :2]
-    sideways = (points - centre) @ across
-    centre = centre + across @ ((sideways.min(axis=0) + sideways.max(axis=0)) / 2.0)
-    along = (points - centre) @ axis
-    radial = np.linalg.norm((points - centre) - np.outer(along, axis), axis=1)
-    radius = float(np.max(radial + pads)) + ALLOWANCE
+        axes = np.eye(3)
+    spread = (points - centre) @ axes
+    return centre + axes @ ((spread.min(axis=0) + spread.max(axis=0)) / 2.0), axes
+
+
+def _capsules_about(points, pads, centres, axes):
+    """For each line through ``centres[k]`` along the unit vector ``axes[k]`` (arrays ``(m, 3)``):
+    the smallest capsule on it containing every ball ``(points[i], pads[i])``, as arrays ``a``,
+    ``b`` ``(m, 3)``, ``radius`` and ``volume`` ``(m,)``."""
+    offsets = points[None, :, :] - centres[:, None, :]
+    along = np.einsum("mnk,mk->mn", offsets, axes)
+    radial = np.linalg.norm(offsets - along[..., None] * axes[:, None, :], axis=2)
+    radius = np.max(radial + pads, axis=1) + ALLOWANCE
     # a padded point at (along t, radial ρ) lies in the cap round end b at s when
     # (t - s)² + ρ² <= (r - pad)²: s >= t - sqrt((r - pad)² - ρ²), and likewise for end a
-    room = np.sqrt(np.maximum((radius - pads) ** 2 - radial**2, 0.0))
-    end, start = float(np.max(along - room)), float(np.min(along + room))
-    if start > end:  # every point fits in one sphere on the axis
-        start = end = (start + end) / 2.0
-    return centre + start * axis, centre + end * axis, radius
+    room = np.sqrt(np.maximum((radius[:, None] - pads) ** 2 - radial**2, 0.0))
+    end, start = np.max(along - room, axis=1), np.min(along + room, axis=1)
+    middle = (start + end) / 2.0  # when start > end every point fits in one sphere on the axis
+    start, end = np.where(start > end, middle, start), np.where(start > end, middle, end)
+    volume = math.pi * radius**2 * (end - start) + 4.0 / 3.0 * math.pi * radius**3
+    return centres + start[:, None] * axes, centres + end[:, None] * axes, radius, volume
+
+
+def _tight_capsule(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``(a, b, radius, volume)`` of a capsule containing every ball ``(points[i], pads[i])``,
+    smaller than :func:`enclosing_capsule`'s: a compass search over the axis's direction and its
+    offset across (each step tried both ways along two directions across the axis, halved when
+    none shrinks the volume; :func:`_capsules_about` gives radius and ends), from the best of the
+    points' and their convex hull's principal axes, on the hull's vertices (a capsule containing
+    those contains them all)."""
+    points, pads = np.asarray(points, dtype=float), np.asarray(pads, dtype=float)
+    starts = [_principal_axes(points)]
+    points, pads = _hull_points(points, pads)
+    centre, axes = _principal_axes(points)
+    starts += [(centre, axes[:, k]) for k in (2, 1, 0)]
+    starts[0] = (starts[0][0], starts[0][1][:, -1])
+    a, b, radius, volume = _capsules_about(
+        points, pads, np.array([start[0] for start in starts]), np.array([start[1] for start in starts])
+    )
+    best = int(np.argmin(volume))
+    axis, centre = starts[best][1], starts[best][0]
+    result = (a[best], b[best], float(radius[best]), float(volume[best]))
+    angle, offset = _SEARCH_ANGLE, _SEARCH_OFFSET * result[2]
+    while angle > _SEARCH_ANGLE_END:
+        across = np.linalg.svd(axis[None, :])[2][1:]  # two unit vectors across the axis
+        steps = np.concatenate([across, -across])
+        trial_axes = axis + angle * steps
+        trial_axes = np.concatenate([trial_axes / np.linalg.norm(trial_axes, axis=1, keepdims=True),
+                                     np.tile(axis, (4, 1))])  # fmt: skip
+        trial_centres = np.concatenate([np.tile(centre, (4, 1)), centre + offset * steps])
+        a, b, radius, volume = _capsules_about(points, pads, trial_centres, trial_axes)
+        best = int(np.argmin(volume))
+        if volume[best] < result[3]:
+            axis, centre = trial_axes[best], trial_centres[best]
+            result = (a[best], b[best], float(radius[best]), float(volume[best]))
+        else:
+            angle, offset = angle / 2.0, offset / 2.0
+    return result
+
+
+def _hull_points(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points (and their pads) on the convex hull of the points of each pad: a ball centred
+    inside the hull of balls of its radius is inside their hull. All of them if qhull fails."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    kept_points, kept_pads = [], []
+    for pad in np.unique(pads):
+        group = points[pads == pad]
+        if len(group) > 4:
+            try:
+                group = group[ConvexHull(group).vertices]
+            except (QhullError, ValueError):  # flat or degenerate: keep them all
+                pass
+        kept_points.append(group)
+        kept_pads.append(np.full(len(group), pad))
+    return np.concatenate(kept_points), np.concatenate(kept_pads)
 
 
 def segment_distances(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndarray) -> np.ndarray:
