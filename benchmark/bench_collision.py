@@ -20,8 +20,8 @@ Rows:
   (c) TRAC-IK then the reference check, restarting from uniform random seeds while the same
       budget lasts (how CPU solvers are used with a collision checker, e.g. MoveIt's IK callback):
       solved collision-free %, mean time (the checks included). TRAC-IK's timeout is fixed when it
-      is built, so the retries use the largest of TRAC-IK instances with budget / 2^k (k = 0..4)
-      that fits in what is left.
+      is built, so the first call gets the whole budget and each retry the largest of TRAC-IK
+      instances with budget / 2^k (k = 0..4) that fits in what is left.
 
 Robots (example-robot-data, each with an SRDF; chosen because the arm can reach its own body):
   panda            panda_link0 -> panda_hand (fingers below the tip are checked too)
@@ -155,14 +155,15 @@ class Row:
     times: list = field(default_factory=list)  # s per call, failures included
     solved: int = 0  # claimed and confirmed by the FK/limits check
     colliding: int = 0  # ... of which in collision by the reference
-    collision_reasons: int = 0  # reason == "collision" (ik_node with collision checking)
+    failures: dict = field(default_factory=dict)  # {reason: count} of the unsolved (ik_node)
     note: str = ""  # instead of figures when the row could not run
 
     def add(self, elapsed: float, solved: bool, colliding: bool, reason: str = "") -> None:
         self.times.append(elapsed)
         self.solved += solved
         self.colliding += solved and colliding
-        self.collision_reasons += reason == "collision"
+        if not solved and reason:
+            self.failures[reason] = self.failures.get(reason, 0) + 1
 
     @property
     def count(self) -> int:
@@ -208,9 +209,8 @@ class TracIKWithCheck:
     def solve(self, target: np.ndarray, seed: np.ndarray) -> np.ndarray | None:
         deadline = time.perf_counter() + self.timeout
         current = seed
+        fitting = [self.ladder[0][1]]  # the first call gets the whole budget
         while True:
-            remaining = deadline - time.perf_counter()
-            fitting = [runner for budget, runner in self.ladder if budget <= remaining]
             if not fitting:
                 return None
             self.attempts += 1
@@ -220,6 +220,8 @@ class TracIKWithCheck:
                     return q
                 self.rejected += 1
             current = self.rng.uniform(self.lower, self.upper)
+            remaining = deadline - time.perf_counter()
+            fitting = [runner for budget, runner in self.ladder if budget <= remaining]
 
 
 def collision_targets(rng, solver: IKSolver, reference, count: int) -> tuple[list[np.ndarray], int]:
@@ -371,6 +373,7 @@ def header(arguments, started: datetime.datetime) -> str:
             f"date: {started.isoformat(timespec='seconds')}",
             f"machine: {cpu_model()}, {platform.system()} {platform.release()}",
             "versions: " + ", ".join(versions),
+            f"ik_node: {bench_ik.IK_NODE_DIR} (sources sha256 {bench_ik.source_digest()})",
             f"protocol: {arguments.samples} collision-free random in-limit configurations per robot and "
             f"scene (seed {arguments.seed}), seeded at the rest posture (mid-limits), timeout "
             f"{arguments.timeout * 1e3:g} ms, tolerance {arguments.tolerance:g} m / rad, "
@@ -497,11 +500,11 @@ def main() -> None:
         print(f"  {line}")
     notes = [note for result in results for note in result.notes]
     for result in results:
-        reasons = result.rows["ik_node collision"].collision_reasons
-        if reasons:
-            notes.append(
-                f"{result.case.name}/{result.scene}: ik_node collision reason 'collision' {reasons} times"
-            )
+        for label in ("ik_node plain", "ik_node collision"):
+            failures = result.rows[label].failures
+            if failures:
+                counts = ", ".join(f"{reason} {count}" for reason, count in sorted(failures.items()))
+                notes.append(f"{result.case.name}/{result.scene}: {label} failures by reason: {counts}")
     if notes:
         print()
         print("Notes")
