@@ -10,6 +10,7 @@ import numpy as np
 from ..jit import kernel, monotonic_ns
 from .bundles import (
     CCD,
+    COLLISION,
     CONVERGED,
     DEADLINE,
     DLS,
@@ -26,7 +27,7 @@ from .bundles import (
 )
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
-from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, limited_step, method_step
+from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
 from .tasks import evaluate, evaluation_workspace, jacobian_at
 
 #: An attempt stalls when its cost has not halved within this many iterations.
@@ -139,7 +140,7 @@ def posture_refinement(
     004's "J with control term", :func:`null_space_motion`), applied with the limits; that leaves
     the task unchanged to first order only, so the candidate is corrected back within tolerance
     (:func:`_task_restored`) and kept only if it is and its posture cost fell; else the step is
-    halved (``POSTURE_HALVINGS`` times). Stops when no step is kept, the cost falls by less than
+    halved (``POSTURE_HALVINGS`` times); a candidate in collision is never kept. Stops when no step is kept, the cost falls by less than
     ``POSTURE_SETTLED`` of itself, the budget is used or the clock passes ``deadline`` [ns].
     Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
     found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
@@ -196,7 +197,7 @@ def posture_refinement(
                 candidate_norms,
                 work,
                 step,
-            ):
+            ) and space[5][0][1] <= 0.0:  # (and collision-free: the penetration of its evaluation)
                 candidate_cost = posture_cost(candidate, joints, coordinates)
                 if candidate_cost < cost and (
                     move_bound <= 0.0
@@ -223,12 +224,16 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
     its per-tip errors). Returns (outcome, iterations).
 
-    Each iteration: the candidate of the method's step (:func:`method_step`) is kept only if
-    ``E = e^T e / 2`` decreases (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a factor
-    that doubles while refusals repeat; a refused CCD sweep ends the attempt). Outcomes:
-    ``CONVERGED``; ``STUCK`` (``mu`` past ``MU_MAX``, or stationary: a local minimum);
-    ``STALLED`` (``E`` not halved in ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE`` (the
-    clock passed ``deadline`` [ns]).
+    Each iteration: the candidate of the method's step (:func:`method_step`) is kept only if it
+    is better (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a factor that doubles
+    while refusals repeat; a refused CCD sweep ends the attempt). Better, with the task's
+    collision pairs' penetration ``P`` (the summed overlap [m], 0 when collision-free): ``P``
+    falls, or does not grow while ``E = e^T e / 2`` falls; a collision-free ``q`` only ever moves
+    to collision-free candidates. Outcomes: ``CONVERGED`` (every tip within tolerance and
+    ``P = 0``); ``STUCK`` (``mu`` past ``MU_MAX``, or stationary: a local minimum); ``STALLED``
+    (neither ``E`` halved nor ``P`` fell in ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE``
+    (the clock passed ``deadline`` [ns]); ``COLLISION`` in place of the first three and
+    ``ITERATIONS`` when the tips were within tolerance at some ``q`` in collision.
 
     With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
     secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
@@ -250,13 +255,15 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     candidate = np.empty(q.shape[0])
     step = np.empty(dof)
     work = step_workspace(rows_count, dof)
+    constraint = constraint_workspace(task, rows_count, dof)
     min_damping2 = min_damping * min_damping
 
-    evaluate(tree, task, targets, q, space, error, norms)
+    penetration = evaluate(tree, task, targets, q, space, error, norms)
     posture_budget = 0
     if (method == DLS or method == PINV) and primary_rows == 0:
         posture_budget = min(POSTURE_ITERATIONS, max_iterations)
-    if _within_tolerance(norms, tolerances, rows, rows_count):
+    within = _within_tolerance(norms, tolerances, rows, rows_count)
+    if within and penetration <= 0.0:
         return CONVERGED, posture_refinement(
             tree,
             task,
@@ -270,22 +277,28 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
             q,
             norms,
         )
+    blocked = within  # (within tolerance, in collision)
     cost = _cost(error, primary_rows)
     jacobian_at(tree, task, space, jacobian)
     mu, growth = MU_INITIAL, 2.0
     checkpoint_cost, since_checkpoint = cost, 0
+    outcome, used = ITERATIONS, max_iterations
     for iteration in range(1, max_iterations + 1):
         if mu > MU_MAX:
-            return STUCK, iteration - 1
+            outcome, used = STUCK, iteration - 1
+            break
         if (
             method != CCD
             and primary_rows == 0
             and mu > MU_INITIAL
+            and penetration <= 0.0
             and stationary(jacobian, error, joints, coordinates, q)
         ):
-            return STUCK, iteration - 1  # (checked once steps are being refused)
+            outcome, used = STUCK, iteration - 1  # (checked once steps are being refused)
+            break
         if since_checkpoint > STALL_ITERATIONS:
-            return STALLED, iteration - 1
+            outcome, used = STALLED, iteration - 1
+            break
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             return DEADLINE, iteration - 1
         method_step(
@@ -302,18 +315,24 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
             min_damping2,
             primary_rows,
             work,
+            space,
+            constraint,
             step,
             candidate,
         )
-        evaluate(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
+        candidate_penetration = evaluate(
+            tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms
+        )
         candidate_cost = _cost(candidate_error, primary_rows)
         since_checkpoint += 1
-        accepted = candidate_cost < cost and (
-            primary_rows == 0 or _within_tolerance(candidate_norms, tolerances, rows, primary_rows)
-        )
+        accepted = (
+            candidate_penetration < penetration
+            or (candidate_penetration <= penetration and candidate_cost < cost)
+        ) and (primary_rows == 0 or _within_tolerance(candidate_norms, tolerances, rows, primary_rows))
         if not accepted:
             if method == CCD:  # a whole sweep found nothing better
-                return STUCK, iteration
+                outcome, used = STUCK, iteration
+                break
             mu, growth = mu * growth, 2.0 * growth
             continue
         for i in range(q.shape[0]):
@@ -322,8 +341,11 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
             error[r] = candidate_error[r]
         for tip in range(tips):
             norms[tip, 0], norms[tip, 1] = candidate_norms[tip, 0], candidate_norms[tip, 1]
-        cost = candidate_cost
-        if _within_tolerance(norms, tolerances, rows, rows_count):
+        if candidate_penetration < penetration:
+            checkpoint_cost, since_checkpoint = candidate_cost, 0
+        cost, penetration = candidate_cost, candidate_penetration
+        within = _within_tolerance(norms, tolerances, rows, rows_count)
+        if within and penetration <= 0.0:
             posture_budget = min(posture_budget, max_iterations - iteration)
             return CONVERGED, iteration + posture_refinement(
                 tree,
@@ -338,9 +360,10 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
                 q,
                 norms,
             )
+        blocked = blocked or within
         space, candidate_space = candidate_space, space
         jacobian_at(tree, task, space, jacobian)
         mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
         if cost < STALL_DECREASE * checkpoint_cost:
             checkpoint_cost, since_checkpoint = cost, 0
-    return ITERATIONS, max_iterations
+    return (COLLISION if blocked else outcome), used

@@ -6,10 +6,11 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
 * ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
   per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
   multi-DOF joint, which has no limits).
-* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances)``: per tip its pose
-  index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its
-  tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
-  tolerances.
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, shapes, pairs,
+  margin)``: what to reach and what to avoid. Per tip its pose index, the controlled point (3,)
+  [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``,
+  its weight; per tip the position [m] and orientation [rad] tolerances; the collision shapes,
+  the pairs to keep apart and the margin [m] (see ``contacts``; no pairs: no collision checks).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
@@ -37,7 +38,7 @@ import numpy as np
 #: Methods, solve types and attempt outcomes (mirrored by the enums in ``options``/``ik_solver``).
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
-CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE = 0, 1, 2, 3, 4
+CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE, COLLISION = 0, 1, 2, 3, 4, 5
 #: What :func:`~ik_node.compiled.search.search` returns for a seed with NaN, infinite values or a
 #: zero quaternion.
 SEED_NOT_FINITE = -1
@@ -53,5 +54,8 @@ LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS, POSTURE_GAIN = 0,
 JOINT_COLUMNS = 8
 #: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
 TIP_AXES, BASE_AXES = 0, 1
+#: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the
+#: Jacobian once more, for ``Literal[bool]``).
+IN_BASE_AXES = np.bool_(True)
 #: Feature components per tip in the seed table: position (3), rotation matrix (9, row-major).
 TIP_FEATURES = 12

@@ -10,6 +10,7 @@ import numpy as np
 from ..jit import batch_kernel, kernel, monotonic_ns, reduction_kernel
 from .attempt import lm_attempt
 from .bundles import (
+    COLLISION,
     CONVERGED,
     DEADLINE,
     DISTANCE,
@@ -22,6 +23,7 @@ from .bundles import (
     WEIGHT,
 )
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
+from .contacts import contacts
 from .linalg import manipulability
 from .spatial import forward_kinematics
 from .tasks import evaluation_workspace, jacobian_at, tip_points
@@ -33,6 +35,9 @@ NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
 #: less than ``max_joint_move`` (the budget ends the comparison earlier).
 NEAR_CANDIDATES = 16
+#: Restarts in collision passed over per search at most (each costs an FK and the pairs'
+#: distances, ~1-5 us); past that, colliding restarts are tried as they come.
+SKIPPED_STARTS = 1000
 
 
 @kernel
@@ -69,6 +74,16 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
 
 
 @kernel
+def penetration_at(tree, task, q, space):
+    """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``
+    (``space``: :func:`evaluation_workspace`); 0 without pairs, at no cost."""
+    if task[7].shape[0] == 0:
+        return 0.0
+    forward_kinematics(tree[0], tree[1], q, space[0])
+    return contacts(task, space[0], space[5])
+
+
+@kernel
 def _squared_distance(a, b):
     value = 0.0
     for i in range(a.shape[0]):
@@ -77,11 +92,11 @@ def _squared_distance(a, b):
 
 
 @kernel
-def _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement):
+def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
     type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
     ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
-    error norms ``(1, x)``.
+    error norms, collision-free ones (``(1, x)``) before those in collision (``(1.5, x)``).
 
     ``distance`` is ``sum_j d_j^2 / w_j`` over the tangent coordinates with ``w_j > 0``
     (:func:`seed_displacement` ``d`` from the seed): the norm ``dq^T W^-1 dq`` that the damped step
@@ -90,7 +105,7 @@ def _score(tree, task, joints, q, seed, norms, converged, solve_type, displaceme
     the step moves more) costs less to move. A locked joint (``w = 0``) stays at the seed: no
     term."""
     if not converged:
-        return 1.0, norms.sum()
+        return (1.0 if penetration <= 0.0 else 1.5), norms.sum()
     if solve_type == DISTANCE:
         seed_displacement(tree, joints, seed, q, displacement)
         value = 0.0
@@ -162,8 +177,12 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
     deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
     :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
-    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion. The seed is clipped
-    into the limits, its quaternions normalised.
+    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion, and ``COLLISION``
+    when none converged and some attempt found the tips within tolerance only in collision. The
+    seed is clipped into the limits, its quaternions normalised.
+
+    With collision pairs in the task, restarts (table entries and random configurations, not the
+    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most).
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
@@ -221,36 +240,46 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
+    check_space = evaluation_workspace(tree, task, np.int64(0))
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
+    skipped, blocked = 0, False
     while True:
-        q = start.copy()
-        outcome, used = lm_attempt(
-            tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
-        )
-        iterations += used
-        attempts += 1
-        converged = outcome == CONVERGED
-        rank, value = _score(tree, task, joints, q, seed, norms, converged, solve_type, displacement)
-        avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
-        if avoid_flips:
-            value = largest_move(tree, joints, q, seed, displacement)
-            candidates += 1
-        if rank < best_rank or (rank == best_rank and value < best_value):
-            best_rank, best_value, best_outcome = rank, value, outcome
-            for i in range(nq):
-                q_out[i] = q[i]
-            for tip in range(tips):
-                norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
-        if outcome == DEADLINE:
-            deadline_reached = True
-            break
-        if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
-            break
-        if avoid_flips and candidates >= NEAR_CANDIDATES:
-            break
-        if max_attempts >= 0 and attempts >= max_attempts:
-            break
+        skip = attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start, check_space) > 0.0
+        if skip:
+            skipped += 1
+        else:
+            q = start.copy()
+            outcome, used = lm_attempt(
+                tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
+            )
+            iterations += used
+            attempts += 1
+            converged = outcome == CONVERGED
+            blocked = blocked or outcome == COLLISION
+            penetration = 0.0 if converged else penetration_at(tree, task, q, check_space)
+            rank, value = _score(
+                tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement
+            )
+            avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
+            if avoid_flips:
+                value = largest_move(tree, joints, q, seed, displacement)
+                candidates += 1
+            if rank < best_rank or (rank == best_rank and value < best_value):
+                best_rank, best_value, best_outcome = rank, value, outcome
+                for i in range(nq):
+                    q_out[i] = q[i]
+                for tip in range(tips):
+                    norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
+            if outcome == DEADLINE:
+                deadline_reached = True
+                break
+            if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
+                break
+            if avoid_flips and candidates >= NEAR_CANDIDATES:
+                break
+            if max_attempts >= 0 and attempts >= max_attempts:
+                break
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             deadline_reached = True
             break
@@ -285,6 +314,8 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
         c = coordinates[j]
         if c >= 0:
             q_out[c] = nearest_turn(q_out[c], seed[c], joints[j])
+    if blocked and best_outcome != CONVERGED:
+        best_outcome = COLLISION
     return best_outcome, iterations, attempts, deadline_reached
 
 

@@ -9,18 +9,16 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from .bundles import CCD, DLS, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
+from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
+from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_rows
 from .joints import apply_step, pushes_against_limit
-from .linalg import free_step
+from .linalg import free_step, step_workspace
 from .spatial import forward_kinematics, point_jacobian
 from .tasks import tip_points
 
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
 #: its factor after a kept step, its floor, and the ceiling at which the attempt is stuck.
 MU_INITIAL, MU_DOWN, MU_MIN, MU_MAX = 0.1, 1.0 / 3.0, 1e-4, 1e6
-#: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the
-#: Jacobian once more, for ``Literal[bool]``).
-IN_BASE_AXES = np.bool_(True)
 #: ``pinv``'s regularisation [m^2 or rad^2] (numerical only: the step is undamped).
 PINV_DAMPING = 1e-12
 
@@ -64,6 +62,73 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
         free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
         for j in range(dof):
             step[j] += pinned_motion[j]
+
+
+@kernel
+def constraint_workspace(task, rows, dof):
+    """Work arrays of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
+    per attempt: (the near pairs' rows (K, nv), point Jacobians (2, 6, nv), the stacked Jacobian
+    (K + m, nv) and error (K + m,), and their :func:`step_workspace`), K the near pairs kept."""
+    kept = min(MAX_CONTACT_ROWS, task[7].shape[0])
+    return (
+        np.empty((kept, dof)),
+        np.empty((2, 6, dof)),
+        np.empty((kept + rows, dof)),
+        np.empty(kept + rows),
+        step_workspace(kept + rows, dof),
+    )
+
+
+@kernel
+def constrained_step(
+    tree, task, jacobian, error, joints, q, damping, min_damping2, primary_rows, work, space, constraint, step
+):
+    """:func:`limited_step` with the collision pairs inside the solve (into ``step``): the near
+    pairs that ``space`` (the evaluation at ``q``) holds, whose distance the step would bring below
+    the margin (``d + row dq < margin``, ``row`` from :func:`~ik_node.compiled.contacts.
+    contact_rows`), are stacked above the task as primary rows with error ``margin - d`` and the
+    step solved again (:func:`~ik_node.compiled.linalg.free_step`'s task priority, the task rows
+    as secondary, the joint limits as ever): the pair is held at the margin, the task error its
+    motion leaves handed to the other directions, as :func:`limited_step` pins a joint at a limit.
+    ``constraint``: :func:`constraint_workspace`."""
+    coordinates = tree[3]
+    limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2, primary_rows, work, step)
+    contact = space[5]
+    count = int(contact[0][0])
+    if count == 0:
+        return
+    pair_rows, blocks, stacked, stacked_error, stacked_work = constraint
+    contact_rows(tree, task, space[0], contact, blocks, pair_rows)
+    records, margin = contact[2], task[8]
+    rows, dof = jacobian.shape
+    active = 0
+    for c in range(count):
+        predicted = records[c, DISTANCE]
+        for j in range(dof):
+            predicted += pair_rows[c, j] * step[j]
+        if predicted < margin:
+            for j in range(dof):
+                stacked[active, j] = pair_rows[c, j]
+            stacked_error[active] = margin - records[c, DISTANCE]
+            active += 1
+    if active == 0:
+        return
+    for r in range(rows):
+        for j in range(dof):
+            stacked[active + r, j] = jacobian[r, j]
+        stacked_error[active + r] = error[r]
+    limited_step(
+        stacked[: active + rows],
+        stacked_error[: active + rows],
+        joints,
+        coordinates,
+        q,
+        damping,
+        min_damping2,
+        active + primary_rows,
+        stacked_work,
+        step,
+    )
 
 
 @kernel
@@ -196,20 +261,27 @@ def method_step(
     min_damping2,
     primary_rows,
     work,
+    space,
+    constraint,
     step,
     candidate,
 ):
     """The candidate of one iteration of ``method`` from ``q`` (into ``candidate``), given the
-    task Jacobian and error at ``q``, the cost ``E = e^T e / 2`` and the trust-region factor ``mu``:
+    task Jacobian and error at ``q`` (``space``: its evaluation), the cost ``E = e^T e / 2`` and
+    the trust-region factor ``mu``:
 
-    * ``dls``: :func:`limited_step` with ``lambda^2 = lambda_min^2 + mu E`` (Sugihara 2011: large
-      far from the goal or near a singularity, vanishing as the error does);
-    * ``pinv``: the undamped pseudo-inverse ``J^+ e`` (``lambda^2 = PINV_DAMPING``, limit rows as
-      ``dls``), scaled by ``min(1, MU_INITIAL / mu)`` (the trust region as a step length);
+    * ``dls``: :func:`constrained_step` (the joint limits and the near collision pairs inside the
+      solve) with ``lambda^2 = lambda_min^2 + mu E`` (Sugihara 2011: large far from the goal or
+      near a singularity, vanishing as the error does);
+    * ``pinv``: the undamped pseudo-inverse ``J^+ e`` (``lambda^2 = PINV_DAMPING``, limit and
+      collision rows as ``dls``), scaled by ``min(1, MU_INITIAL / mu)`` (the trust region as a
+      step length);
     * ``transpose``: :func:`transpose_step`, scaled the same way;
     * ``ccd``: one :func:`ccd_sweep`.
 
-    Every step is applied on the manifold with the 1-DOF joints clipped (:func:`apply_step`)."""
+    Every step is applied on the manifold with the 1-DOF joints clipped (:func:`apply_step`).
+    (``transpose`` and ``ccd`` have no collision rows; :func:`~ik_node.compiled.attempt.
+    lm_attempt` refuses their candidates that collide more.)"""
     if method == CCD:
         ccd_sweep(tree, task, joints, targets, q, candidate)
         return
@@ -217,22 +289,15 @@ def method_step(
     if method == TRANSPOSE:
         transpose_step(jacobian, error, joints, coordinates, q, step)
     elif method == PINV:
-        limited_step(
-            jacobian, error, joints, coordinates, q, PINV_DAMPING, PINV_DAMPING, primary_rows, work, step
-        )
+        constrained_step(
+            tree, task, jacobian, error, joints, q, PINV_DAMPING, PINV_DAMPING, primary_rows, work, space,
+            constraint, step,
+        )  # fmt: skip
     else:
-        limited_step(
-            jacobian,
-            error,
-            joints,
-            coordinates,
-            q,
-            min_damping2 + mu * cost,
-            min_damping2,
-            primary_rows,
-            work,
-            step,
-        )
+        constrained_step(
+            tree, task, jacobian, error, joints, q, min_damping2 + mu * cost, min_damping2, primary_rows,
+            work, space, constraint, step,
+        )  # fmt: skip
     if method != DLS and mu > MU_INITIAL:
         for j in range(step.shape[0]):
             step[j] *= MU_INITIAL / mu

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..jit import kernel
 from .bundles import BASE_AXES
+from .contacts import contact_workspace, contacts
 from .linalg import manipulability
 from .spatial import forward_kinematics, point_jacobian, point_pose, so3_log
 
@@ -84,7 +85,8 @@ def task_error(points, targets, task, error, norms, full, relative):
 @kernel
 def evaluation_workspace(tree, task, dof):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
-    (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3))."""
+    (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
+    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`)."""
     tips = task[0].shape[0]
     return (
         np.empty((tree[0].shape[0] + 1, 4, 4)),
@@ -92,23 +94,27 @@ def evaluation_workspace(tree, task, dof):
         np.empty((tips, 6, dof)),
         np.empty((tips, 6)),
         np.empty((3, 3)),
+        contact_workspace(task),
     )
 
 
 @kernel
 def evaluate(tree, task, targets, q, space, error, norms):
-    """FK at ``q``, the controlled points and :func:`task_error` (``space``:
-    :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
-    poses, points, _, full, relative = space
+    """FK at ``q``, the controlled points, :func:`task_error` and the collision pairs'
+    :func:`~ik_node.compiled.contacts.contacts` (``space``: :func:`evaluation_workspace`, whose
+    poses, points and near pairs are left for :func:`task_jacobian` and the step). Returns the
+    penetration [m] (0: collision-free)."""
+    poses, points, _, full, relative, contact = space
     forward_kinematics(tree[0], tree[1], q, poses)
     tip_points(poses, task, points)
     task_error(points, targets, task, error, norms, full, relative)
+    return contacts(task, poses, contact)
 
 
 @kernel
 def jacobian_at(tree, task, space, jacobian):
     """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``."""
-    poses, points, blocks, _, _ = space
+    poses, points, blocks = space[0], space[1], space[2]
     task_jacobian(tree, task, poses, points, blocks, jacobian)
 
 

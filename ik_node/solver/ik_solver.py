@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import IKNodeError, TargetError
 from ..jit import BATCH_THREADS, COMPILED, cache_is_cold
 from . import kernels
+from .collision_task import CollisionTask
 from .inputs import (
     check_movable,
     check_pose,
@@ -168,6 +169,7 @@ class Outcome(enum.IntEnum):
     STALLED = kernels.STALLED  # the error did not halve within STALL_ITERATIONS
     ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
     DEADLINE = kernels.DEADLINE  # cut by the time budget
+    COLLISION = kernels.COLLISION  # the tips were within tolerance only in collision
 
 
 @dataclass
@@ -178,8 +180,10 @@ class IKResult:
     ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
     rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
     ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
-    configuration found is a local minimum of the error), ``'timeout'`` or ``'iterations'`` (the
-    budget ran out while an attempt still progressed).
+    configuration found is a local minimum of the error), ``'collision'`` (with collision checks
+    on: the targets were reached only in collision; ``q`` is the closest collision-free
+    configuration found, else the closest found), ``'timeout'`` or ``'iterations'`` (the budget
+    ran out while an attempt still progressed).
     """
 
     q: np.ndarray
@@ -284,6 +288,12 @@ class IKSolver:
             self.rest_posture,
             self.posture_gains,
         )
+        self.collision_task: CollisionTask | None = None
+        if options.self_collision or options.obstacles:
+            self.collision_task = CollisionTask(
+                robot, self.tree, options.self_collision, options.srdf, options.obstacles
+            )
+            self.problem.set_collision(self.collision_task.arrays(options.collision_margin))
         table_usable = bool(np.all(self.joint_weights > 0))
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
@@ -390,6 +400,8 @@ class IKSolver:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
         if outcome == kernels.CONVERGED:
             reason = "success"
+        elif outcome == kernels.COLLISION:
+            reason = "collision"
         elif outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
             reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
         else:
@@ -523,6 +535,70 @@ class IKSolver:
             for _ in _batch_threads().map(solve_slice, bounds):  # (re-raises a thread's error)
                 pass
         return q, norms, outcomes
+
+    # ------------------------------------------------------------------ collisions
+
+    @property
+    def obstacles(self) -> tuple:
+        """The obstacles the solves avoid (:class:`~ik_node.obstacles.Obstacle`, base frame)."""
+        return () if self.collision_task is None else self.collision_task.obstacles
+
+    def set_obstacles(self, obstacles) -> None:
+        """Replace the obstacles (:class:`~ik_node.obstacles.Obstacle`, base frame) for the next
+        solves; ``()`` removes them. Raises :class:`IKNodeError` naming a bad entry."""
+        if self.collision_task is None:
+            if not obstacles:
+                return
+            self.collision_task = CollisionTask(self.robot, self.tree, False, None, obstacles)
+        else:
+            self.collision_task.set_obstacles(obstacles)
+        collision = self.collision_task.arrays(self.options.collision_margin)
+        self.problem.set_collision(collision)
+        for near_problem, _, ordered in self._priority.values():
+            near_problem.set_collision(collision)
+            ordered.set_collision(collision)
+        self._arguments = self._search_arguments(self.problem, self.seed_table)
+
+    def collision_distances(self, q) -> dict:
+        """``{(owner_a, owner_b): distance [m]}`` of every checked pair at ``q`` (the closest pair
+        of shapes per pair of owners: links or obstacles; negative: overlapping approximations)."""
+        task = self.collision_task
+        if task is None:
+            return {}
+        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
+        record, distances = np.empty(kernels.CONTACT_COLUMNS), {}
+        for first, second in task.pairs:
+            distance = kernels.pair_distance(poses, task.shapes, first, second, record)
+            key = (task.owners[first], task.owners[second])
+            distances[key] = min(distance, distances.get(key, np.inf))
+        return distances
+
+    def clearance(self, q) -> float:
+        """The smallest distance [m] between checked pairs at ``q`` (``inf`` without pairs;
+        negative: in collision)."""
+        return min(self.collision_distances(q).values(), default=math.inf)
+
+    def collision_shapes(self, q) -> list[tuple]:
+        """The checked shapes placed at ``q`` in the base frame, for display: ``(owner, 'capsule',
+        radius, a, b)`` (end centres a, b (3,) [m], equal for a sphere) or ``(owner, 'box', 0.0,
+        pose, size)`` (4x4 ``T_base_box``, edge lengths (3,) [m])."""
+        task = self.collision_task
+        if task is None:
+            return []
+        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
+        shapes = []
+        for owner, row in zip(task.owners, task.shapes):
+            pose = poses[int(row[kernels.SHAPE_FRAME])]
+            a, b = row[kernels.SHAPE_A : kernels.SHAPE_A + 3], row[kernels.SHAPE_B : kernels.SHAPE_B + 3]
+            if row[kernels.SHAPE_KIND] == kernels.BOX:
+                box = np.eye(4)
+                box[:3, :3] = pose[:3, :3] @ row[kernels.SHAPE_ROTATION : kernels.SHAPE_ROTATION + 9].reshape(3, 3)
+                box[:3, 3] = pose[:3, :3] @ a + pose[:3, 3]
+                shapes.append((owner, "box", 0.0, box, 2.0 * b))
+            else:
+                placed = [pose[:3, :3] @ point + pose[:3, 3] for point in (a, b)]
+                shapes.append((owner, "capsule", float(row[kernels.SHAPE_RADIUS]), *placed))
+        return shapes
 
     # ------------------------------------------------------------------ linear algebra for callers
 

@@ -22,6 +22,7 @@ from ..compiled.attempt import STALL_ITERATIONS, STATIONARY, lm_attempt, station
 from ..compiled.bundles import (
     BASE_AXES,
     CCD,
+    COLLISION,
     CONVERGED,
     DEADLINE,
     DISTANCE,
@@ -49,6 +50,13 @@ from ..compiled.bundles import (
     WEIGHT,
     WRAPS,
 )
+from ..compiled.contacts import A as SHAPE_A
+from ..compiled.contacts import B as SHAPE_B
+from ..compiled.contacts import BOX, CONTACT_COLUMNS, pair_distance
+from ..compiled.contacts import FRAME as SHAPE_FRAME
+from ..compiled.contacts import KIND as SHAPE_KIND
+from ..compiled.contacts import RADIUS as SHAPE_RADIUS
+from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.joints import configuration_from_draws
 from ..compiled.linalg import cholesky_solve, null_space_motion, step_workspace
 from ..compiled.search import (
@@ -73,7 +81,10 @@ from ..compiled.tasks import (
 
 __all__ = [
     "BASE_AXES",
+    "BOX",
     "CCD",
+    "COLLISION",
+    "CONTACT_COLUMNS",
     "CONVERGED",
     "DEADLINE",
     "DISTANCE",
@@ -96,6 +107,12 @@ __all__ = [
     "SAMPLE_LOWER",
     "SAMPLE_UPPER",
     "SEED_NOT_FINITE",
+    "SHAPE_A",
+    "SHAPE_B",
+    "SHAPE_FRAME",
+    "SHAPE_KIND",
+    "SHAPE_RADIUS",
+    "SHAPE_ROTATION",
     "SPEED",
     "STALLED",
     "STALL_ITERATIONS",
@@ -117,6 +134,7 @@ __all__ = [
     "limited_step",
     "lm_attempt",
     "nearest_entries",
+    "pair_distance",
     "null_space_motion",
     "search",
     "search_many",

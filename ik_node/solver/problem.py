@@ -12,6 +12,7 @@ import numpy as np
 
 from ..compiled import spatial
 from . import kernels
+from .collision_task import no_collision
 from .options import TipTask
 
 __all__ = ["Problem"]
@@ -111,6 +112,7 @@ class Problem:
             dtype=float,
         )
         self._tasks = dict(tasks)
+        self.collision = no_collision()
         self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
         self._reach = {tip: tree.reach(tip) for tip in tips}
         self._select_tips(tips)
@@ -141,7 +143,7 @@ class Problem:
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
         )
-        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances)
+        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances) + self.collision
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
@@ -154,6 +156,11 @@ class Problem:
                 scale += [weight * max(rotation_scale, MIN_ROTATION_SCALE) / np.pi] * 9
         self.feature_spec = np.array(spec, dtype=np.int64).reshape(-1, 2)
         self.feature_scale = np.array(scale, dtype=float)
+
+    def set_collision(self, collision: tuple) -> None:
+        """The task's collision part: (shapes, pairs, margin [m]) (see ``contacts``)."""
+        self.collision = collision
+        self.task = self.task[:6] + collision
 
     @property
     def tip_frames(self) -> np.ndarray:

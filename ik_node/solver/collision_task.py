@@ -1,0 +1,164 @@
+"""The collision part of a solver's task: the links' shapes fixed to the tree's frames, the
+obstacles in the base frame, and the pairs to keep apart, as the arrays of
+:mod:`ik_node.compiled.contacts`.
+
+Links: each link's capsules (:func:`ik_node.collision.collision_model`) are fixed to the frame
+of the solve's tree that carries the link: the link's own frame when it lies on the tree's
+paths, else the last link of the tree on the path from the base to it, through joints the
+solve does not move, held at their neutral value clipped into their limits (a gripper's fingers,
+the other arm, the head). Pairs:
+
+* self-collision (``self_collision``): the link pairs that the SRDF leaves enabled, or the
+  pairs :func:`ik_node.srdf.compute_disabled_pairs` leaves (computed once per description);
+* obstacles: every link shape that the solve moves, with every obstacle (whether or not
+  ``self_collision`` is on);
+
+leaving out pairs whose frames no joint of the solve moves apart (their distance never changes:
+nothing the solve could do about them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..collision import collision_model
+from ..compiled import contacts, spatial
+from ..errors import IKNodeError
+from ..obstacles import Obstacle
+from ..srdf import collision_pairs
+
+__all__ = ["CollisionTask", "no_collision"]
+
+
+def no_collision(margin: float = 0.0) -> tuple:
+    """The task bundle's collision part without pairs: no collision checks, at no cost."""
+    return (
+        np.zeros((0, contacts.SHAPE_COLUMNS)),
+        np.zeros((0, 2), dtype=np.int64),
+        float(margin),
+    )
+
+
+def _shape_row(frame: int, kind: int, radius: float, a, b, rotation=np.eye(3)) -> np.ndarray:
+    row = np.zeros(contacts.SHAPE_COLUMNS)
+    row[contacts.FRAME], row[contacts.KIND], row[contacts.RADIUS] = frame, kind, radius
+    row[contacts.A : contacts.A + 3], row[contacts.B : contacts.B + 3] = a, b
+    row[contacts.ROTATION : contacts.ROTATION + 9] = np.asarray(rotation, dtype=float).reshape(9)
+    return row
+
+
+def obstacle_row(obstacle: Obstacle) -> np.ndarray:
+    """The shape row of an obstacle (pose index 0: the base): a sphere, a capsule (a cylinder as
+    the capsule of its radius and length, which contains it) or a box."""
+    pose = obstacle.pose
+    if obstacle.kind == "sphere":
+        return _shape_row(0, contacts.SWEPT, obstacle.size[0], pose[:3, 3], pose[:3, 3])
+    if obstacle.kind == "box":
+        half = np.asarray(obstacle.size) / 2.0
+        return _shape_row(0, contacts.BOX, 0.0, pose[:3, 3], half, pose[:3, :3])
+    radius, length = obstacle.size
+    axis = pose[:3, 2] * length / 2.0
+    return _shape_row(0, contacts.SWEPT, radius, pose[:3, 3] - axis, pose[:3, 3] + axis)
+
+
+class CollisionTask:
+    """The shapes and pairs of one solver (see the module docstring). ``arrays(margin)``: the
+    task bundle's collision part; :meth:`set_obstacles` replaces the obstacles."""
+
+    def __init__(self, robot, tree, self_collision: bool, srdf=None, obstacles: Sequence[Obstacle] = ()):
+        self.tree = tree
+        self.self_collision = bool(self_collision)
+        model = collision_model(robot)
+        held = robot.full_tree
+        held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
+        rows, owners = [], []
+        for index, link in enumerate(model.link_names):
+            anchor = self._anchor(robot, link)
+            if anchor is None:
+                continue
+            frame, anchor_link = anchor
+            try:
+                relative = np.linalg.inv(held.pose_of(held_poses, anchor_link)) @ held.pose_of(held_poses, link)
+            except IKNodeError:  # behind a joint that cannot be used: never placed
+                continue
+            offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
+            a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
+            b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
+            rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
+            owners.append(link)
+        self.link_rows = np.array(rows, dtype=float).reshape(-1, contacts.SHAPE_COLUMNS)
+        self.link_owners = tuple(owners)
+        self._moving = [self._moving_joints(int(row[contacts.FRAME])) for row in self.link_rows]
+        self.self_pairs = np.zeros((0, 2), dtype=np.int64)
+        if self.self_collision and len(owners):
+            enabled = set(collision_pairs(robot, srdf, model))
+            shapes_of: dict[str, list[int]] = {}
+            for shape, link in enumerate(owners):
+                shapes_of.setdefault(link, []).append(shape)
+            pairs = [
+                (i, j)
+                for link1, link2 in sorted(enabled)
+                for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
+                if self._moving[i] != self._moving[j]
+            ]
+            self.self_pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        self.set_obstacles(obstacles)
+
+    def _anchor(self, robot, link: str) -> tuple[int, str] | None:
+        """(pose index, link of the tree) carrying ``link``; None when unreachable."""
+        try:
+            return self.tree._link_location(link)[0], link
+        except IKNodeError:
+            pass
+        try:
+            path = robot.path(self.tree.base_link, link)
+        except IKNodeError:
+            return None
+        anchor_link = self.tree.base_link
+        for joint, upward in path:
+            reached = joint.parent if upward else joint.child
+            if reached in self.tree._link_frame:
+                anchor_link = reached
+        return self.tree._link_location(anchor_link)[0], anchor_link
+
+    def _moving_joints(self, frame: int) -> frozenset:
+        """The pose indices of the moving joints between the base and pose index ``frame``."""
+        moving = set()
+        while frame != 0:
+            k = frame - 1
+            if self.tree.frame_links[k, spatial.JOINT_TYPE] != spatial.FIXED:
+                moving.add(frame)
+            frame = int(self.tree.frame_links[k, spatial.PARENT])
+        return frozenset(moving)
+
+    def set_obstacles(self, obstacles: Sequence[Obstacle]) -> None:
+        """Replace the obstacles (:class:`~ik_node.obstacles.Obstacle`, base frame)."""
+        obstacles = tuple(obstacles or ())
+        for index, obstacle in enumerate(obstacles):
+            if not isinstance(obstacle, Obstacle):
+                raise IKNodeError(
+                    f"obstacles[{index}] must be an ik_node.Obstacle (Obstacle.sphere/box/capsule/cylinder), "
+                    f"got {type(obstacle).__name__}"
+                )
+        self.obstacles = obstacles
+        count = len(self.link_rows)
+        obstacle_rows = [obstacle_row(obstacle) for obstacle in obstacles]
+        self.shapes = np.ascontiguousarray(
+            np.vstack([self.link_rows] + obstacle_rows) if obstacle_rows else self.link_rows, dtype=float
+        )
+        moved = [shape for shape in range(count) if self._moving[shape]]
+        obstacle_pairs = [(shape, count + k) for k in range(len(obstacles)) for shape in moved]
+        self.pairs = np.ascontiguousarray(
+            np.vstack([self.self_pairs, np.array(obstacle_pairs, dtype=np.int64).reshape(-1, 2)]),
+            dtype=np.int64,
+        )
+        self.owners = self.link_owners + tuple(
+            obstacle.name or f"obstacle {k}" for k, obstacle in enumerate(obstacles)
+        )
+
+    def arrays(self, margin: float) -> tuple:
+        """The task bundle's collision part: (shapes, pairs, margin [m])."""
+        return (self.shapes, self.pairs, float(margin))
