@@ -323,8 +323,8 @@ def _slab_pieces(elements: list[_Element], axis: np.ndarray, cuts: Sequence[floa
             first, second = height[element.edges[:, 0]] - cut, height[element.edges[:, 1]] - cut
             crossing = first * second < 0.0
             fraction = (first[crossing] / (first[crossing] - second[crossing]))[:, None]
-            start, end = element.points[element.edges[crossing, 0]], element.points[element.edges[crossing, 1]]
-            row.append(start + fraction * (end - start))
+            ends = element.points[element.edges[crossing]]  # (crossing edges, 2, 3)
+            row.append(ends[:, 0] + fraction * (ends[:, 1] - ends[:, 0]))
         crossings.append(row)
     pieces = []
     for slab in range(len(bounds) - 1):
@@ -424,24 +424,23 @@ def _tight_capsule(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np
     points' and their convex hull's principal axes, on the hull's vertices (a capsule containing
     those contains them all)."""
     points, pads = np.asarray(points, dtype=float), np.asarray(pads, dtype=float)
-    starts = [_principal_axes(points)]
+    centre, axes = _principal_axes(points)
+    starts = [(centre, axes[:, -1])]  # enclosing_capsule's
     points, pads = _hull_points(points, pads)
     centre, axes = _principal_axes(points)
     starts += [(centre, axes[:, k]) for k in (2, 1, 0)]
-    starts[0] = (starts[0][0], starts[0][1][:, -1])
-    a, b, radius, volume = _capsules_about(
-        points, pads, np.array([start[0] for start in starts]), np.array([start[1] for start in starts])
-    )
+    centres, directions = np.array([s[0] for s in starts]), np.array([s[1] for s in starts])
+    a, b, radius, volume = _capsules_about(points, pads, centres, directions)
     best = int(np.argmin(volume))
-    axis, centre = starts[best][1], starts[best][0]
+    centre, axis = centres[best], directions[best]
     result = (a[best], b[best], float(radius[best]), float(volume[best]))
     angle, offset = _SEARCH_ANGLE, _SEARCH_OFFSET * result[2]
     while angle > _SEARCH_ANGLE_END:
         across = np.linalg.svd(axis[None, :])[2][1:]  # two unit vectors across the axis
         steps = np.concatenate([across, -across])
-        trial_axes = axis + angle * steps
-        trial_axes = np.concatenate([trial_axes / np.linalg.norm(trial_axes, axis=1, keepdims=True),
-                                     np.tile(axis, (4, 1))])  # fmt: skip
+        turned = axis + angle * steps
+        turned /= np.linalg.norm(turned, axis=1, keepdims=True)
+        trial_axes = np.concatenate([turned, np.tile(axis, (4, 1))])
         trial_centres = np.concatenate([np.tile(centre, (4, 1)), centre + offset * steps])
         a, b, radius, volume = _capsules_about(points, pads, trial_centres, trial_axes)
         best = int(np.argmin(volume))

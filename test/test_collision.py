@@ -12,12 +12,19 @@ import pytest
 
 from ik_node import load_robot
 from ik_node.catalogue import example_robot_data_dir
-from ik_node.collision import collision_model, enclosing_capsule, load_mesh, shape_distance
+from ik_node.collision import (
+    MAX_SHAPES_PER_LINK,
+    collision_model,
+    enclosing_capsule,
+    load_mesh,
+    shape_distance,
+)
 
 trimesh = pytest.importorskip("trimesh", reason="the collision extra (trimesh) is not installed")
 ROBOTS = example_robot_data_dir()
 needs_erd = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 PANDA = None if ROBOTS is None else ROBOTS / "panda_description" / "urdf" / "panda.urdf"
+UR5 = None if ROBOTS is None else ROBOTS / "ur_description" / "urdf" / "ur5_robot.urdf"
 SHARE = None if ROBOTS is None else ROBOTS.parent.parent  # holds the package 'example-robot-data'
 
 PRIMITIVES = """<robot name="shapes">
@@ -50,6 +57,23 @@ def _inside(model, link, points_in_link, tolerance=1e-9):
         gap = np.linalg.norm(points_in_link - (a + np.outer(t, d)), axis=1) - r
         best = np.minimum(best, gap)
     return bool(np.all(best <= tolerance)), float(best.max())
+
+
+def _capsule_volume(a, b, radius):
+    return np.pi * radius**2 * np.linalg.norm(b - a) + 4.0 / 3.0 * np.pi * radius**3
+
+
+def _meshes(robot, link):
+    """The link's meshes, in the link frame."""
+    for geometry in robot.collision_geometry[link]:
+        if geometry.kind == "mesh":
+            yield load_mesh(geometry, robot.package_paths).apply_transform(geometry.origin)
+
+
+def _link_points(robot, link):
+    """Every vertex of the link's meshes (no padding): what the single capsule used to hold."""
+    points = np.concatenate([np.asarray(mesh.vertices) for mesh in _meshes(robot, link)])
+    return points, np.zeros(len(points))
 
 
 def test_primitives_are_kept_as_records_and_enclosed():
@@ -129,6 +153,36 @@ def test_relative_mesh_paths_resolve_against_the_urdf_file(tmp_path):
     assert model.geometry_volume[0] == pytest.approx(0.2 * 0.2 * 0.3)
 
 
+def test_the_solid_of_a_mesh_of_long_triangles_is_inside_its_capsules(tmp_path):
+    """An L of two long boxes, 12 triangles each, as one mesh: the triangles span the cuts, so the
+    slabs' capsules hold the surface and the solid only because the edges are clipped at the cuts
+    (not whole triangles in the slab of their centroid)."""
+    (tmp_path / "meshes").mkdir()
+    extents = [(0.4, 0.06, 0.06), (0.06, 0.4, 0.06)]
+    centres = [(0.2, 0.0, 0.0), (0.0, 0.2, 0.0)]
+    boxes = [
+        trimesh.creation.box(extents=e, transform=trimesh.transformations.translation_matrix(c))
+        for e, c in zip(extents, centres, strict=True)
+    ]
+    trimesh.util.concatenate(boxes).export(tmp_path / "meshes" / "ell.stl")
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text(
+        '<robot name="r"><link name="a"><collision><origin xyz="0.1 0 0" rpy="0.2 0.3 0.4"/><geometry>'
+        '<mesh filename="meshes/ell.stl"/></geometry></collision></link></robot>'
+    )
+    robot = load_robot(urdf)
+    model = collision_model(robot)
+    assert 2 <= len(model.shapes_of("a")) <= MAX_SHAPES_PER_LINK
+    origin = robot.collision_geometry["a"][0].origin
+    rng = np.random.default_rng(5)
+    for extent, centre in zip(extents, centres, strict=True):
+        solid = rng.uniform(-0.5, 0.5, size=(20000, 3)) * extent + centre
+        inside, worst = _inside(model, "a", solid @ origin[:3, :3].T + origin[:3, 3])
+        assert inside, worst
+    single = enclosing_capsule(*_link_points(robot, "a"))
+    assert model.volume.sum() < 0.8 * _capsule_volume(*single)
+
+
 @needs_erd
 def test_a_dae_mesh_through_package_paths_is_enclosed(tmp_path):
     pytest.importorskip("collada", reason="pycollada (trimesh's DAE reader) is not installed")
@@ -152,17 +206,37 @@ def panda():
     return load_robot(PANDA, package_paths=[SHARE])
 
 
+@pytest.mark.parametrize("name", ["panda", "ur5"])
+def test_every_mesh_vertex_and_sampled_surface_point_is_inside_its_links_capsules(name):
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    robot = load_robot(PANDA if name == "panda" else UR5, package_paths=[SHARE])
+    model = collision_model(robot)
+    rng = np.random.default_rng(7)
+    for link in robot.collision_geometry:
+        assert 1 <= len(model.shapes_of(link)) <= MAX_SHAPES_PER_LINK
+        for mesh in _meshes(robot, link):
+            corners = np.asarray(mesh.vertices)[np.asarray(mesh.faces)]  # (triangles, 3, 3)
+            weights = rng.dirichlet(np.ones(3), size=(len(corners), 8))  # 8 points on each triangle
+            weights[:, :3] = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]  # edge middles
+            samples = np.einsum("tsk,tkd->tsd", weights, corners).reshape(-1, 3)
+            for points in (np.asarray(mesh.vertices), samples):
+                inside, worst = _inside(model, link, points)
+                assert inside, (link, worst)
+
+
 @needs_erd
-def test_every_panda_mesh_vertex_is_inside_its_links_approximation(panda):
+def test_the_panda_capsules_are_tighter_than_one_capsule_a_link(panda):
+    """Measured: 1.69 times the meshes' volume (fingers 2.97, which are boxes), against 2.39 for
+    one capsule a link along the vertices' principal axis."""
     model = collision_model(panda)
-    for link, items in panda.collision_geometry.items():
-        for geometry in items:
-            if geometry.kind != "mesh":
-                continue
-            vertices = np.asarray(load_mesh(geometry, panda.package_paths).vertices)
-            vertices = vertices @ geometry.origin[:3, :3].T + geometry.origin[:3, 3]
-            inside, worst = _inside(model, link, vertices)
-            assert inside, (link, worst)
+    with_meshes = [link for link in panda.collision_geometry if "finger" not in link]
+    before = sum(_capsule_volume(*enclosing_capsule(*_link_points(panda, link))) for link in with_meshes)
+    meshes = [i for i, link in enumerate(model.link_names) if link in with_meshes]
+    assert model.volume[meshes].sum() < 0.75 * before
+    assert model.volume.sum() / model.geometry_volume.sum() < 1.8
+    assert all(value < 3.1 for value in model.overshoot().values())
+    assert set(model.overshoot()) == set(panda.collision_geometry)
 
 
 @needs_erd
@@ -288,3 +362,5 @@ def test_computed_panda_pairs_agree_with_its_srdf_where_they_must(panda):
         p for p, r in ours.items() if r == "Adjacent"
     }
     assert {p for p, r in ours.items() if r == "Never"} <= set(reference)
+    # tight enough to find every pair the SRDF never checks (one capsule a link missed 3 of 22)
+    assert {p for p, r in reference.items() if r == "Never"} <= set(ours)
