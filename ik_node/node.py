@@ -8,15 +8,19 @@ Topics (``~`` is the node's name; all remappable):
 
 * in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), depth 1 so the latest
   goal wins; ``/joint_states`` (the seed, matched by name); ``/robot_description`` (transient
-  local) when neither ``robot_description`` nor ``robot_description_file`` is set; the goal
-  markers' feedback (:mod:`ik_node.interactive_goals`);
+  local) when neither ``robot_description`` nor ``robot_description_file`` is set;
+  ``/robot_description_semantic`` (SRDF, transient local; used while the
+  ``robot_description_semantic`` parameter is empty); ``~/obstacles`` (``MarkerArray``:
+  obstacles, :mod:`ik_node.obstacle_messages`); the goal markers' feedback
+  (:mod:`ik_node.interactive_goals`);
 * out: ``~/joint_states`` (the latest command, else the rest posture, steadily from the first
   second; 1-DOF joints), ``~/base_pose`` (``PoseStamped``: a floating or planar base's pose,
   with ``~/joint_states``, and as a TF where tf2_ros is importable),
   ``~/joint_commands`` (``JointState``), ``~/position_commands`` (``Float64MultiArray``),
   ``~/joint_trajectory`` (``JointTrajectory``), ``~/ready`` (``std_msgs/Bool``, transient local:
-  true once goals are solved), ``~/markers`` (``MarkerArray``), ``/diagnostics`` (one status per
-  goal).
+  true once goals are solved), ``~/markers`` (``MarkerArray``), ``~/collision_markers``
+  (``MarkerArray``, transient local: the collision model at the state shown and the obstacles,
+  while collisions are checked), ``/diagnostics`` (one status per goal).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
 is built on a background thread (its first build after an install compiles the kernels, ~15 s);
@@ -52,18 +56,21 @@ from .frames import transform_broadcaster, transform_lookup
 from .interactive_goals import interactive_goals
 from .lie import inverse
 from .model import load_robot
+from .obstacle_messages import MarkerObstacles, collision_markers
 from .parameters import (
     NODE_PARAMETERS,
+    OBSTACLE_PARAMETERS,
     PER_JOINT_OR_TIP,
     TIP_PARAMETERS,
     NodeSettings,
     ParameterSpec,
+    check_obstacle_names,
     check_values,
     joint_parameter_defaults,
     overridden_names,
     spec_of,
 )
-from .policy import GoalRequest, IKPolicy, build_solver, description_path, plan_model
+from .policy import GoalRequest, IKPolicy, build_solver, description_path
 from .preparation import SolverPreparation
 from .solver import kernels_prepared
 
@@ -119,11 +126,25 @@ class IKNode(Node):
         for tip in tips:
             for spec in TIP_PARAMETERS:
                 self._declare(spec.name.format(tip), spec, spec.default)
+        obstacle_names = list(self._values["obstacle_names"] or [])
+        check_obstacle_names(obstacle_names)
+        for name in obstacle_names:
+            for spec in OBSTACLE_PARAMETERS:
+                self._declare(spec.name.format(name), spec, spec.default)
         self._declaring = False
+        for name in sorted(self._override_names):
+            if name.startswith("obstacles.") and not self.has_parameter(name):
+                self.get_logger().warning(
+                    f"parameter '{name}' names no obstacle of obstacle_names {obstacle_names}; ignored"
+                )
         check_values(self._values)
         self._policy = IKPolicy(tips, NodeSettings.from_values(self._values))
         self._preparation = SolverPreparation()
         self._pending_markers = None
+        self._marker_obstacles = MarkerObstacles()
+        self._pending_obstacles: list = []  # marker arrays that came before the robot description
+        self._collision_markers_due = False
+        self._collision_markers_shown = False
 
         self._command_publisher = self.create_publisher(JointState, "~/joint_commands", 10)
         self._trajectory_publisher = self.create_publisher(JointTrajectory, "~/joint_trajectory", 10)
@@ -135,6 +156,11 @@ class IKNode(Node):
         self._position_publisher = self.create_publisher(Float64MultiArray, "~/position_commands", 10)
         self._ready_publisher = self.create_publisher(Bool, "~/ready", LATCHED_QOS)
         self._ready_publisher.publish(Bool(data=False))
+        self._collision_marker_publisher = self.create_publisher(
+            MarkerArray, "~/collision_markers", LATCHED_QOS
+        )
+        self.create_subscription(MarkerArray, "~/obstacles", self._on_obstacles, 10)
+        self.create_subscription(String, "/robot_description_semantic", self._on_semantic, LATCHED_QOS)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
@@ -190,7 +216,7 @@ class IKNode(Node):
                 root_joint=settings.root_joint or None,
             )
             self._declare_joint_parameters(robot.tree(settings.base_link or robot.root, self._policy.tips))
-            model = plan_model(robot, self._settings)
+            model = self._policy.plan(robot)
         except IKNodeError as error:
             self._policy.description_error = f"robot description from {source} refused: {error}"
             self.get_logger().error(self._policy.description_error)
@@ -199,6 +225,10 @@ class IKNode(Node):
             self.get_logger().warning(warning)
         rest = self._policy.install(model)
         self._pending_markers = None  # (drawn for the old model's joints)
+        self._collision_markers_due = True
+        pending, self._pending_obstacles = self._pending_obstacles, []
+        for message in pending:  # (obstacles in the robot's frames need its model)
+            self._on_obstacles(message)
         layout = model.layout
         bases = "".join(
             f", {joint.type} joint '{joint.name}' ({joint.parent} -> {joint.child}, pose on ~/base_pose)"
@@ -277,6 +307,7 @@ class IKNode(Node):
 
     def _attach(self, solver) -> None:
         waiting = self._policy.attach_solver(solver)
+        self._collision_markers_due = True
         self._ready_publisher.publish(Bool(data=True))
         self.get_logger().info(f"ready: goals for {self._policy.tips} are solved")
         for request in waiting:
@@ -284,8 +315,11 @@ class IKNode(Node):
 
     def _declare(self, name: str, spec: ParameterSpec, default) -> None:
         """Declare ``name`` from its spec (a start-up override wins over ``default``; a
-        ``string_array`` without a default starts unset) and record its value."""
-        initial = Parameter.Type.STRING_ARRAY if default is None and spec.kind == "string_array" else default
+        string, string array or double array without a default starts unset: None) and record
+        its value."""
+        unset = {"string": Parameter.Type.STRING, "string_array": Parameter.Type.STRING_ARRAY,
+                 "double_array": Parameter.Type.DOUBLE_ARRAY}  # fmt: skip
+        initial = unset[spec.kind] if default is None and spec.kind in unset else default
         self.declare_parameter(name, initial, _descriptor(spec))
         try:
             self._values[name] = self.get_parameter(name).value
@@ -333,6 +367,7 @@ class IKNode(Node):
         self._values = candidate
         if self._policy.apply(settings, model):
             self._reset_timers()
+        self._collision_markers_due = True
 
     def _reset_timers(self) -> None:
         for timer in self._timers:
@@ -363,6 +398,54 @@ class IKNode(Node):
             if self._goal_markers is not None:
                 self._goal_markers.move(self._policy.tip_poses())
         return response
+
+    def _on_semantic(self, message: String) -> None:
+        """An SRDF on ``/robot_description_semantic``: used while the parameter is empty (a bad
+        one is refused with the reason; the solver in use stays)."""
+        source = "/robot_description_semantic"
+        try:
+            model = self._policy.receive_semantic(message.data, source)
+        except IKNodeError as error:
+            self.get_logger().error(f"SRDF from {str(error)}" if str(error).startswith(source) else
+                                    f"SRDF from {source} refused: {error}")  # fmt: skip
+            return
+        if self._settings.robot_description_semantic:
+            self.get_logger().info(
+                f"SRDF on {source} received; the robot_description_semantic parameter is used instead"
+            )
+        elif model is None:
+            self.get_logger().info(f"SRDF from {source} kept (self_collision is off)")
+        if model is None:
+            return
+        self.get_logger().info(f"SRDF from {source}: the self-collision pairs follow it")
+        self._policy.apply(self._settings, model)
+        self._collision_markers_due = True
+        if not self._policy.ready:
+            self._prepare_solver(model)
+
+    def _on_obstacles(self, message: MarkerArray) -> None:
+        """``~/obstacles``: SPHERE, CUBE and CYLINDER markers as obstacles (see
+        :mod:`ik_node.obstacle_messages`); refused markers are named in one warning."""
+        policy = self._policy
+        if policy.model is None:
+            self._pending_obstacles = [*self._pending_obstacles[-9:], message]
+            return
+        state, _ = policy.current(time.monotonic(), warn=False)
+
+        def frame_pose(frame: str, stamp):
+            return policy.frame_pose(frame, stamp, state, self._transform, "obstacle marker")
+
+        changed, warnings = self._marker_obstacles.apply(message.markers, frame_pose)
+        if warnings:
+            self.get_logger().warning("; ".join(warnings), throttle_duration_sec=WARNING_PERIOD)
+        if changed:
+            policy.set_topic_obstacles(self._marker_obstacles.by_name())
+            self._collision_markers_due = True
+            self.get_logger().info(
+                f"obstacles from ~/obstacles: {len(policy.topic_obstacles)} "
+                f"({', '.join(policy.topic_obstacles) or 'none'})",
+                throttle_duration_sec=WARNING_PERIOD,
+            )
 
     def _on_joint_state(self, message: JointState) -> None:
         warning = self._policy.on_joint_state(message.name, message.position, time.monotonic())
@@ -420,6 +503,7 @@ class IKNode(Node):
                 Float64MultiArray(data=[float(command.q[i]) for i in model.command_order])
             )
         self._publish_state()
+        self._collision_markers_due = True
         if settings.publish_trajectory:
             period = None if command.velocity is None else 1.0 / settings.publish_rate
             duration = trajectory_duration(  # (the base's motion too: its pose follows the joints')
@@ -475,6 +559,7 @@ class IKNode(Node):
         )
 
     def _on_marker_timer(self) -> None:
+        self._publish_collision_markers()
         if self._pending_markers is None or not self._policy.ready:
             return
         q, success = self._pending_markers
@@ -485,6 +570,31 @@ class IKNode(Node):
                 model.base_link, self._policy.tips, self._policy.goals, self._policy.tip_poses(q), success
             )
         )
+
+    def _publish_collision_markers(self) -> None:
+        """``~/collision_markers`` when something it shows changed (at most at the marker rate):
+        the solver's shapes at the state shown and the obstacles while collisions are checked;
+        one clearing array when checking stops."""
+        policy = self._policy
+        if not self._collision_markers_due or not policy.ready:
+            return
+        self._collision_markers_due = False
+        base = policy.model.base_link
+        stamp = self.get_clock().now().to_msg()
+        if policy.checks_collisions:
+            obstacles = policy.obstacles
+            self._collision_marker_publisher.publish(
+                collision_markers(
+                    base,
+                    policy.collision_shapes(),
+                    [obstacle.name for obstacle in obstacles],
+                    stamp,
+                )
+            )
+            self._collision_markers_shown = True
+        elif self._collision_markers_shown:
+            self._collision_marker_publisher.publish(collision_markers(base, [], stamp=stamp))
+            self._collision_markers_shown = False
 
 
 def _route_python_logs(logger) -> None:

@@ -23,6 +23,13 @@ coordinates are never read from ``/joint_states`` (the seed takes them from the 
 else the rest posture); track mode steps on the configuration manifold (tangent displacements,
 ``q (+) dq``), each component of the base's twist within ``base_max_linear_velocity`` or
 ``base_max_angular_velocity``, scaled with the joints (one factor: the motion keeps its direction).
+
+Collisions (issue 18): the solver checks self-collision when ``self_collision`` (the link pairs
+of the SRDF, :attr:`IKPolicy.semantic_description`: the ``robot_description_semantic``
+parameter, else the topic's latest) and the obstacles always: the parameters' (``obstacle_names``)
+and the topic's (:attr:`IKPolicy.topic_obstacles`, replaced between solves without a rebuild).
+A goal without a collision-free answer (reason ``collision``) publishes nothing, even with
+``publish_best_effort``: the last command stays.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ from .control import (
     velocity_limited_step,
 )
 from .errors import IKNodeError
-from .parameters import NodeSettings, check_values, spec_of
+from .obstacles import Obstacle
+from .parameters import NodeSettings, check_semantic_description, check_values, spec_of
 from .resources import resolve_path
 from .solver import IKSolver, SolverOptions, TipTask
 from .solver.inputs import check_movable
@@ -62,6 +70,8 @@ __all__ = [
 
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
+#: The solver's reason for a goal whose answers all collide (no command is published).
+COLLISION = "collision"
 
 #: ``transform(frame, base, stamp) -> T_base_frame`` for frames outside the model (tf2), raising
 #: :class:`IKNodeError` naming the frame and the missing transform; None where tf2 is missing.
@@ -111,8 +121,13 @@ class Model:
         return self.tree.base_link
 
 
-def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) -> Model:
+def plan_model(
+    robot, settings: NodeSettings, changed: frozenset | None = None, semantic: str = "", obstacles=()
+) -> Model:
     """The model of ``robot`` for ``settings`` without its solver (milliseconds, no compile).
+    ``semantic``: the SRDF XML the solver's self-collision pairs come from when
+    ``self_collision`` (empty: computed); ``obstacles``: more obstacles (the topic's) after the
+    parameters' ones.
 
     At start-up (``changed`` None) a joint limit that is unusable or wider than the URDF falls
     back to the URDF with a warning (in ``Model.warnings``); at run time, when a parameter in
@@ -156,6 +171,10 @@ def plan_model(robot, settings: NodeSettings, changed: frozenset | None = None) 
         max_iterations=settings.max_iterations,
         random_seed=settings.random_seed,
         max_joint_move=settings.max_joint_move or None,
+        self_collision=settings.self_collision,
+        collision_margin=settings.collision_margin,
+        srdf=(semantic or None) if settings.self_collision else None,
+        obstacles=(*settings.obstacles, *obstacles),
     )
     bounded = np.isfinite(lower) & np.isfinite(upper)
     middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))
@@ -287,6 +306,8 @@ class IKPolicy:
         self.joint_goal: np.ndarray | None = None  # track mode: where the steps lead
         self.state: np.ndarray | None = None  # what ~/joint_states repeats
         self.enabled = True
+        self.semantic_topic = ""  # the latest SRDF from the topic
+        self.topic_obstacles: dict[str, Obstacle] = {}  # by name ('ns/id' of the marker)
 
     # ------------------------------------------------------------------ model and readiness
 
@@ -316,10 +337,75 @@ class IKPolicy:
         settings = NodeSettings.from_values(values)
         model = self.model
         if model is not None:
-            model = plan_model(model.robot, settings, changed)
+            model = self.plan(model.robot, settings, changed)
             if self.ready:
                 model = replace(model, solver=build_solver(model))
         return settings, model
+
+    def plan(self, robot, settings: NodeSettings | None = None, changed: frozenset | None = None) -> Model:
+        """:func:`plan_model` with the SRDF and the topic's obstacles of this policy."""
+        settings = self.settings if settings is None else settings
+        semantic = settings.robot_description_semantic or self.semantic_topic
+        return plan_model(robot, settings, changed, semantic, tuple(self.topic_obstacles.values()))
+
+    @property
+    def semantic_description(self) -> str:
+        """The SRDF in use: the ``robot_description_semantic`` parameter, else the topic's."""
+        return self.settings.robot_description_semantic or self.semantic_topic
+
+    def receive_semantic(self, text: str, source: str) -> Model | None:
+        """An SRDF from the topic: checked (raises :class:`IKNodeError` naming ``source``), kept,
+        and the model it makes (its solver built when the kernels are ready; raises, the SRDF
+        not kept, when that fails) to :meth:`apply` when it changes the solver (self_collision
+        on, no SRDF parameter), else None."""
+        check_semantic_description(text, source)
+        previous, self.semantic_topic = self.semantic_topic, text
+        if self.model is None or not self.settings.self_collision or self.settings.robot_description_semantic:
+            return None
+        try:
+            model = self.plan(self.model.robot)
+            if self.ready:
+                model = replace(model, solver=build_solver(model))
+        except IKNodeError as error:
+            self.semantic_topic = previous
+            raise IKNodeError(f"{source} refused: {error}") from None
+        return model
+
+    @property
+    def obstacles(self) -> tuple[Obstacle, ...]:
+        """Every obstacle the solver avoids: the parameters', then the topic's."""
+        return (*self.settings.obstacles, *self.topic_obstacles.values())
+
+    @property
+    def checks_collisions(self) -> bool:
+        """Whether answers are checked for collisions (self_collision, or any obstacle)."""
+        return bool(self.settings.self_collision or self.obstacles)
+
+    def set_topic_obstacles(self, obstacles: dict) -> None:
+        """Replace the topic's obstacles (``{name: Obstacle}``); the solver avoids them from
+        the next solve (no rebuild)."""
+        self.topic_obstacles = dict(obstacles)
+        self._sync_obstacles()
+
+    def _sync_obstacles(self) -> None:
+        """The solver's obstacles are :attr:`obstacles` (a solver built before the topic's
+        latest change, or for other parameters, gets them here)."""
+        model = self.model
+        if model is None or model.solver is None:
+            return
+        obstacles = self.obstacles
+        if tuple(model.solver.obstacles) != obstacles:
+            model.solver.set_obstacles(obstacles)
+        self.model = replace(model, options=replace(model.options, obstacles=obstacles))
+
+    def collision_shapes(self) -> list:
+        """The solver's collision shapes at the state shown (the rest posture before any
+        command), robot and obstacles, in the base frame; empty without a solver."""
+        if not self.ready:
+            return []
+        model = self.model
+        q = self.state if self.state is not None else model.rest_posture
+        return model.solver.collision_shapes(q)
 
     def apply(self, settings: NodeSettings, model: Model | None) -> bool:
         """Install a validated :meth:`candidate` (the model serves from the next solve; a mode
@@ -327,6 +413,7 @@ class IKPolicy:
         old, self.settings = self.settings, settings
         if model is not None:
             self.model = model
+            self._sync_obstacles()
             if settings.mode != old.mode:
                 self.joint_goal = None
         return (settings.mode, settings.publish_rate, settings.joint_state_rate) != (
@@ -338,6 +425,7 @@ class IKPolicy:
     def attach_solver(self, solver: IKSolver) -> list[GoalRequest]:
         """The solver is ready: returns the goals kept meanwhile (answer them in this order)."""
         self.model = replace(self.model, solver=solver)
+        self._sync_obstacles()
         waiting, self.pending = list(self.pending.values()), {}
         return waiting
 
@@ -362,10 +450,11 @@ class IKPolicy:
         self.stale_warned = False
         return None
 
-    def current(self, now: float) -> tuple[np.ndarray, str | None]:
-        """The seed and a warning (once per staleness): fresh ``/joint_states`` (by name, 1-DOF
-        joints only), else the last command, else the rest posture (a floating base's coordinates
-        always from the last command or the rest posture)."""
+    def current(self, now: float, warn: bool = True) -> tuple[np.ndarray, str | None]:
+        """The seed and a warning (once per staleness; none without ``warn``): fresh
+        ``/joint_states`` (by name, 1-DOF joints only), else the last command, else the rest
+        posture (a floating base's coordinates always from the last command or the rest
+        posture)."""
         model = self.model
         fallback = model.rest_posture if self.last_command is None else self.last_command
         timeout = self.settings.joint_state_timeout
@@ -374,7 +463,7 @@ class IKPolicy:
         q, stale = current_state(
             model.joint_names, self.joint_state, now - self.joint_state_time, timeout, fallback, readable
         )
-        if stale and not self.stale_warned:
+        if stale and warn and not self.stale_warned:
             self.stale_warned = True
             return (
                 q,
@@ -395,27 +484,36 @@ class IKPolicy:
         """``T_base_goal``: a ``frame`` naming a link goes through the model's FK at the current
         state (the seed for the chain's joints, ``/joint_states`` for the others); another frame
         through ``transform`` (tf2), refused with the reason when there is none."""
+        return self.frame_pose(request.frame, request.stamp, seed, transform, "goal") @ request.pose
+
+    def frame_pose(
+        self, frame: str, stamp, state: np.ndarray, transform: FrameLookup | None, what: str = "goal"
+    ) -> np.ndarray:
+        """``T_base_frame``: the identity for '' or the base; a link through the model's FK at
+        ``state`` (the chain's joints; ``/joint_states`` for the others); another frame through
+        ``transform`` (tf2) at ``stamp``, refused (:class:`IKNodeError`, ``what`` names the
+        message) when there is none."""
         model = self.model
-        frame = request.frame.lstrip("/")
+        frame = frame.lstrip("/")
         base = model.base_link
         if frame in ("", base):
-            return request.pose
+            return np.eye(4)
         robot = model.robot
         if frame in robot.links:
-            state = {
+            values = {
                 name: value
                 for name, value in self.joint_state.items()
                 if name in robot.joints and not robot.joints[name].is_multi_dof and name in robot.joint_names
             }
-            state.update(zip(model.joint_names, seed))
-            return robot.forward(state, frame, base) @ request.pose
+            values.update(zip(model.joint_names, state))
+            return robot.forward(values, frame, base)
         if transform is None:
             raise IKNodeError(
-                f"goal frame '{frame}' is not a link of robot '{robot.name}' and tf2_ros is not available "
+                f"{what} frame '{frame}' is not a link of robot '{robot.name}' and tf2_ros is not available "
                 "to look it up (install tf2_ros, or use one of the robot's frames: "
                 f"{', '.join(sorted(robot.links))})"
             )
-        return transform(frame, base, request.stamp) @ request.pose
+        return transform(frame, base, stamp)
 
     def refusal(self, request: GoalRequest | None, message: str, reason: str = "invalid_goal") -> Reply:
         """A refused goal or command: its status and the warning to log."""
@@ -475,11 +573,17 @@ class IKPolicy:
             "time_ms": f"{result.elapsed * 1e3:.3f}",
             "attempts": str(result.attempts),
         }
-        publish = result.success or settings.publish_best_effort
+        # (no collision-free answer: the last command stays, even with publish_best_effort)
+        publish = result.success or (settings.publish_best_effort and result.reason != COLLISION)
         reply = Reply(
             Status(result.success, result.reason, "", details, request), solution=(result.q, result.success)
         )
-        if not result.success:
+        if result.reason == COLLISION and not result.success:
+            reply.warning = (
+                "no collision-free solution for the goal within the timeout (self-collision or an obstacle, "
+                f"collision_margin {settings.collision_margin} m): no command published, the last one stays"
+            )
+        elif not result.success:
             reply.warning = (
                 f"no solution for the goal ({result.reason}): position error {result.position_error:.3g} m, "
                 f"orientation error {result.orientation_error:.3g} rad"

@@ -8,14 +8,31 @@ and a malformed SRDF refused while the node keeps serving.
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import math
+import sys
 
 import numpy as np
 import pytest
-from visualization_msgs.msg import Marker
+import yaml
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from ros_harness import PACKAGE_ROOT, Client, NodeProcess
+from std_msgs.msg import String
+from visualization_msgs.msg import Marker, MarkerArray
 
+from ik_node import IKSolver, Obstacle, load_robot
 from ik_node.errors import IKNodeError
 from ik_node.obstacle_messages import MarkerObstacles, collision_markers, marker_obstacle
+from ik_node.srdf import compute_disabled_pairs
+
+ARM7 = PACKAGE_ROOT / "urdf" / "arm7.urdf"
+JOINTS = [f"joint{index}" for index in range(1, 8)]
+#: The test's configuration: goals are the tool's pose here, the seed is here (/joint_states).
+Q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+#: pinocchio + coal for the independent check (benchmark/collision_reference.py).
+HAS_REFERENCE = all(importlib.util.find_spec(name) is not None for name in ("pinocchio", "coal"))
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 # ------------------------------------------------------------------ MarkerArray -> obstacles
 
@@ -173,3 +190,269 @@ def test_a_capsule_s_cylinder_lies_along_its_axis(direction):
     o = cylinder.pose.orientation
     assert math.isclose(math.hypot(o.x, o.y, o.z, o.w), 1.0)
     np.testing.assert_allclose(quaternion_to_matrix(o.x, o.y, o.z, o.w)[:, 2], direction, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the node through real topics
+
+
+@pytest.fixture(scope="module")
+def arm7_tree():
+    robot = load_robot(ARM7)
+    return robot, robot.tree("base_link", ["tool0"])
+
+
+def link_position(tree, q, link: str) -> np.ndarray:
+    return tree.pose_of(tree.link_poses(q), link)[:3, 3]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """``clearance(q, obstacles)``: the smallest distance [m] between arm7's own collision
+    geometry (the URDF's boxes and cylinders, placed by pinocchio) and the obstacles (coal's
+    shapes), independently of ik_node's capsules; link pairs are left out (an SRDF disabling
+    them all: arm7 has no SRDF, and its neighbours touch)."""
+    if not HAS_REFERENCE:
+        pytest.skip("pinocchio and coal are not importable: no independent collision check")
+    sys.path.insert(0, str(PACKAGE_ROOT / "benchmark"))
+    from collision_reference import ReferenceCollision
+
+    links = sorted(load_robot(ARM7).links)
+    srdf = tmp_path_factory.mktemp("srdf") / "all_pairs.srdf"
+    srdf.write_text(
+        '<robot name="arm7">'
+        + "".join(
+            f'<disable_collisions link1="{a}" link2="{b}"/>' for a, b in itertools.combinations(links, 2)
+        )
+        + "</robot>"
+    )
+
+    def clearance(q, obstacles) -> float:
+        checker = ReferenceCollision(
+            ARM7, srdf=srdf, obstacles=obstacles, base_link="base_link", joint_names=JOINTS
+        )
+        return checker.min_distance(q)[0]
+
+    return clearance
+
+
+class CollisionClient(Client):
+    """The harness's client, also publishing ``~/obstacles`` and ``/robot_description_semantic``
+    and recording ``~/collision_markers``."""
+
+    def __init__(self, node_name: str):
+        super().__init__(node_name=node_name)
+        self.collision_markers: list[MarkerArray] = []
+        self.obstacle_publisher = self.node.create_publisher(MarkerArray, f"/{node_name}/obstacles", 10)
+        self.semantic_publisher = self.node.create_publisher(String, "/robot_description_semantic", LATCHED)
+        self.node.create_subscription(
+            MarkerArray, f"/{node_name}/collision_markers", self.collision_markers.append, LATCHED
+        )
+
+    def publish_obstacles(self, *markers: Marker) -> None:
+        assert self.spin_until(lambda: self.obstacle_publisher.get_subscription_count() > 0)
+        self.obstacle_publisher.publish(MarkerArray(markers=list(markers)))
+
+    def drawn(self) -> set[str]:
+        """The owners (links and obstacles) of the latest ``~/collision_markers``."""
+        if not self.collision_markers:
+            return set()
+        return {m.text for m in self.collision_markers[-1].markers if m.action == Marker.ADD}
+
+    def answer(self, goal, timeout: float = 20.0) -> tuple[dict, object]:
+        """Send ``goal`` from the configuration Q (/joint_states); the status and the command (None
+        when none came within a second of the status)."""
+        self.send_joint_state(JOINTS, Q)
+        self.spin_for(0.2)
+        statuses, commands = len(self.statuses), len(self.commands)
+        self.send_goal(goal)
+        assert self.spin_until(lambda: len(self.statuses) > statuses, timeout), "no status for the goal"
+        self.spin_until(lambda: len(self.commands) > commands, 1.0)
+        return self.statuses[statuses], (self.commands[commands] if len(self.commands) > commands else None)
+
+
+#: The parameter obstacle ('ball'), first far from the arm; the elbow's test moves it onto the elbow.
+FAR_AWAY = [2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def collision_node(ros_context, tmp_path_factory):
+    params = tmp_path_factory.mktemp("collision") / "arm7_collision.yaml"
+    params.write_text(
+        yaml.safe_dump(
+            {
+                "collision_node": {
+                    "ros__parameters": {
+                        "robot_description_file": str(ARM7),
+                        "tip_links": ["tool0"],
+                        "self_collision": True,
+                        "timeout": 0.1,
+                        "obstacle_names": ["ball"],
+                        "obstacles": {"ball": {"type": "sphere", "size": [0.06], "pose": FAR_AWAY}},
+                        "interactive_markers": False,
+                    }
+                }
+            }
+        )
+    )
+    process = NodeProcess("--params-file", str(params), name="collision_node")
+    client = CollisionClient("collision_node")
+    try:
+        client.wait_connected()
+        client.wait_ready()
+    except BaseException:
+        client.close()
+        process.stop()
+        raise
+    yield process, client
+    client.close()
+    assert process.stop() == 0, process.log()[-3000:]
+
+
+def sphere_marker(position, radius: float, id: int = 0, frame: str = "base_link") -> Marker:
+    return marker(id=id, frame=frame, position=tuple(float(v) for v in position), scale=(2 * radius,) * 3)
+
+
+def test_an_obstacle_on_the_topic_is_avoided_drawn_and_removed(collision_node, arm7_tree, reference):
+    """Without the obstacle the answer from Q is Q itself; a sphere on the elbow at Q makes it
+    collide, so the answer must move the arm around it: it still reaches the goal, and the
+    independent check finds it clear of the sphere (by the margin, less rounding)."""
+    process, client = collision_node
+    robot, tree = arm7_tree
+    goal = tree.forward(Q, "tool0")
+    client.publish_obstacles(marker(action=Marker.DELETEALL))
+    status, command = client.answer(goal)
+    assert status["success"] == "true", (status, process.log()[-3000:])
+    np.testing.assert_allclose(command.position, Q, atol=1e-6)  # (the goal is met at the seed)
+
+    ball = Obstacle.sphere(0.06, link_position(tree, Q, "link4"), "scene/0")
+    assert reference(Q, [ball]) < 0.0  # (the seed collides with it)
+    client.publish_obstacles(sphere_marker(ball.position, 0.06))
+    assert client.spin_until(lambda: "scene/0" in client.drawn()), client.drawn()
+    assert "link4" in client.drawn()  # (the robot's shapes too)
+    status, command = client.answer(goal)
+    assert status["success"] == "true", (status, process.log()[-3000:])
+    q = np.array([dict(zip(command.name, command.position))[joint] for joint in JOINTS])
+    reached = tree.forward(q, "tool0")
+    assert np.linalg.norm(reached[:3, 3] - goal[:3, 3]) < 1e-4
+    assert reference(q, [ball]) > 0.0, "the answer collides with the obstacle (coal, the URDF's geometry)"
+    own = IKSolver(robot, "base_link", ["tool0"], obstacles=[ball])  # the solver's own (conservative) check
+    assert own.clearance(q) >= -1e-6
+
+    client.publish_obstacles(marker(id=0, action=Marker.DELETE))
+    assert client.spin_until(lambda: "scene/0" not in client.drawn()), client.drawn()
+    status, command = client.answer(goal)
+    np.testing.assert_allclose(command.position, Q, atol=1e-6)  # free again: the seed answers
+
+
+def test_a_goal_reached_only_in_collision_gets_reason_collision_and_no_command(collision_node, arm7_tree):
+    """A sphere around the tool (given in the tool's own frame: placed through the model's FK at
+    the current joint state) blocks every answer: /diagnostics says 'collision' (WARN) and no
+    command comes (the last one stays)."""
+    process, client = collision_node
+    _, tree = arm7_tree
+    goal = tree.forward(Q, "tool0")
+    client.publish_obstacles(marker(action=Marker.DELETEALL))
+    status, command = client.answer(goal)
+    assert status["success"] == "true" and command is not None
+    client.send_joint_state(JOINTS, Q)
+    client.spin_for(0.2)
+    client.publish_obstacles(sphere_marker((0.0, 0.0, 0.0), 0.05, id=1, frame="tool0"))
+    assert client.spin_until(lambda: "scene/1" in client.drawn())
+    status, command = client.answer(goal)
+    assert (status["success"], status["reason"]) == ("false", "collision"), status
+    assert command is None, "a command was published for a goal without a collision-free answer"
+    assert process.wait_for_log("no collision-free solution for the goal")
+    client.publish_obstacles(marker(action=Marker.DELETEALL))
+    assert client.spin_until(lambda: not {"scene/0", "scene/1"} & client.drawn())
+
+
+def test_a_bad_marker_is_refused_naming_it_the_others_are_kept(collision_node):
+    process, client = collision_node
+    client.publish_obstacles(
+        marker(action=Marker.DELETEALL),
+        marker(id=5, position=(math.nan, 0.0, 0.0)),
+        marker(id=6, position=(1.5, 1.5, 1.5)),
+    )
+    assert client.spin_until(lambda: "scene/6" in client.drawn())
+    assert "scene/5" not in client.drawn()
+    assert process.wait_for_log("marker ns 'scene' id 5: the pose has NaN or infinite values")
+    client.publish_obstacles(marker(action=Marker.DELETEALL))
+    assert client.spin_until(lambda: "scene/6" not in client.drawn())
+
+
+def test_an_obstacle_by_parameter_is_avoided_and_a_nan_pose_is_refused_naming_it(
+    collision_node, arm7_tree, reference
+):
+    process, client = collision_node
+    robot, tree = arm7_tree
+    assert client.spin_until(lambda: "ball" in client.drawn())  # (declared at start-up, far away)
+    goal = tree.forward(Q, "tool0")
+    elbow = link_position(tree, Q, "link4")
+    pose = [*(float(v) for v in elbow), 0.0, 0.0, 0.0, 1.0]
+    result = client.set_parameters(**{"obstacles.ball.pose": pose})
+    assert result.successful, result.reason
+    try:
+        status, command = client.answer(goal)
+        assert status["success"] == "true", status
+        q = np.array([dict(zip(command.name, command.position))[joint] for joint in JOINTS])
+        assert reference(q, [Obstacle.sphere(0.06, elbow, "ball")]) > 0.0
+        refused = client.set_parameters(**{"obstacles.ball.pose": [math.nan, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]})
+        assert not refused.successful and "obstacles.ball.pose" in refused.reason, refused.reason
+    finally:
+        assert client.set_parameters(**{"obstacles.ball.pose": FAR_AWAY}).successful
+
+
+def test_a_malformed_srdf_is_refused_naming_the_parameter_and_the_node_keeps_serving(
+    collision_node, arm7_tree
+):
+    process, client = collision_node
+    _, tree = arm7_tree
+    goal = tree.forward(Q, "tool0")
+    malformed = '<robot name="arm7"><disable_collisions link1='
+    refused = client.set_parameters(robot_description_semantic=malformed)
+    assert not refused.successful
+    assert "parameter robot_description_semantic is not well-formed SRDF XML" in refused.reason
+    status, command = client.answer(goal)
+    assert status["success"] == "true" and command is not None
+    # an SRDF (as the Setup Assistant writes it: here its pairs as ik_node computes them) naming a
+    # link the robot does not have: that entry is warned about and ignored, the rest is used
+    pairs = compute_disabled_pairs(load_robot(ARM7))
+    srdf = (
+        '<robot name="arm7">'
+        + "".join(
+            f'<disable_collisions link1="{a}" link2="{b}" reason="{why}"/>' for (a, b), why in pairs.items()
+        )
+        + '<disable_collisions link1="link1" link2="elbow_of_another_robot" reason="Never"/></robot>'
+    )
+    accepted = client.set_parameters(robot_description_semantic=srdf)
+    assert accepted.successful, accepted.reason
+    assert process.wait_for_log("elbow_of_another_robot"), process.log()[-3000:]
+    status, command = client.answer(goal)
+    assert status["success"] == "true" and command is not None
+    # the topic's SRDF is not used while the parameter is set; a malformed one is refused
+    client.semantic_publisher.publish(String(data="<robot><oops"))
+    assert process.wait_for_log("/robot_description_semantic is not well-formed SRDF XML")
+    status, command = client.answer(goal)
+    assert status["success"] == "true" and command is not None
+    assert client.set_parameters(robot_description_semantic="").successful
+
+
+def test_obstacles_are_avoided_with_self_collision_off(collision_node, arm7_tree, reference):
+    """Obstacles are checked whether or not self_collision is on; the robot's shapes are drawn
+    with them (they are what is checked against them)."""
+    process, client = collision_node
+    _, tree = arm7_tree
+    elbow = link_position(tree, Q, "link4")
+    pose = [*(float(v) for v in elbow), 0.0, 0.0, 0.0, 1.0]
+    result = client.set_parameters(self_collision=False, **{"obstacles.ball.pose": pose})
+    assert result.successful, result.reason
+    try:
+        markers = len(client.collision_markers)
+        assert client.spin_until(lambda: len(client.collision_markers) > markers)
+        assert {"ball", "link4"} <= client.drawn()
+        status, command = client.answer(tree.forward(Q, "tool0"))
+        assert status["success"] == "true", status
+        q = np.array([dict(zip(command.name, command.position))[joint] for joint in JOINTS])
+        assert reference(q, [Obstacle.sphere(0.06, elbow, "ball")]) > 0.0
+    finally:
+        assert client.set_parameters(self_collision=True, **{"obstacles.ball.pose": FAR_AWAY}).successful

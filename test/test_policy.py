@@ -13,7 +13,7 @@ import pytest
 
 from ik_node.errors import IKNodeError
 from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.policy import Command, GoalRequest, IKPolicy, build_solver, plan_model
+from ik_node.policy import COLLISION, Command, GoalRequest, IKPolicy, build_solver, plan_model
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -68,6 +68,7 @@ def test_the_typed_record_has_a_field_per_node_parameter():
         "tip_offsets",
         "joint_weights",
         "rest_posture",
+        "obstacles",
         "values",
     }
     names = set(NodeSettings.field_names()) - per_tip_or_joint
@@ -384,3 +385,103 @@ def test_track_steps_of_a_floating_base_keep_the_quaternion_unit_and_every_veloc
     for tip, goal in goals.items():
         reached = tree.forward(policy.last_command, tip)
         assert np.linalg.norm(reached[:3, 3] - goal[:3, 3]) < 1e-5, tip
+
+
+# ------------------------------------------------------------------ collisions (issue 18)
+
+SRDF = """<robot name="arm7"><disable_collisions link1="link1" link2="link2" reason="Adjacent"/></robot>"""
+#: A sphere and a box by parameter (``obstacle_names``, ``obstacles.<name>.*``).
+OBSTACLE_PARAMETERS = {
+    "obstacle_names": ["ball", "table"],
+    "obstacles.ball.type": "sphere",
+    "obstacles.ball.size": [0.1],
+    "obstacles.ball.pose": [0.5, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0],
+    "obstacles.table.type": "box",
+    "obstacles.table.size": [1.0, 1.0, 0.02],
+    "obstacles.table.pose": [0.0, 0.0, -0.3, 0.0, 0.0, 0.0, 1.0],
+}
+
+
+class CollidingSolver:
+    """A real solver whose every answer is reported in collision (as the solver reports a goal
+    reached only in collision: success false, reason 'collision')."""
+
+    def __init__(self, solver):
+        self.solver = solver
+
+    def __getattr__(self, name):
+        return getattr(self.solver, name)
+
+    def solve(self, targets, seed=None, timeout=None):
+        result = self.solver.solve(targets, seed=seed, timeout=timeout)
+        return replace(result, success=False, reason=COLLISION)
+
+
+@pytest.mark.parametrize("mode", ["solve", "track"])
+def test_a_goal_without_a_collision_free_answer_publishes_nothing_even_best_effort(arm7, mode):
+    """The status says 'collision'; no command (solve mode) and no new joint goal (track mode):
+    the last command stays, although publish_best_effort would publish other failures."""
+    policy = ready_policy(arm7, publish_best_effort=True, mode=mode)
+    policy.model = replace(policy.model, solver=CollidingSolver(policy.model.solver))
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    goal = arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link")
+    reply = policy.receive_goal(GoalRequest("tool0", goal), 0.0)
+    assert (reply.status.success, reply.status.reason) == (False, "collision")
+    assert reply.command is None and policy.joint_goal is None
+    assert "no collision-free solution" in reply.warning and "the last one stays" in reply.warning
+
+
+def test_the_collision_parameters_reach_the_solver_s_options(arm7):
+    settings = settings_for(arm7, self_collision=True, collision_margin=0.02, robot_description_semantic=SRDF,
+                            **OBSTACLE_PARAMETERS)  # fmt: skip
+    options = plan_model(arm7, settings, semantic=SRDF).options
+    assert (options.self_collision, options.collision_margin, options.srdf) == (True, 0.02, SRDF)
+    assert [(o.name, o.kind) for o in options.obstacles] == [("ball", "sphere"), ("table", "box")]
+    off = plan_model(arm7, settings_for(arm7, robot_description_semantic=SRDF), semantic=SRDF).options
+    assert off.self_collision is False and off.srdf is None  # (no SRDF to read without self-collision)
+    assert off.obstacles == ()
+
+
+def test_the_srdf_is_the_parameter_else_the_topic_s_and_a_bad_one_is_refused_naming_its_source(arm7):
+    settings = settings_for(arm7, self_collision=True)
+    policy = IKPolicy(["tool0"], settings)
+    policy.install(plan_model(arm7, settings))
+    with pytest.raises(IKNodeError, match=r"/robot_description_semantic is not well-formed SRDF XML"):
+        policy.receive_semantic("<robot><disable", "/robot_description_semantic")
+    assert policy.semantic_topic == ""
+    model = policy.receive_semantic(SRDF, "/robot_description_semantic")  # (not ready: planned, no solver)
+    assert model is not None and model.solver is None and model.options.srdf == SRDF
+    assert policy.semantic_description == SRDF
+    parameter = SRDF.replace("link2", "link3")
+    policy.settings = settings_for(arm7, self_collision=True, robot_description_semantic=parameter)
+    assert policy.receive_semantic(SRDF, "/robot_description_semantic") is None  # the parameter wins
+    assert policy.semantic_description == parameter and policy.plan(arm7).options.srdf == parameter
+    policy.settings = settings_for(arm7)  # self_collision off: kept for later, nothing rebuilt
+    assert policy.receive_semantic(SRDF, "/robot_description_semantic") is None
+    assert policy.semantic_topic == SRDF
+
+
+def test_the_topic_s_obstacles_follow_the_parameters_and_collisions_are_checked_with_any(arm7):
+    from ik_node import Obstacle
+
+    settings = settings_for(arm7, **OBSTACLE_PARAMETERS)
+    policy = IKPolicy(["tool0"], settings)
+    policy.install(plan_model(arm7, settings))
+    assert policy.checks_collisions  # (obstacles without self_collision)
+    box = Obstacle.box((0.1, 0.1, 0.1), (0.3, 0.3, 0.3), "scene/0")
+    policy.set_topic_obstacles({"scene/0": box})
+    assert [o.name for o in policy.obstacles] == ["ball", "table", "scene/0"]
+    assert [o.name for o in policy.plan(arm7).options.obstacles] == ["ball", "table", "scene/0"]
+    assert not IKPolicy(["tool0"], settings_for(arm7)).checks_collisions
+
+
+def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
+    policy = ready_policy(arm7)
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    np.testing.assert_array_equal(policy.frame_pose("", None, q, None), np.eye(4))
+    np.testing.assert_array_equal(policy.frame_pose("/base_link", None, q, None), np.eye(4))
+    np.testing.assert_allclose(
+        policy.frame_pose("link4", None, q, None), arm7.forward(dict(zip(JOINTS, q)), "link4", "base_link")
+    )
+    with pytest.raises(IKNodeError, match=r"obstacle marker frame 'map' is not a link"):
+        policy.frame_pose("map", None, q, None, "obstacle marker")
