@@ -8,6 +8,8 @@
     ros2 launch ik_node ik_node.launch.py use_rviz:=false
 
     ros2 launch ik_node ik_node.launch.py command_topic:=/forward_position_controller/commands
+    ros2 launch ik_node ik_node.launch.py urdf_file:=/path/robot.urdf srdf_file:=/path/robot.srdf \
+        params_file:=/path/ik.yaml   # self-collision pairs from the robot's SRDF (MoveIt's)
 
 The URDF (a ``.xacro`` file run through ``xacro`` first, with ``xacro_args``, as ROS launch files
 do) becomes the ``robot_description`` parameter of robot_state_publisher and ik_node.
@@ -16,6 +18,9 @@ rest posture before the first goal) is remapped to ``/joint_states``, so robot_s
 and RViz show the robot from the first second and every solution after. Its commands stay on
 ``~/joint_commands`` (JointState); ``command_topic`` remaps ``~/position_commands``
 (Float64MultiArray, for ros2_control's forward position controller, which it then enables).
+``srdf_file`` (optional; a ``.xacro`` file through ``xacro`` with the same ``xacro_args``) becomes
+ik_node's ``robot_description_semantic`` parameter: the link pairs its ``<disable_collisions>``
+name are not checked when ``self_collision`` is on (the parameter file sets it).
 """
 
 from pathlib import Path
@@ -30,6 +35,16 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 
+def _description(path: str, arguments) -> object:
+    """The text of a URDF or SRDF file; a ``.xacro`` file through the ``xacro`` command."""
+    if path.endswith(".xacro"):
+        return ParameterValue(
+            Command([FindExecutable(name="xacro"), " ", path, *(" " + argument for argument in arguments)]),
+            value_type=str,
+        )
+    return Path(path).read_text()
+
+
 def _nodes(context):
     share = Path(get_package_share_directory("ik_node"))
     robot = LaunchConfiguration("robot").perform(context)
@@ -37,21 +52,16 @@ def _nodes(context):
     params_file = LaunchConfiguration("params_file").perform(context) or str(
         share / "config" / f"{robot}.yaml"
     )
-    if urdf_file.endswith(".xacro"):
-        arguments = LaunchConfiguration("xacro_args").perform(context).split()
-        description = ParameterValue(
-            Command(
-                [FindExecutable(name="xacro"), " ", urdf_file, *(" " + argument for argument in arguments)]
-            ),
-            value_type=str,
-        )
-    else:
-        description = Path(urdf_file).read_text()
+    arguments = LaunchConfiguration("xacro_args").perform(context).split()
+    description = _description(urdf_file, arguments)
+    srdf_file = LaunchConfiguration("srdf_file").perform(context)
     parameters = yaml.safe_load(Path(params_file).read_text()) or {}
     settings = next(iter(parameters.values()), {}).get("ros__parameters", {})
     fixed_frame = settings.get("base_link") or "base_link"
     command_topic = LaunchConfiguration("command_topic").perform(context)
     overrides = {"robot_description": description, "publish_rest_posture_at_start": True}
+    if srdf_file:
+        overrides["robot_description_semantic"] = _description(srdf_file, arguments)
     remappings = [("~/joint_states", "/joint_states")]
     if command_topic:
         overrides["publish_position_commands"] = True
@@ -101,6 +111,12 @@ def generate_launch_description():
                 "xacro_args",
                 default_value="",
                 description="arguments of a .xacro urdf_file, space-separated NAME:=VALUE pairs",
+            ),
+            DeclareLaunchArgument(
+                "srdf_file",
+                default_value="",
+                description="SRDF (or .xacro) file: ik_node's robot_description_semantic, the link pairs "
+                "not checked for self-collision (empty: none; the pairs are computed)",
             ),
             DeclareLaunchArgument("use_rviz", default_value="true", description="start RViz"),
             DeclareLaunchArgument(
