@@ -406,8 +406,7 @@ class IKNode(Node):
         try:
             model = self._policy.receive_semantic(message.data, source)
         except IKNodeError as error:
-            self.get_logger().error(f"SRDF from {str(error)}" if str(error).startswith(source) else
-                                    f"SRDF from {source} refused: {error}")  # fmt: skip
+            self.get_logger().error(f"SRDF refused: {error} (the self-collision pairs in use stay)")
             return
         if self._settings.robot_description_semantic:
             self.get_logger().info(

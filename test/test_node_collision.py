@@ -406,8 +406,17 @@ def test_a_malformed_srdf_is_refused_naming_the_parameter_and_the_node_keeps_ser
     collision_node, arm7_tree
 ):
     process, client = collision_node
-    _, tree = arm7_tree
+    robot, tree = arm7_tree
     goal = tree.forward(Q, "tool0")
+    pairs = compute_disabled_pairs(robot)
+    pair_elements = "".join(
+        f'<disable_collisions link1="{a}" link2="{b}" reason="{why}"/>' for (a, b), why in pairs.items()
+    )
+    # the topic's SRDF (MoveIt's convention: transient local), while the parameter is empty
+    client.semantic_publisher.publish(String(data=f'<robot name="arm7">{pair_elements}</robot>'))
+    assert process.wait_for_log("SRDF from /robot_description_semantic: the self-collision pairs follow it")
+    status, command = client.answer(goal)
+    assert status["success"] == "true" and command is not None
     malformed = '<robot name="arm7"><disable_collisions link1='
     refused = client.set_parameters(robot_description_semantic=malformed)
     assert not refused.successful
@@ -416,13 +425,9 @@ def test_a_malformed_srdf_is_refused_naming_the_parameter_and_the_node_keeps_ser
     assert status["success"] == "true" and command is not None
     # an SRDF (as the Setup Assistant writes it: here its pairs as ik_node computes them) naming a
     # link the robot does not have: that entry is warned about and ignored, the rest is used
-    pairs = compute_disabled_pairs(load_robot(ARM7))
     srdf = (
-        '<robot name="arm7">'
-        + "".join(
-            f'<disable_collisions link1="{a}" link2="{b}" reason="{why}"/>' for (a, b), why in pairs.items()
-        )
-        + '<disable_collisions link1="link1" link2="elbow_of_another_robot" reason="Never"/></robot>'
+        f'<robot name="arm7">{pair_elements}'
+        '<disable_collisions link1="link1" link2="elbow_of_another_robot" reason="Never"/></robot>'
     )
     accepted = client.set_parameters(robot_description_semantic=srdf)
     assert accepted.successful, accepted.reason
@@ -456,3 +461,13 @@ def test_obstacles_are_avoided_with_self_collision_off(collision_node, arm7_tree
         assert reference(q, [Obstacle.sphere(0.06, elbow, "ball")]) > 0.0
     finally:
         assert client.set_parameters(self_collision=True, **{"obstacles.ball.pose": FAR_AWAY}).successful
+
+
+def test_a_malformed_srdf_parameter_at_start_up_stops_the_node_naming_it():
+    process = NodeProcess(
+        "-p", f"robot_description_file:={ARM7}", "-p", "tip_links:=[tool0]", "-p", "self_collision:=true",
+        "-p", "robot_description_semantic:=<robot><disable",
+    )  # fmt: skip
+    assert process.process.wait(timeout=60) == 2, process.log()
+    assert "parameter robot_description_semantic is not well-formed SRDF XML" in process.log()
+    process.stop()
