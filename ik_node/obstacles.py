@@ -50,8 +50,7 @@ def obstacle_pose(pose, what: str = "obstacle") -> np.ndarray:
             x, y, z, w = np.asarray(quaternion, dtype=float).reshape(4)
         except (TypeError, ValueError):
             raise IKNodeError(
-                f"{what}: pose must be a 4x4 matrix, (x, y, z) or ((x, y, z), (qx, qy, qz, qw)), "
-                f"got {pose!r}"
+                f"{what}: pose must be a 4x4 matrix, (x, y, z) or ((x, y, z), (qx, qy, qz, qw)), got {pose!r}"
             ) from None
         norm = math.sqrt(x * x + y * y + z * z + w * w)
         if not (math.isfinite(norm) and norm > 0.0):

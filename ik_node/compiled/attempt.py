@@ -140,8 +140,9 @@ def posture_refinement(
     004's "J with control term", :func:`null_space_motion`), applied with the limits; that leaves
     the task unchanged to first order only, so the candidate is corrected back within tolerance
     (:func:`_task_restored`) and kept only if it is and its posture cost fell; else the step is
-    halved (``POSTURE_HALVINGS`` times); a candidate in collision is never kept. Stops when no step is kept, the cost falls by less than
-    ``POSTURE_SETTLED`` of itself, the budget is used or the clock passes ``deadline`` [ns].
+    halved (``POSTURE_HALVINGS`` times); a candidate in collision is never kept. Stops when no
+    step is kept, the cost falls by less than ``POSTURE_SETTLED`` of itself, the budget is used
+    or the clock passes ``deadline`` [ns].
     Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
     found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
     than that from ``seed`` (or than the converged ``q`` already was): the posture never turns a
@@ -184,20 +185,23 @@ def posture_refinement(
             for j in range(dof):
                 step[j] = scale * motion[j]
             apply_step(tree, joints, q, step, candidate)
-            if _task_restored(
-                tree,
-                task,
-                joints,
-                targets,
-                min_damping2,
-                candidate,
-                space,
-                jacobian,
-                error,
-                candidate_norms,
-                work,
-                step,
-            ) and space[5][0][1] <= 0.0:  # (and collision-free: the penetration of its evaluation)
+            if (
+                _task_restored(
+                    tree,
+                    task,
+                    joints,
+                    targets,
+                    min_damping2,
+                    candidate,
+                    space,
+                    jacobian,
+                    error,
+                    candidate_norms,
+                    work,
+                    step,
+                )
+                and space[5][0][1] <= 0.0
+            ):  # (and collision-free: the penetration of its evaluation)
                 candidate_cost = posture_cost(candidate, joints, coordinates)
                 if candidate_cost < cost and (
                     move_bound <= 0.0
@@ -233,7 +237,8 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     ``P = 0``); ``STUCK`` (``mu`` past ``MU_MAX``, or stationary: a local minimum); ``STALLED``
     (neither ``E`` halved nor ``P`` fell in ``STALL_ITERATIONS``); ``ITERATIONS``; ``DEADLINE``
     (the clock passed ``deadline`` [ns]); ``COLLISION`` in place of the first three and
-    ``ITERATIONS`` when the tips were within tolerance at some ``q`` in collision.
+    ``ITERATIONS`` when the tips were within tolerance at some ``q`` in collision or the attempt
+    ends with a pair nearer than the margin (held back by a collision).
 
     With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
     secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
@@ -366,4 +371,6 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
         mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
         if cost < STALL_DECREASE * checkpoint_cost:
             checkpoint_cost, since_checkpoint = cost, 0
-    return (COLLISION if blocked else outcome), used
+    if blocked or space[5][0][0] > 0:  # (ended against a collision pair: held at the margin)
+        outcome = COLLISION
+    return outcome, used

@@ -93,84 +93,114 @@ def _segment_parameters(p1, q1, p2, q2):
 
 
 @kernel
-def _box_signed_distance(point, centre, rotation, half, closest, normal):
-    """Signed distance [m] of ``point`` from a box (``centre``, ``rotation`` (3, 3) of its axes,
-    ``half`` extents), negative inside; ``closest`` receives the nearest point of the box's
-    surface and ``normal`` the unit outward direction from it toward the point (inside: the
-    nearest face's normal)."""
-    local = np.empty(3)
-    for k in range(3):
-        local[k] = (
-            rotation[0, k] * (point[0] - centre[0])
-            + rotation[1, k] * (point[1] - centre[1])
-            + rotation[2, k] * (point[2] - centre[2])
-        )
+def _box_signed_distance(px, py, pz, box, closest, normal):
+    """Signed distance [m] of the point ``(px, py, pz)`` from a box (``box`` (5, 3): centre, the
+    rotation's rows, half extents; base frame), negative inside; ``closest`` receives the nearest
+    point of the box's surface and ``normal`` the unit outward direction from it toward the point
+    (inside: the nearest face's normal)."""
+    dx, dy, dz = px - box[0, 0], py - box[0, 1], pz - box[0, 2]
     outside, deepest, axis = 0.0, -math.inf, 0
+    clamped0, clamped1, clamped2 = 0.0, 0.0, 0.0
     for k in range(3):
-        gap = abs(local[k]) - half[k]
+        local = box[1, k] * dx + box[2, k] * dy + box[3, k] * dz  # (R^T d)_k
+        half = box[4, k]
+        gap = abs(local) - half
         if gap > 0.0:
             outside += gap * gap
         if gap > deepest:
             deepest, axis = gap, k
+        value = min(max(local, -half), half)
+        if k == 0:
+            clamped0 = value
+        elif k == 1:
+            clamped1 = value
+        else:
+            clamped2 = value
+        normal[k] = local  # (kept until the sign of the deepest face is known)
     if outside > 0.0:
         distance = math.sqrt(outside)
-        clamped = np.empty(3)
-        for k in range(3):
-            clamped[k] = min(max(local[k], -half[k]), half[k])
+        point = (px, py, pz)
         for i in range(3):
-            closest[i] = centre[i] + (
-                rotation[i, 0] * clamped[0] + rotation[i, 1] * clamped[1] + rotation[i, 2] * clamped[2]
+            closest[i] = (
+                box[0, i] + box[i + 1, 0] * clamped0 + box[i + 1, 1] * clamped1 + box[i + 1, 2] * clamped2
             )
+        for i in range(3):
             normal[i] = (point[i] - closest[i]) / distance
         return distance
-    sign = 1.0 if local[axis] >= 0.0 else -1.0
+    sign = 1.0 if normal[axis] >= 0.0 else -1.0
+    point = (px, py, pz)
     for i in range(3):
-        normal[i] = sign * rotation[i, axis]
+        normal[i] = sign * box[i + 1, axis]
+    for i in range(3):
         closest[i] = point[i] - deepest * normal[i]
     return deepest
 
 
 @kernel
-def _swept_box(a, b, centre, rotation, half, closest_a, closest_b, normal):
-    """The smallest signed distance from segment ``a``-``b`` to a box (signed distance to a convex
-    set is convex along a segment: golden-section search); the segment's point into
-    ``closest_a``, the box surface's into ``closest_b``, the outward normal into ``normal``."""
-    point = np.empty(3)
-    low, high = 0.0, 1.0
-    length2 = (b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2 + (b[2] - a[2]) ** 2
-    if length2 > 0.0:
-        inner_low, inner_high = high - _GOLDEN * (high - low), low + _GOLDEN * (high - low)
-        for i in range(3):
-            point[i] = a[i] + inner_low * (b[i] - a[i])
-        value_low = _box_signed_distance(point, centre, rotation, half, closest_b, normal)
-        for i in range(3):
-            point[i] = a[i] + inner_high * (b[i] - a[i])
-        value_high = _box_signed_distance(point, centre, rotation, half, closest_b, normal)
+def _swept_box(segment, box, closest_a, closest_b, normal):
+    """The smallest signed distance from the segment ``segment[0]``-``segment[1]`` to a box (see
+    :func:`_box_signed_distance`; signed distance to a convex set is convex along a segment:
+    golden-section search, then the ends); the segment's point into ``closest_a``, the box
+    surface's into ``closest_b``, the outward normal into ``normal``."""
+    ax, ay, az = segment[0, 0], segment[0, 1], segment[0, 2]
+    ux, uy, uz = segment[1, 0] - ax, segment[1, 1] - ay, segment[1, 2] - az
+    best_t = 0.0
+    if ux * ux + uy * uy + uz * uz > 0.0:
+        low, high = 0.0, 1.0
+        inner_low, inner_high = high - _GOLDEN, _GOLDEN
+        value_low = _box_signed_distance(
+            ax + inner_low * ux, ay + inner_low * uy, az + inner_low * uz, box, closest_b, normal
+        )
+        value_high = _box_signed_distance(
+            ax + inner_high * ux, ay + inner_high * uy, az + inner_high * uz, box, closest_b, normal
+        )
         for _ in range(GOLDEN_ITERATIONS):
             if value_low <= value_high:
                 high, inner_high, value_high = inner_high, inner_low, value_low
                 inner_low = high - _GOLDEN * (high - low)
-                for i in range(3):
-                    point[i] = a[i] + inner_low * (b[i] - a[i])
-                value_low = _box_signed_distance(point, centre, rotation, half, closest_b, normal)
+                value_low = _box_signed_distance(
+                    ax + inner_low * ux, ay + inner_low * uy, az + inner_low * uz, box, closest_b, normal
+                )
             else:
                 low, inner_low, value_low = inner_low, inner_high, value_high
                 inner_high = low + _GOLDEN * (high - low)
-                for i in range(3):
-                    point[i] = a[i] + inner_high * (b[i] - a[i])
-                value_high = _box_signed_distance(point, centre, rotation, half, closest_b, normal)
+                value_high = _box_signed_distance(
+                    ax + inner_high * ux, ay + inner_high * uy, az + inner_high * uz, box, closest_b, normal
+                )
         # the ends too: the minimum of a convex function on [0, 1] may sit at either
-        best_t, best = 0.5 * (low + high), math.inf
-        for t in (0.0, 0.5 * (low + high), 1.0):
-            for i in range(3):
-                point[i] = a[i] + t * (b[i] - a[i])
-            value = _box_signed_distance(point, centre, rotation, half, closest_b, normal)
+        best_t, best = 0.5 * (low + high), min(value_low, value_high)
+        for t in (0.0, 1.0):
+            value = _box_signed_distance(ax + t * ux, ay + t * uy, az + t * uz, box, closest_b, normal)
             if value < best:
                 best, best_t = value, t
-        low = best_t
+    closest_a[0], closest_a[1], closest_a[2] = ax + best_t * ux, ay + best_t * uy, az + best_t * uz
+    return _box_signed_distance(closest_a[0], closest_a[1], closest_a[2], box, closest_b, normal)
+
+
+@kernel
+def _bounds(pose, shape, out):
+    """The shape at ``pose`` in the base frame into ``out`` (7, 3): a swept shape's end points
+    (rows 0-1), or a box's centre, its rotation's rows and its half extents (rows 0-4); row 6 the
+    centre of a sphere containing it, whose radius [m] is returned."""
+    if shape[KIND] == BOX:
+        _place(pose, shape, A, out[0])
+        for i in range(3):
+            for j in range(3):
+                out[1 + i, j] = (
+                    pose[i, 0] * shape[ROTATION + j]
+                    + pose[i, 1] * shape[ROTATION + 3 + j]
+                    + pose[i, 2] * shape[ROTATION + 6 + j]
+                )
+            out[4, i] = shape[B + i]
+            out[6, i] = out[0, i]
+        return math.sqrt(shape[B] ** 2 + shape[B + 1] ** 2 + shape[B + 2] ** 2)
+    _place(pose, shape, A, out[0])
+    _place(pose, shape, B, out[1])
+    half = 0.0
     for i in range(3):
-        closest_a[i] = a[i] + low * (b[i] - a[i])
-    return _box_signed_distance(closest_a, centre, rotation, half, closest_b, normal)
+        out[6, i] = 0.5 * (out[0, i] + out[1, i])
+        half += (out[1, i] - out[0, i]) ** 2
+    return 0.5 * math.sqrt(half) + shape[RADIUS]
 
 
 @kernel
@@ -178,34 +208,34 @@ def pair_distance(poses, shapes, first, second, record):
     """Distance [m] of shapes ``first`` (swept) and ``second`` (swept or box) at the frames'
     ``poses`` (F, 4, 4), with its normal and witness points in ``record`` (``CONTACT_COLUMNS``,
     see the module docstring); returns the distance."""
-    shape_a, shape_b = shapes[first], shapes[second]
-    pose_a, pose_b = poses[int(shape_a[FRAME])], poses[int(shape_b[FRAME])]
-    a0, a1, b0, b1 = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    closest_a, closest_b, normal = np.empty(3), np.empty(3), np.empty(3)
-    _place(pose_a, shape_a, A, a0)
-    _place(pose_a, shape_a, B, a1)
+    placed, radii = np.empty((2, 7, 3)), np.empty(2)
+    radii[0] = _bounds(poses[int(shapes[first, FRAME])], shapes[first], placed[0])
+    radii[1] = _bounds(poses[int(shapes[second, FRAME])], shapes[second], placed[1])
+    return _placed_distance(placed[0], radii[0], placed[1], radii[1], shapes[first], shapes[second],
+                            math.inf, np.empty((3, 3)), record)  # fmt: skip
+
+
+@kernel
+def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far, scratch, record):
+    """The distance of two shapes placed by :func:`_bounds` (as :func:`pair_distance`), with
+    work space ``scratch`` (3, 3); when their bounding spheres are ``far`` [m] or more apart,
+    only that lower bound of the distance is returned (``record`` untouched)."""
+    centres = 0.0
+    for i in range(3):
+        centres += (placed_a[6, i] - placed_b[6, i]) ** 2
+    bound = math.sqrt(centres) - bound_a - bound_b
+    if bound >= far:
+        return bound
+    closest_a, closest_b, normal = scratch[0], scratch[1], scratch[2]
     radius_a = shape_a[RADIUS]
     if shape_b[KIND] == BOX:
-        _place(pose_b, shape_b, A, b0)
-        rotation = np.empty((3, 3))
-        for i in range(3):
-            for j in range(3):
-                rotation[i, j] = (
-                    pose_b[i, 0] * shape_b[ROTATION + j]
-                    + pose_b[i, 1] * shape_b[ROTATION + 3 + j]
-                    + pose_b[i, 2] * shape_b[ROTATION + 6 + j]
-                )
-        for k in range(3):
-            b1[k] = shape_b[B + k]
-        gap = _swept_box(a0, a1, b0, rotation, b1, closest_a, closest_b, normal)
+        gap = _swept_box(placed_a, placed_b, closest_a, closest_b, normal)
         radius_b = 0.0
     else:
-        _place(pose_b, shape_b, A, b0)
-        _place(pose_b, shape_b, B, b1)
-        s, t = _segment_parameters(a0, a1, b0, b1)
+        s, t = _segment_parameters(placed_a[0], placed_a[1], placed_b[0], placed_b[1])
         for i in range(3):
-            closest_a[i] = a0[i] + s * (a1[i] - a0[i])
-            closest_b[i] = b0[i] + t * (b1[i] - b0[i])
+            closest_a[i] = placed_a[0, i] + s * (placed_a[1, i] - placed_a[0, i])
+            closest_b[i] = placed_b[0, i] + t * (placed_b[1, i] - placed_b[0, i])
             normal[i] = closest_a[i] - closest_b[i]
         gap = math.sqrt(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2])
         if gap > 1e-12:
@@ -226,10 +256,20 @@ def pair_distance(poses, shapes, first, second, record):
 @kernel
 def contact_workspace(task):
     """What :func:`contacts` fills per configuration: (summary (2,): the near pairs' count and the
-    penetration [m], near pairs (K,) and their records (K, ``CONTACT_COLUMNS``)), K the pairs
-    kept at most."""
+    penetration [m], near pairs (K,) and their records (K, ``CONTACT_COLUMNS``), work space: a
+    record (``CONTACT_COLUMNS``,), the shapes placed (S, 7, 3) and their bounding radii (S,),
+    :func:`_placed_distance`'s (3, 3)), K the pairs kept at most (no shapes without pairs)."""
     kept = min(MAX_CONTACT_ROWS, task[7].shape[0])
-    return np.zeros(2), np.empty(kept, dtype=np.int64), np.empty((kept, CONTACT_COLUMNS))
+    shapes = task[6].shape[0] if task[7].shape[0] > 0 else 0
+    return (
+        np.zeros(2),
+        np.empty(kept, dtype=np.int64),
+        np.empty((kept, CONTACT_COLUMNS)),
+        np.empty(CONTACT_COLUMNS),
+        np.empty((shapes, 7, 3)),
+        np.empty(shapes),
+        np.empty((3, 3)),
+    )
 
 
 @kernel
@@ -238,12 +278,17 @@ def contacts(task, poses, contact):
     ``contact[0][1]``, and the pairs nearer than the margin, closest first (``MAX_CONTACT_ROWS``
     of them at most), into ``contact``: their count ``contact[0][0]``, indices and records."""
     shapes, pairs, margin = task[6], task[7], task[8]
-    summary, near, records = contact
+    summary, near, records, record, placed, radii, scratch = contact
     kept = near.shape[0]
     count, penetration = 0, 0.0
-    record = np.empty(CONTACT_COLUMNS)
+    for shape in range(placed.shape[0]):
+        radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
     for p in range(pairs.shape[0]):
-        distance = pair_distance(poses, shapes, pairs[p, 0], pairs[p, 1], record)
+        first, second = pairs[p, 0], pairs[p, 1]
+        distance = _placed_distance(
+            placed[first], radii[first], placed[second], radii[second], shapes[first], shapes[second], margin,
+            scratch, record,
+        )  # fmt: skip
         if distance < 0.0:
             penetration -= distance
         if distance >= margin or (count == kept and distance >= records[kept - 1, DISTANCE]):

@@ -22,8 +22,8 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .contacts import contacts
+from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
 from .tasks import evaluation_workspace, jacobian_at, tip_points
@@ -245,7 +245,9 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked = 0, False
     while True:
-        skip = attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start, check_space) > 0.0
+        skip = (
+            attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start, check_space) > 0.0
+        )
         if skip:
             skipped += 1
         else:

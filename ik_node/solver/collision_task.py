@@ -14,12 +14,16 @@ the other arm, the head). Pairs:
   ``self_collision`` is on);
 
 leaving out pairs whose frames no joint of the solve moves apart (their distance never changes:
-nothing the solve could do about them).
+nothing the solve could do about them), and self-collision pairs whose capsules overlap at the
+rest posture (the capsules are larger than the links: such a pair would refuse every
+configuration near the rest; warned about, naming the pairs, as the Setup Assistant's
+``Default`` pairs are left out).
 """
 
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,7 +46,10 @@ def no_collision(margin: float = 0.0) -> tuple:
     )
 
 
-def _shape_row(frame: int, kind: int, radius: float, a, b, rotation=np.eye(3)) -> np.ndarray:
+_NO_ROTATION = np.eye(3)
+
+
+def _shape_row(frame: int, kind: int, radius: float, a, b, rotation=_NO_ROTATION) -> np.ndarray:
     row = np.zeros(contacts.SHAPE_COLUMNS)
     row[contacts.FRAME], row[contacts.KIND], row[contacts.RADIUS] = frame, kind, radius
     row[contacts.A : contacts.A + 3], row[contacts.B : contacts.B + 3] = a, b
@@ -68,7 +75,15 @@ class CollisionTask:
     """The shapes and pairs of one solver (see the module docstring). ``arrays(margin)``: the
     task bundle's collision part; :meth:`set_obstacles` replaces the obstacles."""
 
-    def __init__(self, robot, tree, self_collision: bool, srdf=None, obstacles: Sequence[Obstacle] = ()):
+    def __init__(
+        self,
+        robot,
+        tree,
+        rest: np.ndarray,
+        self_collision: bool,
+        srdf=None,
+        obstacles: Sequence[Obstacle] = (),
+    ):
         self.tree = tree
         self.self_collision = bool(self_collision)
         model = collision_model(robot)
@@ -81,7 +96,9 @@ class CollisionTask:
                 continue
             frame, anchor_link = anchor
             try:
-                relative = np.linalg.inv(held.pose_of(held_poses, anchor_link)) @ held.pose_of(held_poses, link)
+                relative = np.linalg.inv(held.pose_of(held_poses, anchor_link)) @ held.pose_of(
+                    held_poses, link
+                )
             except IKNodeError:  # behind a joint that cannot be used: never placed
                 continue
             offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
@@ -104,8 +121,27 @@ class CollisionTask:
                 for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
                 if self._moving[i] != self._moving[j]
             ]
-            self.self_pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+            self.self_pairs = self._apart_at(rest, np.array(pairs, dtype=np.int64).reshape(-1, 2))
         self.set_obstacles(obstacles)
+
+    def _apart_at(self, rest: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """``pairs`` less those overlapping at ``rest`` (warned about)."""
+        poses = self.tree.link_poses(rest)
+        record = np.empty(contacts.CONTACT_COLUMNS)
+        overlapping = np.array(
+            [contacts.pair_distance(poses, self.link_rows, i, j, record) < 0.0 for i, j in pairs], dtype=bool
+        )
+        if overlapping.any():
+            names = sorted(
+                {tuple(sorted((self.link_owners[i], self.link_owners[j]))) for i, j in pairs[overlapping]}
+            )
+            warnings.warn(
+                "self-collision: the capsules of these link pairs overlap at the rest posture; the pairs are "
+                f"left out (give an SRDF disabling them, or a rest posture where they are apart): "
+                f"{', '.join(f'{a} / {b}' for a, b in names)}",
+                stacklevel=3,
+            )
+        return np.ascontiguousarray(pairs[~overlapping])
 
     def _anchor(self, robot, link: str) -> tuple[int, str] | None:
         """(pose index, link of the tree) carrying ``link``; None when unreachable."""

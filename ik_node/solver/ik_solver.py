@@ -291,7 +291,7 @@ class IKSolver:
         self.collision_task: CollisionTask | None = None
         if options.self_collision or options.obstacles:
             self.collision_task = CollisionTask(
-                robot, self.tree, options.self_collision, options.srdf, options.obstacles
+                robot, self.tree, self.rest_posture, options.self_collision, options.srdf, options.obstacles
             )
             self.problem.set_collision(self.collision_task.arrays(options.collision_margin))
         table_usable = bool(np.all(self.joint_weights > 0))
@@ -549,7 +549,9 @@ class IKSolver:
         if self.collision_task is None:
             if not obstacles:
                 return
-            self.collision_task = CollisionTask(self.robot, self.tree, False, None, obstacles)
+            self.collision_task = CollisionTask(
+                self.robot, self.tree, self.rest_posture, False, None, obstacles
+            )
         else:
             self.collision_task.set_obstacles(obstacles)
         collision = self.collision_task.arrays(self.options.collision_margin)
@@ -592,7 +594,9 @@ class IKSolver:
             a, b = row[kernels.SHAPE_A : kernels.SHAPE_A + 3], row[kernels.SHAPE_B : kernels.SHAPE_B + 3]
             if row[kernels.SHAPE_KIND] == kernels.BOX:
                 box = np.eye(4)
-                box[:3, :3] = pose[:3, :3] @ row[kernels.SHAPE_ROTATION : kernels.SHAPE_ROTATION + 9].reshape(3, 3)
+                box[:3, :3] = pose[:3, :3] @ row[kernels.SHAPE_ROTATION : kernels.SHAPE_ROTATION + 9].reshape(
+                    3, 3
+                )
                 box[:3, 3] = pose[:3, :3] @ a + pose[:3, 3]
                 shapes.append((owner, "box", 0.0, box, 2.0 * b))
             else:

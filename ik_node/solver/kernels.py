@@ -50,13 +50,13 @@ from ..compiled.bundles import (
     WEIGHT,
     WRAPS,
 )
-from ..compiled.contacts import A as SHAPE_A
-from ..compiled.contacts import B as SHAPE_B
-from ..compiled.contacts import BOX, CONTACT_COLUMNS, pair_distance
+from ..compiled.contacts import BOX, CONTACT_COLUMNS, contact_rows, pair_distance
 from ..compiled.contacts import FRAME as SHAPE_FRAME
 from ..compiled.contacts import KIND as SHAPE_KIND
 from ..compiled.contacts import RADIUS as SHAPE_RADIUS
 from ..compiled.contacts import ROTATION as SHAPE_ROTATION
+from ..compiled.contacts import A as SHAPE_A
+from ..compiled.contacts import B as SHAPE_B
 from ..compiled.joints import configuration_from_draws
 from ..compiled.linalg import cholesky_solve, null_space_motion, step_workspace
 from ..compiled.search import (
@@ -128,6 +128,7 @@ __all__ = [
     "check_poses",
     "cholesky_solve",
     "configuration_from_draws",
+    "contact_rows",
     "evaluate",
     "evaluation_workspace",
     "jacobian_at",

@@ -1,0 +1,315 @@
+"""Collision-aware IK (issue 18): the compiled distances against coal's, the constraint rows
+against finite differences, and the solver's promises over seeded random goals, checked by an
+independent reference (pinocchio + coal on the robots' real meshes, benchmark/collision_reference.py):
+no success in collision, obstacles respected, reason ``collision`` when the goal is only reachable
+in collision, the same answers as before when collision checking is off."""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ik_node import IKNodeError, IKSolver, Obstacle, load_robot
+from ik_node.catalogue import example_robot_data_dir
+from ik_node.compiled import contacts
+from ik_node.solver import kernels
+from ik_node.solver.collision_task import obstacle_row
+
+pytest.importorskip("trimesh", reason="the collision extra (trimesh) is not installed")
+coal = pytest.importorskip("coal", reason="coal (the reference distances) is not installed")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmark"))
+from collision_reference import ReferenceCollision  # noqa: E402
+
+ROBOTS = example_robot_data_dir()
+needs_erd = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+SHARE = None if ROBOTS is None else ROBOTS.parent.parent
+
+
+def _random_rotation(rng) -> np.ndarray:
+    q = rng.normal(size=4)
+    x, y, z, w = q / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _coal_distance(shape_a, pose_a, shape_b, pose_b) -> float:
+    request, result = coal.DistanceRequest(), coal.DistanceResult()
+    transform_a = coal.Transform3s(pose_a[:3, :3], pose_a[:3, 3])
+    transform_b = coal.Transform3s(pose_b[:3, :3], pose_b[:3, 3])
+    return coal.distance(shape_a, transform_a, shape_b, transform_b, request, result)
+
+
+def _random_obstacle(rng, kind: str) -> Obstacle:
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = _random_rotation(rng), rng.uniform(-0.3, 0.3, 3)
+    if kind == "sphere":
+        return Obstacle.sphere(rng.uniform(0.02, 0.2), pose[:3, 3])
+    if kind == "capsule":
+        return Obstacle.capsule(rng.uniform(0.02, 0.15), rng.uniform(0.0, 0.4), pose)
+    return Obstacle.box(rng.uniform(0.02, 0.4, 3), pose)
+
+
+def _coal_shape(obstacle: Obstacle):
+    if obstacle.kind == "sphere":
+        return coal.Sphere(obstacle.size[0])
+    if obstacle.kind == "capsule":
+        return coal.Capsule(*obstacle.size)
+    return coal.Box(*obstacle.size)
+
+
+@pytest.mark.parametrize("second_kind", ["sphere", "capsule", "box"])
+def test_pair_distances_equal_coal_and_witness_points_lie_on_the_surfaces(second_kind):
+    """Capsule against sphere, capsule and box, in random poses (overlapping ones included):
+    the kernel's signed distance equals coal's where they are apart (coal reports overlap as a
+    negative depth only for some shapes: there, both are negative), and the witness points are
+    the distance apart along the normal."""
+    rng = np.random.default_rng(7)
+    poses = np.repeat(np.eye(4)[None], 1, axis=0)
+    record = np.empty(contacts.CONTACT_COLUMNS)
+    apart = 0
+    for _ in range(300):
+        first = _random_obstacle(rng, "capsule")
+        second = _random_obstacle(rng, second_kind)
+        shapes = np.ascontiguousarray(np.stack([obstacle_row(first), obstacle_row(second)]))
+        distance = kernels.pair_distance(poses, shapes, 0, 1, record)
+        reference = _coal_distance(_coal_shape(first), first.pose, _coal_shape(second), second.pose)
+        if reference > 1e-6:
+            apart += 1
+            assert distance == pytest.approx(reference, abs=1e-6)
+        else:
+            assert distance <= 1e-6
+        normal = record[contacts.NORMAL : contacts.NORMAL + 3]
+        gap = (
+            record[contacts.POINT_A : contacts.POINT_A + 3] - record[contacts.POINT_B : contacts.POINT_B + 3]
+        )
+        assert np.linalg.norm(normal) == pytest.approx(1.0)
+        np.testing.assert_allclose(gap, distance * normal, atol=1e-6)
+    assert apart > 100
+
+
+@needs_erd
+def test_constraint_rows_are_the_distance_rates_by_finite_differences():
+    robot = load_robot(ROBOTS / "panda_description" / "urdf" / "panda.urdf", package_paths=[SHARE])
+    solver = IKSolver(
+        robot, "panda_link0", "panda_link8", self_collision=True, collision_margin=1.0,
+        obstacles=[Obstacle.sphere(0.1, (0.5, 0.0, 0.3))],
+    )  # fmt: skip
+    problem, tree = solver.problem, solver.problem.tree_arrays
+    task = problem.task
+    rng = np.random.default_rng(3)
+    dof = len(solver.joint_names)
+    checked = 0
+    for _ in range(10):
+        q = rng.uniform(solver.lower, solver.upper)
+        space = kernels.evaluation_workspace(tree, task, np.int64(dof))
+        kernels.evaluate(
+            tree, task, np.repeat(np.eye(4)[None], 1, 0), q, space, np.empty(6), np.empty((1, 2))
+        )
+        contact = space[5]
+        count = int(contact[0][0])
+        rows = np.empty((count, dof))
+        kernels.contact_rows(tree, task, space[0], contact, np.empty((2, 6, dof)), rows)
+        for c in range(count):
+            pair = task[7][contact[1][c]]
+            step = 1e-6
+            for j in range(dof):
+                moved = []
+                for sign in (1.0, -1.0):
+                    shifted = q.copy()
+                    shifted[j] += sign * step
+                    poses = tree_poses(solver, shifted)
+                    moved.append(kernels.pair_distance(poses, task[6], pair[0], pair[1], np.empty(10)))
+                assert rows[c, j] == pytest.approx((moved[0] - moved[1]) / (2 * step), abs=1e-5)
+            checked += 1
+    assert checked >= 20
+
+
+def tree_poses(solver, q):
+    return solver.tree.link_poses(q)
+
+
+@pytest.fixture(scope="module")
+def panda():
+    robot = load_robot(ROBOTS / "panda_description" / "urdf" / "panda.urdf", package_paths=[SHARE])
+    srdf = ROBOTS / "panda_description" / "srdf" / "panda.srdf"
+    return robot, srdf
+
+
+@needs_erd
+def test_no_success_in_self_collision_on_the_real_meshes(panda):
+    """Seeded random goals (FK of random in-limit configurations that are collision-free on the
+    meshes) from the rest posture: every success is collision-free by coal on the Panda's meshes
+    with its SRDF's pairs; the joint limits hold; the residual is below tolerance by the plain
+    solver's FK; and nearly all are solved."""
+    robot, srdf = panda
+    solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf)
+    plain = IKSolver(robot, "panda_link0", "panda_link8")
+    reference = ReferenceCollision(
+        ROBOTS / "panda_description" / "urdf" / "panda.urdf", SHARE, srdf, (), "panda_link0",
+        solver.joint_names,
+    )  # fmt: skip
+    rng = np.random.default_rng(11)
+    goals, solved = 0, 0
+    for q in rng.uniform(solver.lower, solver.upper, (400, len(solver.joint_names))):
+        if goals == 60:
+            break
+        if reference.in_collision(q, first_only=True)[0]:
+            continue
+        goals += 1
+        target = plain.tip_poses(q)[0]
+        result = solver.solve(target, timeout=0.02)
+        assert np.all(result.q >= solver.lower) and np.all(result.q <= solver.upper)
+        if result.success:
+            solved += 1
+            assert not reference.in_collision(result.q)[0], reference.in_collision(result.q)[1]
+            reached = plain.tip_poses(result.q)[0]
+            assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) <= 1e-5 + 1e-9
+        else:
+            assert result.reason in ("collision", "timeout", "unreachable", "iterations")
+    assert goals == 60 and solved >= 0.95 * goals
+
+
+@needs_erd
+def test_obstacles_are_respected_and_changeable_between_solves(panda):
+    robot, srdf = panda
+    table = Obstacle.box((0.6, 1.0, 0.04), (0.65, 0.0, 0.1), name="table")  # top at z = 0.12 m
+    solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf, obstacles=[table])
+    plain = IKSolver(robot, "panda_link0", "panda_link8")
+    reference = ReferenceCollision(
+        ROBOTS / "panda_description" / "urdf" / "panda.urdf", SHARE, srdf, [table], "panda_link0",
+        solver.joint_names,
+    )  # fmt: skip
+    rng = np.random.default_rng(5)
+    goals, solved, plain_in_table = 0, 0, 0
+    for q in rng.uniform(solver.lower, solver.upper, (20000, len(solver.joint_names))):
+        if goals == 40:
+            break
+        target = plain.tip_poses(q)[0]
+        over_table = target[2, 3] < 0.3 and abs(target[0, 3] - 0.65) < 0.3 and abs(target[1, 3]) < 0.5
+        if not over_table or reference.in_collision(q, first_only=True)[0]:
+            continue
+        goals += 1
+        seed = rng.uniform(solver.lower, solver.upper)  # (some in the table: a seed may collide)
+        result = solver.solve(target, seed=seed, timeout=0.02)
+        plain_result = plain.solve(target, seed=seed)
+        plain_in_table += plain_result.success and reference.in_collision(plain_result.q)[0]
+        if result.success:
+            solved += 1
+            assert not reference.in_collision(result.q)[0]
+            assert solver.clearance(result.q) >= 0.0
+    assert goals == 40 and solved >= 0.9 * goals
+    assert plain_in_table > 0  # (the check has something to catch)
+    solver.set_obstacles([])
+    assert solver.obstacles == ()
+    assert all("table" not in pair for pair in solver.collision_distances(solver.rest_posture))
+
+
+@needs_erd
+def test_a_goal_reached_only_in_collision_is_refused_with_reason_collision(panda):
+    robot, srdf = panda
+    plain = IKSolver(robot, "panda_link0", "panda_link8")
+    target = plain.tip_poses(plain.rest_posture)[0].copy()
+    target[:3, 3] = (0.5, 0.0, 0.4)
+    assert plain.solve(target).success
+    wall = Obstacle.sphere(0.12, (0.5, 0.0, 0.4), name="ball")  # the target inside it
+    solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf, obstacles=[wall])
+    result = solver.solve(target, timeout=0.02)
+    assert not result.success and result.reason == "collision"
+    assert solver.clearance(result.q) >= 0.0  # the closest collision-free configuration found
+    batch = solver.solve_many(target[None], timeout=0.02)
+    assert not batch.success[0]
+
+
+@needs_erd
+def test_a_seed_in_collision_still_returns_within_the_budget(panda):
+    robot, srdf = panda
+    solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf)
+    seed = solver.rest_posture.copy()
+    seed[solver.joint_names.index("panda_joint4")] = solver.lower[3]
+    seed[solver.joint_names.index("panda_joint6")] = solver.upper[5]
+    seed[solver.joint_names.index("panda_joint2")] = solver.upper[1]
+    target = solver.tip_poses(solver.rest_posture)[0]
+    result = solver.solve(target, seed=seed, timeout=0.01)
+    assert result.elapsed < 0.05
+    if result.success:
+        assert solver.clearance(result.q) >= 0.0
+
+
+@needs_erd
+def test_solve_many_answers_are_collision_free(panda):
+    robot, srdf = panda
+    solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf)
+    rng = np.random.default_rng(2)
+    configurations = [
+        q for q in rng.uniform(solver.lower, solver.upper, (200, 7)) if solver.clearance(q) > 0
+    ][:100]
+    targets = np.stack([solver.tip_poses(q)[0] for q in configurations])
+    batch = solver.solve_many(targets, timeout=0.01)
+    assert batch.success.mean() >= 0.95
+    for q, success in zip(batch.q, batch.success):
+        if success:
+            assert solver.clearance(q) >= 0.0
+
+
+@needs_erd
+def test_checking_off_gives_the_same_answers(panda):
+    """Without pairs the solve is the plain one: an obstacle set and removed leaves the answers
+    bit for bit as a solver that never had one."""
+    robot, _ = panda
+    plain = IKSolver(robot, "panda_link0", "panda_link8", max_attempts=50)
+    other = IKSolver(
+        robot, "panda_link0", "panda_link8", max_attempts=50, obstacles=[Obstacle.sphere(0.05, (2.0, 0, 0))]
+    )
+    other.set_obstacles([])
+    rng = np.random.default_rng(4)
+    for q in rng.uniform(plain.lower, plain.upper, (30, 7)):
+        target = plain.tip_poses(q)[0]
+        a, b = plain.solve(target, timeout=None), other.solve(target, timeout=None)
+        np.testing.assert_array_equal(a.q, b.q)
+
+
+def test_bad_obstacles_are_refused_naming_them():
+    with pytest.raises(IKNodeError, match="obstacle 'shelf'.*NaN"):
+        Obstacle.box((0.1, 0.1, 0.1), (math.nan, 0, 0), name="shelf")
+    with pytest.raises(IKNodeError, match="radius must be finite and > 0"):
+        Obstacle.sphere(0.0)
+    with pytest.raises(IKNodeError, match="quaternion"):
+        Obstacle.box((0.1, 0.1, 0.1), ((0, 0, 0), (0, 0, 0, 0)))
+    with pytest.raises(IKNodeError, match="takes 3 size values"):
+        Obstacle.box((0.1, 0.1))
+
+
+@needs_erd
+def test_set_obstacles_refuses_what_is_not_an_obstacle(panda):
+    robot, _ = panda
+    solver = IKSolver(robot, "panda_link0", "panda_link8")
+    with pytest.raises(IKNodeError, match=r"obstacles\[0\] must be an ik_node.Obstacle"):
+        solver.set_obstacles([(0.1, (0, 0, 0))])
+
+
+@needs_erd
+def test_an_srdf_naming_unknown_links_is_warned_about_and_the_rest_used(panda):
+    robot, srdf = panda
+    text = (
+        Path(srdf)
+        .read_text()
+        .replace(
+            "</robot>",
+            '<disable_collisions link1="no_such_link" link2="panda_link1" reason="Never"/></robot>',
+        )
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=text)
+    assert any("no_such_link" in str(warning.message) for warning in caught)
+    assert len(solver.collision_task.pairs) > 0
