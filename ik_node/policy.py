@@ -241,6 +241,17 @@ def build_solver(model: Model) -> IKSolver:
     return IKSolver(model.robot, model.base_link, list(model.tree.tip_links), options=model.options)
 
 
+def _built(model: Model) -> IKSolver:
+    """:func:`build_solver` for a run-time change: any failure (a missing optional package, say)
+    as an :class:`IKNodeError` that refuses the change, the solver in use staying."""
+    try:
+        return build_solver(model)
+    except IKNodeError:
+        raise
+    except Exception as error:
+        raise IKNodeError(f"the IK solver could not be built: {type(error).__name__}: {error}") from None
+
+
 @dataclass
 class GoalRequest:
     """A goal as it arrived: ``pose`` (4x4) in ``frame`` ('' = the base), ``stamp`` (when the
@@ -339,7 +350,7 @@ class IKPolicy:
         if model is not None:
             model = self.plan(model.robot, settings, changed)
             if self.ready:
-                model = replace(model, solver=build_solver(model))
+                model = replace(model, solver=_built(model))
         return settings, model
 
     def plan(self, robot, settings: NodeSettings | None = None, changed: frozenset | None = None) -> Model:
@@ -365,7 +376,7 @@ class IKPolicy:
         try:
             model = self.plan(self.model.robot)
             if self.ready:
-                model = replace(model, solver=build_solver(model))
+                model = replace(model, solver=_built(model))
         except IKNodeError as error:
             self.semantic_topic = previous
             raise IKNodeError(f"{source} refused: {error}") from None

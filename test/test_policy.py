@@ -485,3 +485,21 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
     )
     with pytest.raises(IKNodeError, match=r"obstacle marker frame 'map' is not a link"):
         policy.frame_pose("map", None, q, None, "obstacle marker")
+
+
+def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
+    """(e.g. self_collision without an optional package the collision model needs): the change is
+    refused as a bad value is, and the solver in use stays."""
+    import ik_node.policy
+
+    policy = ready_policy(arm7)
+    solver = policy.model.solver
+
+    def missing(model):
+        raise ModuleNotFoundError("No module named 'scipy'")
+
+    monkeypatch.setattr(ik_node.policy, "build_solver", missing)
+    values = dict(policy.settings.values, self_collision=True)
+    with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named 'scipy'"):
+        policy.candidate(values, frozenset({"self_collision"}))
+    assert policy.model.solver is solver
