@@ -6,11 +6,11 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
 * ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
   per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
   multi-DOF joint, which has no limits).
-* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, shapes, pairs,
-  margin)``: what to reach and what to avoid. Per tip its pose index, the controlled point (3,)
-  [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``,
-  its weight; per tip the position [m] and orientation [rad] tolerances; the collision shapes,
-  the pairs to keep apart and the margin [m] (see ``contacts``; no pairs: no collision checks).
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, collision)``: what
+  to reach and what to avoid. Per tip its pose index, the controlled point (3,) [m, tip axes],
+  ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its weight; per
+  tip the position [m] and orientation [rad] tolerances; ``collision = (shapes, pairs, owners,
+  groups, margin)``, the shapes to keep apart (see ``contacts``; no pairs: no collision checks).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),

@@ -1,8 +1,9 @@
 """Collision constraints inside the solve: distances between the task's collision shapes (the links'
 capsules and the obstacles), their witness points, and the constraint rows of the step.
 
-Shapes (the task bundle's ``shapes``, (S, ``SHAPE_COLUMNS``)), each fixed to pose index
-``FRAME`` (0: the base, for obstacles):
+The task bundle's collision part is ``collision = (shapes, pairs, owners, groups, margin)``.
+Shapes (``shapes``, (S, ``SHAPE_COLUMNS``)), each fixed to pose index ``FRAME`` (0: the base,
+for obstacles):
 
 * ``SWEPT``: the points within ``RADIUS`` [m] of the segment ``A``-``B`` (a sphere when
   ``A = B``, else a capsule), ``A`` and ``B`` in the frame's axes [m];
@@ -10,7 +11,10 @@ Shapes (the task bundle's ``shapes``, (S, ``SHAPE_COLUMNS``)), each fixed to pos
   frame is ``ROTATION`` (row-major).
 
 ``pairs`` (P, 2): shape indices to keep apart; a box is always second (the solver never pairs two
-boxes). ``margin`` [m]: pairs closer than this are *near*.
+boxes). ``owners`` (O, 2): each owner's (a link's or an obstacle's) shapes, ``[start, end)``;
+``groups`` (G, 4): two owners and their pairs ``pairs[start:end]`` (the broad phase: a group is
+passed over when its owners' bounding spheres are ``margin`` or more apart, then each pair when its
+shapes' are). ``margin`` [m]: pairs closer than this are *near*.
 
 Distance of a pair (negative when the shapes overlap, by the depth along the witness normal):
 two swept shapes, the distance between the segments' closest points (Ericson, *Real-Time
@@ -258,9 +262,12 @@ def contact_workspace(task):
     """What :func:`contacts` fills per configuration: (summary (2,): the near pairs' count and the
     penetration [m], near pairs (K,) and their records (K, ``CONTACT_COLUMNS``), work space: a
     record (``CONTACT_COLUMNS``,), the shapes placed (S, 7, 3) and their bounding radii (S,),
-    :func:`_placed_distance`'s (3, 3)), K the pairs kept at most (no shapes without pairs)."""
-    kept = min(MAX_CONTACT_ROWS, task[7].shape[0])
-    shapes = task[6].shape[0] if task[7].shape[0] > 0 else 0
+    :func:`_placed_distance`'s (3, 3), the owners' bounding spheres (O, 4): centre, radius), K the
+    pairs kept at most (no shapes without pairs)."""
+    collision = task[6]
+    kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
+    shapes = collision[0].shape[0] if kept > 0 else 0
+    owners = collision[2].shape[0] if kept > 0 else 0
     return (
         np.zeros(2),
         np.empty(kept, dtype=np.int64),
@@ -269,7 +276,18 @@ def contact_workspace(task):
         np.empty((shapes, 7, 3)),
         np.empty(shapes),
         np.empty((3, 3)),
+        np.empty((owners, 4)),
     )
+
+
+@kernel
+def _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record):
+    """:func:`_placed_distance` of pair ``p`` (a lower bound when it is ``margin`` or more)."""
+    first, second = pairs[p, 0], pairs[p, 1]
+    return _placed_distance(
+        placed[first], radii[first], placed[second], radii[second], shapes[first], shapes[second], margin,
+        scratch, record,
+    )  # fmt: skip
 
 
 @kernel
@@ -277,32 +295,49 @@ def contacts(task, poses, contact):
     """Every pair's distance at ``poses``: the penetration (the sum of ``max(0, -d)`` [m]) into
     ``contact[0][1]``, and the pairs nearer than the margin, closest first (``MAX_CONTACT_ROWS``
     of them at most), into ``contact``: their count ``contact[0][0]``, indices and records."""
-    shapes, pairs, margin = task[6], task[7], task[8]
-    summary, near, records, record, placed, radii, scratch = contact
+    shapes, pairs, owners, groups, margin = task[6]
+    summary, near, records, record, placed, radii, scratch, spheres = contact
     kept = near.shape[0]
     count, penetration = 0, 0.0
     for shape in range(placed.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
-    for p in range(pairs.shape[0]):
-        first, second = pairs[p, 0], pairs[p, 1]
-        distance = _placed_distance(
-            placed[first], radii[first], placed[second], radii[second], shapes[first], shapes[second], margin,
-            scratch, record,
-        )  # fmt: skip
-        if distance < 0.0:
-            penetration -= distance
-        if distance >= margin or (count == kept and distance >= records[kept - 1, DISTANCE]):
+    for owner in range(spheres.shape[0]):  # a sphere around the owner's shapes' spheres
+        start, end = owners[owner, 0], owners[owner, 1]
+        for i in range(3):
+            value = 0.0
+            for shape in range(start, end):
+                value += placed[shape, 6, i]
+            spheres[owner, i] = value / (end - start)
+        reach = 0.0
+        for shape in range(start, end):
+            gap = 0.0
+            for i in range(3):
+                gap += (placed[shape, 6, i] - spheres[owner, i]) ** 2
+            reach = max(reach, math.sqrt(gap) + radii[shape])
+        spheres[owner, 3] = reach
+    for group in range(groups.shape[0]):
+        a, b = groups[group, 0], groups[group, 1]
+        gap = 0.0
+        for i in range(3):
+            gap += (spheres[a, i] - spheres[b, i]) ** 2
+        if math.sqrt(gap) - spheres[a, 3] - spheres[b, 3] >= margin:
             continue
-        slot = min(count, kept - 1)  # the next free slot, or the farthest kept (dropped)
-        while slot > 0 and records[slot - 1, DISTANCE] > distance:
-            near[slot] = near[slot - 1]
+        for p in range(groups[group, 2], groups[group, 3]):
+            distance = _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record)
+            if distance < 0.0:
+                penetration -= distance
+            if distance >= margin or (count == kept and distance >= records[kept - 1, DISTANCE]):
+                continue
+            slot = min(count, kept - 1)  # the next free slot, or the farthest kept (dropped)
+            while slot > 0 and records[slot - 1, DISTANCE] > distance:
+                near[slot] = near[slot - 1]
+                for c in range(CONTACT_COLUMNS):
+                    records[slot, c] = records[slot - 1, c]
+                slot -= 1
+            near[slot] = p
             for c in range(CONTACT_COLUMNS):
-                records[slot, c] = records[slot - 1, c]
-            slot -= 1
-        near[slot] = p
-        for c in range(CONTACT_COLUMNS):
-            records[slot, c] = record[c]
-        count = min(count + 1, kept)
+                records[slot, c] = record[c]
+            count = min(count + 1, kept)
     summary[0], summary[1] = count, penetration
     return penetration
 
@@ -312,7 +347,7 @@ def contact_rows(tree, task, poses, contact, blocks, rows):
     """The constraint row (nv,) of each near pair of ``contact`` (see the module docstring) into
     ``rows[:count]``; ``blocks`` (2, 6, nv) is work space."""
     frames, frame_links = tree[0], tree[1]
-    shapes, pairs = task[6], task[7]
+    shapes, pairs = task[6][0], task[6][1]
     count = int(contact[0][0])
     near, records = contact[1], contact[2]
     point = np.zeros((4, 4))

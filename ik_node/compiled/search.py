@@ -77,7 +77,7 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
 def penetration_at(tree, task, q, space):
     """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``
     (``space``: :func:`evaluation_workspace`); 0 without pairs, at no cost."""
-    if task[7].shape[0] == 0:
+    if task[6][1].shape[0] == 0:
         return 0.0
     forward_kinematics(tree[0], tree[1], q, space[0])
     return contacts(task, space[0], space[5])

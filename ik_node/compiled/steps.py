@@ -69,7 +69,7 @@ def constraint_workspace(task, rows, dof):
     """Work arrays of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt: (the near pairs' rows (K, nv), point Jacobians (2, 6, nv), the stacked Jacobian
     (K + m, nv) and error (K + m,), and their :func:`step_workspace`), K the near pairs kept."""
-    kept = min(MAX_CONTACT_ROWS, task[7].shape[0])
+    kept = min(MAX_CONTACT_ROWS, task[6][1].shape[0])
     return (
         np.empty((kept, dof)),
         np.empty((2, 6, dof)),
@@ -99,7 +99,7 @@ def constrained_step(
         return
     pair_rows, blocks, stacked, stacked_error, stacked_work = constraint
     contact_rows(tree, task, space[0], contact, blocks, pair_rows)
-    records, margin = contact[2], task[8]
+    records, margin = contact[2], task[6][4]
     rows, dof = jacobian.shape
     active = 0
     for c in range(count):

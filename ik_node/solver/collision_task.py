@@ -42,6 +42,8 @@ def no_collision(margin: float = 0.0) -> tuple:
     return (
         np.zeros((0, contacts.SHAPE_COLUMNS)),
         np.zeros((0, 2), dtype=np.int64),
+        np.zeros((0, 2), dtype=np.int64),
+        np.zeros((0, 4), dtype=np.int64),
         float(margin),
     )
 
@@ -187,14 +189,39 @@ class CollisionTask:
         )
         moved = [shape for shape in range(count) if self._moving[shape]]
         obstacle_pairs = [(shape, count + k) for k in range(len(obstacles)) for shape in moved]
-        self.pairs = np.ascontiguousarray(
-            np.vstack([self.self_pairs, np.array(obstacle_pairs, dtype=np.int64).reshape(-1, 2)]),
-            dtype=np.int64,
-        )
+        pairs = np.vstack([self.self_pairs, np.array(obstacle_pairs, dtype=np.int64).reshape(-1, 2)])
         self.owners = self.link_owners + tuple(
             obstacle.name or f"obstacle {k}" for k, obstacle in enumerate(obstacles)
         )
+        # owners: a link's shapes are consecutive rows; each obstacle its own owner
+        starts = [
+            shape
+            for shape in range(count)
+            if shape == 0 or self.link_owners[shape] != self.link_owners[shape - 1]
+        ]
+        bounds = starts + list(range(count, len(self.shapes) + 1))
+        self.owner_ranges = np.array([bounds[:-1], bounds[1:]], dtype=np.int64).T.reshape(-1, 2)
+        owner_of = np.repeat(np.arange(len(self.owner_ranges)), np.diff(bounds))
+        # pairs sorted by their owners' pair: a group per pair of owners
+        keys = owner_of[pairs[:, 0]] * (len(self.owner_ranges) + 1) + owner_of[pairs[:, 1]]
+        order = np.argsort(keys, kind="stable")
+        self.pairs = np.ascontiguousarray(pairs[order], dtype=np.int64)
+        keys = keys[order]
+        group_starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, int)
+        group_ends = np.r_[group_starts[1:], len(keys)] if len(keys) else np.zeros(0, int)
+        self.groups = np.ascontiguousarray(
+            np.stack(
+                [
+                    owner_of[self.pairs[group_starts, 0]],
+                    owner_of[self.pairs[group_starts, 1]],
+                    group_starts,
+                    group_ends,
+                ],
+                axis=1,
+            ).reshape(-1, 4),
+            dtype=np.int64,
+        )
 
     def arrays(self, margin: float) -> tuple:
-        """The task bundle's collision part: (shapes, pairs, margin [m])."""
-        return (self.shapes, self.pairs, float(margin))
+        """The task bundle's collision part: (shapes, pairs, owners, groups, margin [m])."""
+        return (self.shapes, self.pairs, self.owner_ranges, self.groups, float(margin))

@@ -143,7 +143,7 @@ class Problem:
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
         )
-        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances) + self.collision
+        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances, self.collision)
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
@@ -158,9 +158,10 @@ class Problem:
         self.feature_scale = np.array(scale, dtype=float)
 
     def set_collision(self, collision: tuple) -> None:
-        """The task's collision part: (shapes, pairs, margin [m]) (see ``contacts``)."""
+        """The task's collision part: (shapes, pairs, owners, groups, margin [m]) (see
+        ``contacts``)."""
         self.collision = collision
-        self.task = self.task[:6] + collision
+        self.task = self.task[:6] + (collision,)
 
     @property
     def tip_frames(self) -> np.ndarray:
