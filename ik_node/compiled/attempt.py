@@ -25,6 +25,7 @@ from .bundles import (
     STUCK,
     WEIGHT,
 )
+from .contacts import MAX_CONTACT_ROWS
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
@@ -259,7 +260,7 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     candidate_norms = np.empty((tips, 2))
     candidate = np.empty(q.shape[0])
     step = np.empty(dof)
-    work = step_workspace(rows_count, dof)
+    work = step_workspace(rows_count + min(MAX_CONTACT_ROWS, task[6][1].shape[0]), dof)
     constraint = constraint_workspace(task, rows_count, dof)
     min_damping2 = min_damping * min_damping
 

@@ -259,25 +259,45 @@ def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far
 
 @kernel
 def contact_workspace(task):
-    """What :func:`contacts` fills per configuration: (summary (2,): the near pairs' count and the
-    penetration [m], near pairs (K,) and their records (K, ``CONTACT_COLUMNS``), work space: a
-    record (``CONTACT_COLUMNS``,), the shapes placed (S, 7, 3) and their bounding radii (S,),
-    :func:`_placed_distance`'s (3, 3), the owners' bounding spheres (O, 4): centre, radius), K the
-    pairs kept at most (no shapes without pairs)."""
+    """What :func:`contacts` fills per configuration, as two arrays (few allocations: one
+    workspace per attempt; views into them come from :func:`_contact_views`): a float buffer
+    (the near pairs' count and the penetration [m] first, then the records and work space) and
+    the near pairs' indices (K,), K the pairs kept at most (empty without pairs)."""
     collision = task[6]
     kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     shapes = collision[0].shape[0] if kept > 0 else 0
     owners = collision[2].shape[0] if kept > 0 else 0
-    return (
-        np.zeros(2),
-        np.empty(kept, dtype=np.int64),
-        np.empty((kept, CONTACT_COLUMNS)),
-        np.empty(CONTACT_COLUMNS),
-        np.empty((shapes, 7, 3)),
-        np.empty(shapes),
-        np.empty((3, 3)),
-        np.empty((owners, 4)),
-    )
+    size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 9 + owners * 4
+    return np.zeros(size), np.empty(kept, dtype=np.int64)
+
+
+@kernel
+def _contact_views(task, contact):
+    """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
+    the shapes placed (S, 7, 3) and their bounding radii (S,), work space (3, 3), the owners'
+    bounding spheres (O, 4): centre, radius)."""
+    collision = task[6]
+    buffer, near = contact
+    kept, shapes, owners = near.shape[0], collision[0].shape[0], collision[2].shape[0]
+    at = 2
+    records = buffer[at : at + kept * CONTACT_COLUMNS].reshape((kept, CONTACT_COLUMNS))
+    at += kept * CONTACT_COLUMNS
+    record = buffer[at : at + CONTACT_COLUMNS]
+    at += CONTACT_COLUMNS
+    placed = buffer[at : at + shapes * 21].reshape((shapes, 7, 3))
+    at += shapes * 21
+    radii = buffer[at : at + shapes]
+    at += shapes
+    scratch = buffer[at : at + 9].reshape((3, 3))
+    at += 9
+    spheres = buffer[at : at + owners * 4].reshape((owners, 4))
+    return records, record, placed, radii, scratch, spheres
+
+
+@kernel
+def contact_records(task, contact):
+    """The near pairs' records (K, ``CONTACT_COLUMNS``) in :func:`contact_workspace`."""
+    return _contact_views(task, contact)[0]
 
 
 @kernel
@@ -294,14 +314,19 @@ def _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record):
 def contacts(task, poses, contact):
     """Every pair's distance at ``poses``: the penetration (the sum of ``max(0, -d)`` [m]) into
     ``contact[0][1]``, and the pairs nearer than the margin, closest first (``MAX_CONTACT_ROWS``
-    of them at most), into ``contact``: their count ``contact[0][0]``, indices and records."""
+    of them at most), into ``contact`` (:func:`contact_workspace`): their count ``contact[0][0]``,
+    indices ``contact[1]`` and records. Returns the penetration; without pairs, 0 at no cost."""
     shapes, pairs, owners, groups, margin = task[6]
-    summary, near, records, record, placed, radii, scratch, spheres = contact
+    buffer, near = contact
+    buffer[0], buffer[1] = 0.0, 0.0
+    if pairs.shape[0] == 0:
+        return 0.0
+    records, record, placed, radii, scratch, spheres = _contact_views(task, contact)
     kept = near.shape[0]
     count, penetration = 0, 0.0
-    for shape in range(placed.shape[0]):
+    for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
-    for owner in range(spheres.shape[0]):  # a sphere around the owner's shapes' spheres
+    for owner in range(owners.shape[0]):  # a sphere around the owner's shapes' spheres
         start, end = owners[owner, 0], owners[owner, 1]
         for i in range(3):
             value = 0.0
@@ -338,7 +363,7 @@ def contacts(task, poses, contact):
             for c in range(CONTACT_COLUMNS):
                 records[slot, c] = record[c]
             count = min(count + 1, kept)
-    summary[0], summary[1] = count, penetration
+    buffer[0], buffer[1] = count, penetration
     return penetration
 
 
@@ -349,7 +374,7 @@ def contact_rows(tree, task, poses, contact, blocks, rows):
     frames, frame_links = tree[0], tree[1]
     shapes, pairs = task[6][0], task[6][1]
     count = int(contact[0][0])
-    near, records = contact[1], contact[2]
+    near, records = contact[1], contact_records(task, contact)
     point = np.zeros((4, 4))
     for i in range(4):
         point[i, i] = 1.0

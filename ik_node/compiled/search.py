@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contacts
+from .contacts import contact_workspace, contacts
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -74,13 +74,14 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
 
 
 @kernel
-def penetration_at(tree, task, q, space):
-    """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``
-    (``space``: :func:`evaluation_workspace`); 0 without pairs, at no cost."""
+def penetration_at(tree, task, q):
+    """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``; 0
+    without pairs, at no cost."""
     if task[6][1].shape[0] == 0:
         return 0.0
-    forward_kinematics(tree[0], tree[1], q, space[0])
-    return contacts(task, space[0], space[5])
+    poses = np.empty((tree[0].shape[0] + 1, 4, 4))
+    forward_kinematics(tree[0], tree[1], q, poses)
+    return contacts(task, poses, contact_workspace(task))
 
 
 @kernel
@@ -240,14 +241,11 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
-    check_space = evaluation_workspace(tree, task, np.int64(0))
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked = 0, False
     while True:
-        skip = (
-            attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start, check_space) > 0.0
-        )
+        skip = attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start) > 0.0
         if skip:
             skipped += 1
         else:
@@ -259,7 +257,7 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
             attempts += 1
             converged = outcome == CONVERGED
             blocked = blocked or outcome == COLLISION
-            penetration = 0.0 if converged else penetration_at(tree, task, q, check_space)
+            penetration = 0.0 if converged else penetration_at(tree, task, q)
             rank, value = _score(
                 tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement
             )

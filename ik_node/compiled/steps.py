@@ -10,9 +10,9 @@ import numpy as np
 
 from ..jit import kernel
 from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
-from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_rows
+from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .joints import apply_step, pushes_against_limit
-from .linalg import free_step, step_workspace
+from .linalg import free_step
 from .spatial import forward_kinematics, point_jacobian
 from .tasks import tip_points
 
@@ -66,17 +66,14 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
 
 @kernel
 def constraint_workspace(task, rows, dof):
-    """Work arrays of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
-    per attempt: (the near pairs' rows (K, nv), point Jacobians (2, 6, nv), the stacked Jacobian
-    (K + m, nv) and error (K + m,), and their :func:`step_workspace`), K the near pairs kept."""
+    """Work space of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
+    per attempt, one buffer (empty without pairs): the near pairs' rows (K, nv), point Jacobians
+    (2, 6, nv), the stacked Jacobian (K + m, nv) and error (K + m,), K the near pairs kept. (The
+    stacked solve uses the attempt's :func:`step_workspace`, made for K + m rows.)"""
     kept = min(MAX_CONTACT_ROWS, task[6][1].shape[0])
-    return (
-        np.empty((kept, dof)),
-        np.empty((2, 6, dof)),
-        np.empty((kept + rows, dof)),
-        np.empty(kept + rows),
-        step_workspace(kept + rows, dof),
-    )
+    if kept == 0:
+        return np.empty(0)
+    return np.empty(kept * dof + 12 * dof + (kept + rows) * (dof + 1))
 
 
 @kernel
@@ -90,17 +87,24 @@ def constrained_step(
     step solved again (:func:`~ik_node.compiled.linalg.free_step`'s task priority, the task rows
     as secondary, the joint limits as ever): the pair is held at the margin, the task error its
     motion leaves handed to the other directions, as :func:`limited_step` pins a joint at a limit.
-    ``constraint``: :func:`constraint_workspace`."""
+    ``constraint``: :func:`constraint_workspace`; ``work``: :func:`step_workspace` for K + m rows."""
     coordinates = tree[3]
     limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2, primary_rows, work, step)
     contact = space[5]
     count = int(contact[0][0])
     if count == 0:
         return
-    pair_rows, blocks, stacked, stacked_error, stacked_work = constraint
-    contact_rows(tree, task, space[0], contact, blocks, pair_rows)
-    records, margin = contact[2], task[6][4]
     rows, dof = jacobian.shape
+    kept = contact[1].shape[0]
+    pair_rows = constraint[: kept * dof].reshape((kept, dof))
+    at = kept * dof
+    blocks = constraint[at : at + 12 * dof].reshape((2, 6, dof))
+    at += 12 * dof
+    stacked = constraint[at : at + (kept + rows) * dof].reshape((kept + rows, dof))
+    at += (kept + rows) * dof
+    stacked_error = constraint[at : at + kept + rows]
+    contact_rows(tree, task, space[0], contact, blocks, pair_rows)
+    records, margin = contact_records(task, contact), task[6][4]
     active = 0
     for c in range(count):
         predicted = records[c, DISTANCE]
@@ -126,7 +130,7 @@ def constrained_step(
         damping,
         min_damping2,
         active + primary_rows,
-        stacked_work,
+        work,
         step,
     )
 
@@ -288,16 +292,27 @@ def method_step(
     coordinates = tree[3]
     if method == TRANSPOSE:
         transpose_step(jacobian, error, joints, coordinates, q, step)
-    elif method == PINV:
-        constrained_step(
-            tree, task, jacobian, error, joints, q, PINV_DAMPING, PINV_DAMPING, primary_rows, work, space,
-            constraint, step,
-        )  # fmt: skip
     else:
-        constrained_step(
-            tree, task, jacobian, error, joints, q, min_damping2 + mu * cost, min_damping2, primary_rows,
-            work, space, constraint, step,
-        )  # fmt: skip
+        damping = PINV_DAMPING if method == PINV else min_damping2 + mu * cost
+        floor = PINV_DAMPING if method == PINV else min_damping2
+        if task[6][1].shape[0] == 0:  # (no collision pairs: not even the call)
+            limited_step(jacobian, error, joints, coordinates, q, damping, floor, primary_rows, work, step)
+        else:
+            constrained_step(
+                tree,
+                task,
+                jacobian,
+                error,
+                joints,
+                q,
+                damping,
+                floor,
+                primary_rows,
+                work,
+                space,
+                constraint,
+                step,
+            )
     if method != DLS and mu > MU_INITIAL:
         for j in range(step.shape[0]):
             step[j] *= MU_INITIAL / mu
