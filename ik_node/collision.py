@@ -152,6 +152,43 @@ def collision_model(robot, package_paths: Sequence[str] | None = None) -> Collis
     return model
 
 
+_box_cache: dict[tuple, dict] = {}
+
+
+def link_boxes(robot, package_paths: Sequence[str] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{link: (T_link_box (4, 4), size (3,) [m])}``: for each link with collision geometry, an
+    oriented box containing all of it (the smallest-volume box around the elements' points,
+    trimesh's ``oriented_bounds``, each side grown by the elements' padding radius; contains the
+    convex hull, hence the geometry). A tighter stand-in than capsules for big, boxy links that
+    the solve does not move (a torso, a pedestal): see :mod:`ik_node.solver.collision_task`.
+    Built once per description and package paths."""
+    import trimesh
+
+    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
+    key = (robot.description_hash, paths)
+    if robot.description_hash is not None and key in _box_cache:
+        return _box_cache[key]
+    boxes = {}
+    for link in robot.links:
+        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
+        elements = [element for element in elements if element is not None]
+        if not elements:
+            continue
+        points = np.concatenate([element.points for element in elements])
+        pad = max(element.pad for element in elements)
+        try:
+            to_origin, extents = trimesh.bounds.oriented_bounds(points)
+            pose = np.linalg.inv(to_origin)
+        except Exception:  # (flat or too few points for a hull: the axis-aligned box)
+            low, high = points.min(axis=0), points.max(axis=0)
+            pose, extents = np.eye(4), high - low
+            pose[:3, 3] = (low + high) / 2.0
+        boxes[link] = (pose, np.asarray(extents, dtype=float) + 2.0 * (pad + ALLOWANCE))
+    if robot.description_hash is not None:
+        _box_cache[key] = boxes
+    return boxes
+
+
 def load_mesh(geometry, package_paths: Sequence[str] = ()):
     """The ``trimesh.Trimesh`` of a mesh element, scaled, in its own frame (before ``origin``).
     Raises ``OSError`` (or ``ValueError``) when the file cannot be found or read."""

@@ -313,3 +313,31 @@ def test_an_srdf_naming_unknown_links_is_warned_about_and_the_rest_used(panda):
         solver = IKSolver(robot, "panda_link0", "panda_link8", self_collision=True, srdf=text)
     assert any("no_such_link" in str(warning.message) for warning in caught)
     assert len(solver.collision_task.pairs) > 0
+
+
+@needs_erd
+def test_static_link_boxes_contain_their_meshes_and_are_used_when_tight():
+    """TALOS's torso and pelvis (not moved by an arm's solve) are checked as their oriented boxes:
+    every vertex of their collision meshes lies inside."""
+    from ik_node.collision import link_boxes, load_mesh
+
+    robot = load_robot(ROBOTS / "talos_data" / "robots" / "talos_reduced.urdf", package_paths=[SHARE])
+    boxes = link_boxes(robot)
+    for link in ("torso_2_link", "base_link"):
+        pose, size = boxes[link]
+        for geometry in robot.collision_geometry[link]:
+            vertices = np.asarray(load_mesh(geometry, [str(SHARE)]).vertices)
+            in_link = vertices @ geometry.origin[:3, :3].T + geometry.origin[:3, 3]
+            in_box = (in_link - pose[:3, 3]) @ pose[:3, :3]
+            assert np.all(np.abs(in_box) <= size / 2.0 + 1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solver = IKSolver(
+            robot, "torso_2_link", "gripper_left_base_link", self_collision=True,
+            srdf=ROBOTS / "talos_data" / "srdf" / "talos.srdf",
+        )  # fmt: skip
+    kinds = {
+        owner: row[contacts.KIND]
+        for owner, row in zip(solver.collision_task.owners, solver.collision_task.shapes)
+    }
+    assert kinds["torso_2_link"] == contacts.BOX and kinds["arm_left_4_link"] == contacts.SWEPT

@@ -2,11 +2,12 @@
 obstacles in the base frame, and the pairs to keep apart, as the arrays of
 :mod:`ik_node.compiled.contacts`.
 
-Links: each link's capsules (:func:`ik_node.collision.collision_model`) are fixed to the frame
-of the solve's tree that carries the link: the link's own frame when it lies on the tree's
-paths, else the last link of the tree on the path from the base to it, through joints the
-solve does not move, held at their neutral value clipped into their limits (a gripper's fingers,
-the other arm, the head). Pairs:
+Links: each link's capsules (:func:`ik_node.collision.collision_model`), or for a link the solve
+does not move its oriented box when that fits tightly (:func:`ik_node.collision.link_boxes`,
+``BOX_FIT``: a torso), are fixed to the frame of the solve's tree that carries the link: the
+link's own frame when it lies on the tree's paths, else the last link of the tree on the path
+from the base to it, through joints the solve does not move, held at their neutral value clipped
+into their limits (a gripper's fingers, the other arm, the head). Pairs:
 
 * self-collision (``self_collision``): the link pairs that the SRDF leaves enabled, or the
   pairs :func:`ik_node.srdf.compute_disabled_pairs` leaves (computed once per description);
@@ -14,10 +15,11 @@ the other arm, the head). Pairs:
   ``self_collision`` is on);
 
 leaving out pairs whose frames no joint of the solve moves apart (their distance never changes:
-nothing the solve could do about them), and self-collision pairs whose capsules overlap at the
-rest posture (the capsules are larger than the links: such a pair would refuse every
-configuration near the rest; warned about, naming the pairs, as the Setup Assistant's
-``Default`` pairs are left out).
+nothing the solve could do about them). Self-collision pairs whose shapes overlap at the rest
+posture (capsules are larger than links: TALOS's shoulder and torso, whose meshes are 1.4 cm
+apart there) would refuse every configuration near the rest: they are left out, with a warning
+naming the links (as the Setup Assistant leaves out pairs in contact at the default
+configuration), and are not checked (see docs/collision.md).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision import collision_model
+from ..collision import collision_model, link_boxes
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 from ..obstacles import Obstacle
@@ -49,6 +51,10 @@ def no_collision(margin: float = 0.0) -> tuple:
 
 
 _NO_ROTATION = np.eye(3)
+#: A link the solve does not move is checked as its oriented box when the box holds at most this
+#: times the link's geometry volume and less than its capsules (TALOS's torso: 1.4; Baxter's
+#: pedestal, a post on wide feet: 5.7, kept as capsules).
+BOX_FIT = 1.5
 
 
 def _shape_row(frame: int, kind: int, radius: float, a, b, rotation=_NO_ROTATION) -> np.ndarray:
@@ -91,8 +97,9 @@ class CollisionTask:
         model = collision_model(robot)
         held = robot.full_tree
         held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
+        boxes = link_boxes(robot) if self_collision else {}
         rows, owners = [], []
-        for index, link in enumerate(model.link_names):
+        for link in dict.fromkeys(model.link_names):
             anchor = self._anchor(robot, link)
             if anchor is None:
                 continue
@@ -104,10 +111,25 @@ class CollisionTask:
             except IKNodeError:  # behind a joint that cannot be used: never placed
                 continue
             offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
-            a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
-            b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
-            rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
-            owners.append(link)
+            shapes = model.shapes_of(link)
+            if link in boxes and not self._moving_joints(frame):
+                box_pose, size = boxes[link]
+                volume = np.prod(size)  # a static link: its box when that fits tightly and better
+                if (
+                    volume < model.volume[shapes].sum()
+                    and volume <= BOX_FIT * model.geometry_volume[shapes].sum()
+                ):
+                    placed = offset @ box_pose
+                    rows.append(
+                        _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
+                    )
+                    owners.append(link)
+                    continue
+            for index in shapes:
+                a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
+                b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
+                rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
+                owners.append(link)
         self.link_rows = np.array(rows, dtype=float).reshape(-1, contacts.SHAPE_COLUMNS)
         self.link_owners = tuple(owners)
         self._moving = [self._moving_joints(int(row[contacts.FRAME])) for row in self.link_rows]
@@ -117,8 +139,9 @@ class CollisionTask:
             shapes_of: dict[str, list[int]] = {}
             for shape, link in enumerate(owners):
                 shapes_of.setdefault(link, []).append(shape)
+            boxed = [row[contacts.KIND] == contacts.BOX for row in self.link_rows]
             pairs = [
-                (i, j)
+                (j, i) if boxed[i] else (i, j)  # (a box second: the kernels' order)
                 for link1, link2 in sorted(enabled)
                 for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
                 if self._moving[i] != self._moving[j]
@@ -127,20 +150,20 @@ class CollisionTask:
         self.set_obstacles(obstacles)
 
     def _apart_at(self, rest: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-        """``pairs`` less those overlapping at ``rest`` (warned about)."""
+        """``pairs`` less those overlapping at ``rest`` (warned about, naming the links)."""
         poses = self.tree.link_poses(rest)
         record = np.empty(contacts.CONTACT_COLUMNS)
         overlapping = np.array(
             [contacts.pair_distance(poses, self.link_rows, i, j, record) < 0.0 for i, j in pairs], dtype=bool
-        )
+        ).reshape(len(pairs))
         if overlapping.any():
             names = sorted(
                 {tuple(sorted((self.link_owners[i], self.link_owners[j]))) for i, j in pairs[overlapping]}
             )
             warnings.warn(
-                "self-collision: the capsules of these link pairs overlap at the rest posture; the pairs are "
-                f"left out (give an SRDF disabling them, or a rest posture where they are apart): "
-                f"{', '.join(f'{a} / {b}' for a, b in names)}",
+                "self-collision: the shapes of these link pairs overlap at the rest posture (capsules are "
+                "larger than links), so they cannot be checked and are left out (give an SRDF disabling "
+                f"them to silence this): {', '.join(f'{a} / {b}' for a, b in names)}",
                 stacklevel=3,
             )
         return np.ascontiguousarray(pairs[~overlapping])
