@@ -153,6 +153,37 @@ def collision_model(robot, package_paths: Sequence[str] | None = None) -> Collis
 
 
 _box_cache: dict[tuple, dict] = {}
+_hull_cache: dict[tuple, dict] = {}
+
+
+def link_hulls(robot, package_paths: Sequence[str] | None = None) -> dict[str, tuple[np.ndarray, float]]:
+    """``{link: (vertices (V, 3) [m, link frame], padding [m])}``: for each link with collision
+    geometry, the convex hull of all its elements' points, grown by the largest padding radius of
+    its elements (spheres, capsules): a convex set containing the geometry, which the solver
+    checks with GJK (:mod:`ik_node.compiled.gjk`) where the capsules overlap. Built once per
+    description and package paths."""
+    import trimesh
+
+    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
+    key = (robot.description_hash, paths)
+    if robot.description_hash is not None and key in _hull_cache:
+        return _hull_cache[key]
+    hulls = {}
+    for link in robot.links:
+        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
+        elements = [element for element in elements if element is not None]
+        if not elements:
+            continue
+        points = np.concatenate([element.points for element in elements])
+        pad = max(element.pad for element in elements) + ALLOWANCE
+        try:
+            vertices = np.asarray(trimesh.convex.convex_hull(points).vertices, dtype=float)
+        except Exception:  # (flat or too few points for a hull: the points themselves)
+            vertices = np.unique(points, axis=0)
+        hulls[link] = (np.ascontiguousarray(vertices), float(pad))
+    if robot.description_hash is not None:
+        _hull_cache[key] = hulls
+    return hulls
 
 
 def link_boxes(robot, package_paths: Sequence[str] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -97,6 +97,36 @@ def test_pair_distances_equal_coal_and_witness_points_lie_on_the_surfaces(second
     assert apart > 100
 
 
+def test_hull_distances_equal_coal_between_convex_hulls():
+    """GJK on point sets against coal's distance between their convex hulls, in random poses:
+    equal where apart (witness points that far apart), 0 where coal finds them overlapping."""
+    from ik_node.compiled.gjk import hull_distance
+
+    def convex(points):
+        vertices = coal.StdVec_Vec3s()
+        for point in points:
+            vertices.append(np.asarray(point, dtype=float))
+        return coal.Convex.convexHull(vertices, False, "")
+
+    rng = np.random.default_rng(0)
+    apart = 0
+    for _ in range(200):
+        a = rng.normal(size=(40, 3)) * rng.uniform(0.02, 0.2, 3)
+        b = rng.normal(size=(30, 3)) * rng.uniform(0.02, 0.2, 3)
+        pose_a, pose_b = np.eye(4), np.eye(4)
+        pose_b[:3, :3], pose_b[:3, 3] = _random_rotation(rng), rng.uniform(-0.4, 0.4, 3)
+        witness_a, witness_b = np.empty(3), np.empty(3)
+        distance = hull_distance(np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, witness_a, witness_b)
+        reference = _coal_distance(convex(a), pose_a, convex(b), pose_b)
+        if reference > 1e-6:
+            apart += 1
+            assert distance == pytest.approx(reference, abs=1e-9)
+            assert np.linalg.norm(witness_a - witness_b) == pytest.approx(distance, abs=1e-9)
+        else:
+            assert distance <= 1e-9
+    assert 50 < apart < 190
+
+
 @needs_erd
 def test_constraint_rows_are_the_distance_rates_by_finite_differences():
     robot = load_robot(ROBOTS / "panda_description" / "urdf" / "panda.urdf", package_paths=[SHARE])
@@ -119,16 +149,18 @@ def test_constraint_rows_are_the_distance_rates_by_finite_differences():
         count = int(contact[0][0])
         rows = np.empty((count, dof))
         kernels.contact_rows(tree, task, space[0], contact, np.empty((2, 6, dof)), rows)
+        groups = task[6][3]
         for c in range(count):
-            pair = task[6][1][contact[1][c]]
+            group = int(np.flatnonzero((groups[:, 2] <= contact[1][c]) & (contact[1][c] < groups[:, 3]))[0])
             step = 1e-6
             for j in range(dof):
                 moved = []
                 for sign in (1.0, -1.0):
                     shifted = q.copy()
                     shifted[j] += sign * step
-                    poses = tree_poses(solver, shifted)
-                    moved.append(kernels.pair_distance(poses, task[6][0], pair[0], pair[1], np.empty(10)))
+                    distances = np.empty(len(groups))
+                    kernels.group_distances(tree_poses(solver, shifted), task[6], distances)
+                    moved.append(distances[group])
                 assert rows[c, j] == pytest.approx((moved[0] - moved[1]) / (2 * step), abs=1e-5)
             checked += 1
     assert checked >= 20

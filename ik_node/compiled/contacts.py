@@ -1,7 +1,8 @@
 """Collision constraints inside the solve: distances between the task's collision shapes (the links'
 capsules and the obstacles), their witness points, and the constraint rows of the step.
 
-The task bundle's collision part is ``collision = (shapes, pairs, owners, groups, margin)``.
+The task bundle's collision part is ``collision = (shapes, pairs, owners, groups, margin,
+hull_points, hull_pads)``.
 Shapes (``shapes``, (S, ``SHAPE_COLUMNS``)), each fixed to pose index ``FRAME`` (0: the base,
 for obstacles):
 
@@ -11,10 +12,16 @@ for obstacles):
   frame is ``ROTATION`` (row-major).
 
 ``pairs`` (P, 2): shape indices to keep apart; a box is always second (the solver never pairs two
-boxes). ``owners`` (O, 2): each owner's (a link's or an obstacle's) shapes, ``[start, end)``;
+boxes). ``owners`` (O, 4): each owner's (a link's or an obstacle's) shapes ``[start, end)`` and its
+convex hull's points ``hull_points[start:end]`` (in its shapes' frame), grown by ``hull_pads[o]``;
 ``groups`` (G, 4): two owners and their pairs ``pairs[start:end]`` (the broad phase: a group is
 passed over when its owners' bounding spheres are ``margin`` or more apart, then each pair when its
 shapes' are). ``margin`` [m]: pairs closer than this are *near*.
+
+A group whose shapes come nearer than the margin is measured again between the owners' hulls
+(:mod:`.gjk`); the geometry lies in both the shapes and the hull, so its distance is at least the
+larger of the two: when the hulls are apart and farther than the shapes, the group counts as one
+near pair at the hulls' distance (witness points on the hulls), and as collision-free.
 
 Distance of a pair (negative when the shapes overlap, by the depth along the witness normal):
 two swept shapes, the distance between the segments' closest points (Ericson, *Real-Time
@@ -39,6 +46,7 @@ import numpy as np
 
 from ..jit import kernel
 from .bundles import IN_BASE_AXES
+from .gjk import hull_distance
 from .spatial import point_jacobian
 
 #: Columns of ``shapes``.
@@ -267,14 +275,14 @@ def contact_workspace(task):
     kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     shapes = collision[0].shape[0] if kept > 0 else 0
     owners = collision[2].shape[0] if kept > 0 else 0
-    size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 9 + owners * 4
+    size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 15 + owners * 4
     return np.zeros(size), np.empty(kept, dtype=np.int64)
 
 
 @kernel
 def _contact_views(task, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
-    the shapes placed (S, 7, 3) and their bounding radii (S,), work space (3, 3), the owners'
+    the shapes placed (S, 7, 3) and their bounding radii (S,), work space (5, 3), the owners'
     bounding spheres (O, 4): centre, radius)."""
     collision = task[6]
     buffer, near = contact
@@ -288,8 +296,8 @@ def _contact_views(task, contact):
     at += shapes * 21
     radii = buffer[at : at + shapes]
     at += shapes
-    scratch = buffer[at : at + 9].reshape((3, 3))
-    at += 9
+    scratch = buffer[at : at + 15].reshape((5, 3))
+    at += 15
     spheres = buffer[at : at + owners * 4].reshape((owners, 4))
     return records, record, placed, radii, scratch, spheres
 
@@ -311,18 +319,83 @@ def _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record):
 
 
 @kernel
+def _keep_near(near, records, count, pair, record):
+    """Insert ``record`` (of ``pair``) among the near ones, closest first, ``near.shape[0]`` kept
+    at most (the farthest dropped); returns the new count."""
+    kept = near.shape[0]
+    distance = record[DISTANCE]
+    if count == kept and distance >= records[kept - 1, DISTANCE]:
+        return count
+    slot = min(count, kept - 1)  # the next free slot, or the farthest kept (dropped)
+    while slot > 0 and records[slot - 1, DISTANCE] > distance:
+        near[slot] = near[slot - 1]
+        for c in range(CONTACT_COLUMNS):
+            records[slot, c] = records[slot - 1, c]
+        slot -= 1
+    near[slot] = pair
+    for c in range(CONTACT_COLUMNS):
+        records[slot, c] = record[c]
+    return min(count + 1, kept)
+
+
+@kernel
+def _group_distance(group, poses, collision, placed, radii, far, scratch, record):
+    """A group's distance [m] (a lower bound once it is ``far`` or more), the penetration of its
+    shapes [m], and whether the hulls gave it (``record`` then holds their near pair's record):
+    the least of its pairs' distances, or the owners' hulls' (grown by their paddings) where
+    those are apart and farther (see the module docstring)."""
+    shapes, pairs, owners, groups, _, hull_points, hull_pads = collision
+    a, b = groups[group, 0], groups[group, 1]
+    least, depth = math.inf, 0.0
+    for p in range(groups[group, 2], groups[group, 3]):
+        distance = _near_pair(p, pairs, shapes, placed, radii, far, scratch, record)
+        least = min(least, distance)
+        if distance < 0.0:
+            depth -= distance
+    if least >= far or owners[a, 2] == owners[a, 3] or owners[b, 2] == owners[b, 3]:
+        return least, depth, False
+    witness_a, witness_b = scratch[3], scratch[4]
+    gap = hull_distance(
+        hull_points, owners[a, 2], owners[a, 3], poses[int(shapes[owners[a, 0], FRAME])],
+        owners[b, 2], owners[b, 3], poses[int(shapes[owners[b, 0], FRAME])], witness_a, witness_b,
+    )  # fmt: skip
+    distance = gap - hull_pads[a] - hull_pads[b]
+    if not gap > 0.0 or distance <= 0.0 or distance <= least:
+        return least, depth, False
+    record[DISTANCE] = distance
+    for i in range(3):
+        normal = (witness_a[i] - witness_b[i]) / gap
+        record[NORMAL + i] = normal
+        record[POINT_A + i] = witness_a[i] - hull_pads[a] * normal
+        record[POINT_B + i] = witness_b[i] + hull_pads[b] * normal
+    return distance, 0.0, True
+
+
+@kernel
+def group_distances(poses, collision, out):
+    """Each group's distance [m] at the frames' ``poses`` into ``out`` (G,) (see
+    :func:`_group_distance`): for callers (the solver's pairs at the rest posture, clearance)."""
+    shapes = collision[0]
+    placed, radii = np.empty((shapes.shape[0], 7, 3)), np.empty(shapes.shape[0])
+    for shape in range(shapes.shape[0]):
+        radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
+    scratch, record = np.empty((5, 3)), np.empty(CONTACT_COLUMNS)
+    for group in range(collision[3].shape[0]):
+        out[group] = _group_distance(group, poses, collision, placed, radii, math.inf, scratch, record)[0]
+
+
+@kernel
 def contacts(task, poses, contact):
     """Every pair's distance at ``poses``: the penetration (the sum of ``max(0, -d)`` [m]) into
     ``contact[0][1]``, and the pairs nearer than the margin, closest first (``MAX_CONTACT_ROWS``
     of them at most), into ``contact`` (:func:`contact_workspace`): their count ``contact[0][0]``,
     indices ``contact[1]`` and records. Returns the penetration; without pairs, 0 at no cost."""
-    shapes, pairs, owners, groups, margin = task[6]
+    shapes, pairs, owners, groups, margin, _, _ = task[6]
     buffer, near = contact
     buffer[0], buffer[1] = 0.0, 0.0
     if pairs.shape[0] == 0:
         return 0.0
     records, record, placed, radii, scratch, spheres = _contact_views(task, contact)
-    kept = near.shape[0]
     count, penetration = 0, 0.0
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
@@ -347,22 +420,19 @@ def contacts(task, poses, contact):
             gap += (spheres[a, i] - spheres[b, i]) ** 2
         if math.sqrt(gap) - spheres[a, 3] - spheres[b, 3] >= margin:
             continue
+        least, depth, on_hulls = _group_distance(
+            group, poses, task[6], placed, radii, margin, scratch, record
+        )
+        if on_hulls:
+            if least < margin:
+                count = _keep_near(near, records, count, groups[group, 2], record)
+            continue
+        penetration += depth
+        if least >= margin:
+            continue
         for p in range(groups[group, 2], groups[group, 3]):
-            distance = _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record)
-            if distance < 0.0:
-                penetration -= distance
-            if distance >= margin or (count == kept and distance >= records[kept - 1, DISTANCE]):
-                continue
-            slot = min(count, kept - 1)  # the next free slot, or the farthest kept (dropped)
-            while slot > 0 and records[slot - 1, DISTANCE] > distance:
-                near[slot] = near[slot - 1]
-                for c in range(CONTACT_COLUMNS):
-                    records[slot, c] = records[slot - 1, c]
-                slot -= 1
-            near[slot] = p
-            for c in range(CONTACT_COLUMNS):
-                records[slot, c] = record[c]
-            count = min(count + 1, kept)
+            if _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record) < margin:
+                count = _keep_near(near, records, count, p, record)
     buffer[0], buffer[1] = count, penetration
     return penetration
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision import collision_model, link_boxes
+from ..collision import collision_model, link_boxes, link_hulls
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 from ..obstacles import Obstacle
@@ -44,9 +44,11 @@ def no_collision(margin: float = 0.0) -> tuple:
     return (
         np.zeros((0, contacts.SHAPE_COLUMNS)),
         np.zeros((0, 2), dtype=np.int64),
-        np.zeros((0, 2), dtype=np.int64),
+        np.zeros((0, 4), dtype=np.int64),
         np.zeros((0, 4), dtype=np.int64),
         float(margin),
+        np.zeros((0, 3)),
+        np.zeros(0),
     )
 
 
@@ -79,6 +81,28 @@ def obstacle_row(obstacle: Obstacle) -> np.ndarray:
     return _shape_row(0, contacts.SWEPT, radius, pose[:3, 3] - axis, pose[:3, 3] + axis)
 
 
+def obstacle_hull(obstacle: Obstacle) -> tuple[np.ndarray, float]:
+    """The points (base frame) and padding [m] whose hull, grown by the padding, is the obstacle
+    (a cylinder: the prism on 16-gons around its end circles, which contains it)."""
+    pose = obstacle.pose
+    if obstacle.kind == "sphere":
+        local, pad = np.zeros((1, 3)), obstacle.size[0]
+    elif obstacle.kind == "box":
+        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+        local, pad = signs * np.asarray(obstacle.size) / 2.0, 0.0
+    elif obstacle.kind == "capsule":
+        local, pad = np.array([[0.0, 0.0, -0.5], [0.0, 0.0, 0.5]]) * obstacle.size[1], obstacle.size[0]
+    else:
+        radius, length = obstacle.size
+        angles = np.arange(16) * 2.0 * np.pi / 16
+        ring = radius / np.cos(np.pi / 16) * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        local = np.concatenate(
+            [np.column_stack([ring, np.full(16, z)]) for z in (-length / 2.0, length / 2.0)]
+        )
+        pad = 0.0
+    return local @ pose[:3, :3].T + pose[:3, 3], float(pad)
+
+
 class CollisionTask:
     """The shapes and pairs of one solver (see the module docstring). ``arrays(margin)``: the
     task bundle's collision part; :meth:`set_obstacles` replaces the obstacles."""
@@ -98,7 +122,8 @@ class CollisionTask:
         held = robot.full_tree
         held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
         boxes = link_boxes(robot) if self_collision else {}
-        rows, owners = [], []
+        hulls = link_hulls(robot)
+        rows, owners, self.link_hulls = [], [], []
         for link in dict.fromkeys(model.link_names):
             anchor = self._anchor(robot, link)
             if anchor is None:
@@ -112,6 +137,8 @@ class CollisionTask:
                 continue
             offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
             shapes = model.shapes_of(link)
+            vertices, pad = hulls[link]
+            self.link_hulls.append((vertices @ offset[:3, :3].T + offset[:3, 3], pad))
             if link in boxes and not self._moving_joints(frame):
                 box_pose, size = boxes[link]
                 volume = np.prod(size)  # a static link: its box when that fits tightly and better
@@ -146,27 +173,32 @@ class CollisionTask:
                 for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
                 if self._moving[i] != self._moving[j]
             ]
-            self.self_pairs = self._apart_at(rest, np.array(pairs, dtype=np.int64).reshape(-1, 2))
+            self.self_pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+            self._leave_out_overlapping(rest)
         self.set_obstacles(obstacles)
 
-    def _apart_at(self, rest: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-        """``pairs`` less those overlapping at ``rest`` (warned about, naming the links)."""
-        poses = self.tree.link_poses(rest)
-        record = np.empty(contacts.CONTACT_COLUMNS)
-        overlapping = np.array(
-            [contacts.pair_distance(poses, self.link_rows, i, j, record) < 0.0 for i, j in pairs], dtype=bool
-        ).reshape(len(pairs))
-        if overlapping.any():
-            names = sorted(
-                {tuple(sorted((self.link_owners[i], self.link_owners[j]))) for i, j in pairs[overlapping]}
-            )
-            warnings.warn(
-                "self-collision: the shapes of these link pairs overlap at the rest posture (capsules are "
-                "larger than links), so they cannot be checked and are left out (give an SRDF disabling "
-                f"them to silence this): {', '.join(f'{a} / {b}' for a, b in names)}",
-                stacklevel=3,
-            )
-        return np.ascontiguousarray(pairs[~overlapping])
+    def _leave_out_overlapping(self, rest: np.ndarray) -> None:
+        """Drop the self pairs of links whose shapes overlap at ``rest`` (warned about, naming the
+        links): the approximation cannot tell them from a collision there."""
+        self.set_obstacles(())
+        distances = np.empty(len(self.groups))
+        contacts.group_distances(self.tree.link_poses(rest), self.arrays(0.0), distances)
+        overlapping = [tuple(self.groups[g, :2]) for g in np.flatnonzero(distances < 0.0)]
+        if not overlapping:
+            return
+        owner_of = np.repeat(
+            np.arange(len(self.owner_ranges)), np.diff(self.owner_ranges[:, :2], axis=1)[:, 0]
+        )
+        dropped = {(int(a), int(b)) for a, b in overlapping}
+        keep = [(owner_of[i], owner_of[j]) not in dropped for i, j in self.self_pairs]
+        self.self_pairs = np.ascontiguousarray(self.self_pairs[np.array(keep, dtype=bool)])
+        names = sorted({tuple(sorted((self.owners[a], self.owners[b]))) for a, b in dropped})
+        warnings.warn(
+            "self-collision: the shapes of these link pairs overlap at the rest posture (capsules and hulls "
+            "are larger than links), so they cannot be checked and are left out (give an SRDF disabling "
+            f"them to silence this): {', '.join(f'{a} / {b}' for a, b in names)}",
+            stacklevel=3,
+        )
 
     def _anchor(self, robot, link: str) -> tuple[int, str] | None:
         """(pose index, link of the tree) carrying ``link``; None when unreachable."""
@@ -223,7 +255,16 @@ class CollisionTask:
             if shape == 0 or self.link_owners[shape] != self.link_owners[shape - 1]
         ]
         bounds = starts + list(range(count, len(self.shapes) + 1))
-        self.owner_ranges = np.array([bounds[:-1], bounds[1:]], dtype=np.int64).T.reshape(-1, 2)
+        hulls = self.link_hulls + [obstacle_hull(obstacle) for obstacle in obstacles]
+        hull_bounds = np.cumsum([0] + [len(vertices) for vertices, _ in hulls])
+        self.hull_points = np.ascontiguousarray(
+            np.concatenate([vertices for vertices, _ in hulls]) if hulls else np.zeros((0, 3)), dtype=float
+        )
+        self.hull_pads = np.array([pad for _, pad in hulls], dtype=float).reshape(len(hulls))
+        self.owner_ranges = np.ascontiguousarray(
+            np.stack([bounds[:-1], bounds[1:], hull_bounds[:-1], hull_bounds[1:]], axis=1).reshape(-1, 4),
+            dtype=np.int64,
+        )
         owner_of = np.repeat(np.arange(len(self.owner_ranges)), np.diff(bounds))
         # pairs sorted by their owners' pair: a group per pair of owners
         keys = owner_of[pairs[:, 0]] * (len(self.owner_ranges) + 1) + owner_of[pairs[:, 1]]
@@ -246,5 +287,9 @@ class CollisionTask:
         )
 
     def arrays(self, margin: float) -> tuple:
-        """The task bundle's collision part: (shapes, pairs, owners, groups, margin [m])."""
-        return (self.shapes, self.pairs, self.owner_ranges, self.groups, float(margin))
+        """The task bundle's collision part: (shapes, pairs, owners, groups, margin [m], hull
+        points, hull paddings)."""
+        return (self.shapes, self.pairs, self.owner_ranges, self.groups, float(margin)) + (
+            self.hull_points,
+            self.hull_pads,
+        )

@@ -562,18 +562,16 @@ class IKSolver:
         self._arguments = self._search_arguments(self.problem, self.seed_table)
 
     def collision_distances(self, q) -> dict:
-        """``{(owner_a, owner_b): distance [m]}`` of every checked pair at ``q`` (the closest pair
-        of shapes per pair of owners: links or obstacles; negative: overlapping approximations)."""
+        """``{(owner_a, owner_b): distance [m]}`` of every checked pair of owners (links or
+        obstacles) at ``q``, as the solver measures it: the larger of their shapes' distance and
+        their convex hulls' (see :mod:`~ik_node.compiled.contacts`); negative: overlapping."""
         task = self.collision_task
         if task is None:
             return {}
         poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        record, distances = np.empty(kernels.CONTACT_COLUMNS), {}
-        for first, second in task.pairs:
-            distance = kernels.pair_distance(poses, task.shapes, first, second, record)
-            key = (task.owners[first], task.owners[second])
-            distances[key] = min(distance, distances.get(key, np.inf))
-        return distances
+        distances = np.empty(len(task.groups))
+        kernels.group_distances(poses, task.arrays(self.options.collision_margin), distances)
+        return {(task.owners[a], task.owners[b]): float(d) for (a, b, _, _), d in zip(task.groups, distances)}
 
     def clearance(self, q) -> float:
         """The smallest distance [m] between checked pairs at ``q`` (``inf`` without pairs;

@@ -50,7 +50,7 @@ from ..compiled.bundles import (
     WEIGHT,
     WRAPS,
 )
-from ..compiled.contacts import BOX, CONTACT_COLUMNS, contact_rows, pair_distance
+from ..compiled.contacts import BOX, CONTACT_COLUMNS, contact_rows, group_distances, pair_distance
 from ..compiled.contacts import FRAME as SHAPE_FRAME
 from ..compiled.contacts import KIND as SHAPE_KIND
 from ..compiled.contacts import RADIUS as SHAPE_RADIUS
@@ -130,6 +130,7 @@ __all__ = [
     "configuration_from_draws",
     "contact_rows",
     "evaluate",
+    "group_distances",
     "evaluation_workspace",
     "jacobian_at",
     "limited_step",

@@ -1,0 +1,209 @@
+"""The distance between two convex hulls of points (Gilbert, Johnson & Keerthi 1988), with its witness
+points: the links' convex hulls in :mod:`.contacts`, a tighter stand-in for their meshes than capsules.
+
+Each hull is given by its vertices (V, 3) in a frame and that frame's pose ``T_base_frame``; its
+support point along a direction ``d`` (base axes) is the vertex maximising ``v . (R^T d)``. The
+search keeps a simplex (up to 4 points) of the Minkowski difference ``A - B`` and moves to the
+point of its convex hull closest to the origin, found among its faces (every subset of 1-4 points
+whose affine projection of the origin has positive barycentric weights; the nearest of those).
+It stops when the support point no longer brings the distance down by more than ``GJK_TOLERANCE``
+of its square (or after ``GJK_ITERATIONS``); a simplex that encloses the origin means the hulls
+overlap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..jit import kernel
+
+#: Relative tolerance on the squared distance, and the iterations at most.
+GJK_TOLERANCE, GJK_ITERATIONS = 1e-10, 64
+#: Below this distance [m] the hulls count as touching.
+TOUCHING = 1e-9
+
+
+@kernel
+def _support(points, start, end, pose, dx, dy, dz, out):
+    """The vertex of ``points[start:end]`` (frame axes) farthest along the base-axes direction
+    ``(dx, dy, dz)``, placed in the base frame into ``out``; returns its index."""
+    lx = pose[0, 0] * dx + pose[1, 0] * dy + pose[2, 0] * dz
+    ly = pose[0, 1] * dx + pose[1, 1] * dy + pose[2, 1] * dz
+    lz = pose[0, 2] * dx + pose[1, 2] * dy + pose[2, 2] * dz
+    best, best_value = start, -math.inf
+    for index in range(start, end):
+        value = points[index, 0] * lx + points[index, 1] * ly + points[index, 2] * lz
+        if value > best_value:
+            best, best_value = index, value
+    x, y, z = points[best, 0], points[best, 1], points[best, 2]
+    for i in range(3):
+        out[i] = pose[i, 0] * x + pose[i, 1] * y + pose[i, 2] * z + pose[i, 3]
+    return best
+
+
+@kernel
+def _closest_on_simplex(simplex, size, weights):
+    """The point of the convex hull of ``simplex[:size]`` (rows: points) nearest the origin: its
+    barycentric ``weights`` (size,), the rest 0; returns the squared distance. Every subset is
+    tried (15 at most): the origin's projection onto its affine hull counts when its weights are
+    all positive."""
+    best = math.inf
+    gram = np.empty((3, 3))
+    rhs = np.empty(3)
+    trial = np.empty(4)
+    others = np.empty(3, dtype=np.int64)
+    for mask in range(1, 1 << size):
+        members = 0
+        first = -1
+        for k in range(size):
+            if mask >> k & 1:
+                if first < 0:
+                    first = k
+                members += 1
+        m = members - 1
+        # edges e_i = y_i - y_first for the other members: G mu = -E, G_ij = e_i.e_j, E_i = e_i.y_first
+        count = 0
+        for k in range(size):
+            if mask >> k & 1 and k != first:
+                others[count] = k
+                count += 1
+        for i in range(m):
+            a = others[i]
+            value = 0.0
+            for c in range(3):
+                value += (simplex[a, c] - simplex[first, c]) * simplex[first, c]
+            rhs[i] = -value
+            for j in range(m):
+                b = others[j]
+                value = 0.0
+                for c in range(3):
+                    value += (simplex[a, c] - simplex[first, c]) * (simplex[b, c] - simplex[first, c])
+                gram[i, j] = value
+        if not _solve_small(gram, rhs, m):
+            continue
+        total = 0.0
+        valid = True
+        for i in range(m):
+            if not rhs[i] > 0.0:
+                valid = False
+            total += rhs[i]
+        if not valid or not 1.0 - total > 0.0:
+            continue
+        for k in range(size):
+            trial[k] = 0.0
+        trial[first] = 1.0 - total
+        for i in range(m):
+            trial[others[i]] = rhs[i]
+        distance2 = 0.0
+        for c in range(3):
+            value = 0.0
+            for k in range(size):
+                value += trial[k] * simplex[k, c]
+            distance2 += value * value
+        if distance2 < best:
+            best = distance2
+            for k in range(size):
+                weights[k] = trial[k]
+    return best
+
+
+@kernel
+def _solve_small(matrix, rhs, size):
+    """Gaussian elimination with partial pivoting of ``matrix[:size, :size] x = rhs[:size]`` in
+    place (``x`` into ``rhs``); False when singular to working precision."""
+    scale = 0.0
+    for i in range(size):
+        for j in range(size):
+            scale = max(scale, abs(matrix[i, j]))
+    for column in range(size):
+        pivot = column
+        for row in range(column + 1, size):
+            if abs(matrix[row, column]) > abs(matrix[pivot, column]):
+                pivot = row
+        if not abs(matrix[pivot, column]) > 1e-12 * max(scale, 1e-300):
+            return False
+        if pivot != column:
+            for j in range(size):
+                matrix[column, j], matrix[pivot, j] = matrix[pivot, j], matrix[column, j]
+            rhs[column], rhs[pivot] = rhs[pivot], rhs[column]
+        for row in range(column + 1, size):
+            factor = matrix[row, column] / matrix[column, column]
+            for j in range(column, size):
+                matrix[row, j] -= factor * matrix[column, j]
+            rhs[row] -= factor * rhs[column]
+    for row in range(size - 1, -1, -1):
+        value = rhs[row]
+        for j in range(row + 1, size):
+            value -= matrix[row, j] * rhs[j]
+        rhs[row] = value / matrix[row, row]
+    return True
+
+
+@kernel
+def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, witness_a, witness_b):
+    """The distance [m] between the convex hulls of ``points[start_a:end_a]`` at ``pose_a`` and
+    ``points[start_b:end_b]`` at ``pose_b`` (base frame), with the closest points on each into
+    ``witness_a`` and ``witness_b``; 0 when they overlap or touch (witnesses then undefined)."""
+    simplex = np.empty((4, 3))
+    from_a = np.empty((4, 3))
+    from_b = np.empty((4, 3))
+    weights, previous = np.zeros(4), np.zeros(4)
+    a, b = np.empty(3), np.empty(3)
+    _support(points, start_a, end_a, pose_a, 1.0, 0.0, 0.0, a)
+    _support(points, start_b, end_b, pose_b, -1.0, 0.0, 0.0, b)
+    for c in range(3):
+        from_a[0, c], from_b[0, c], simplex[0, c] = a[c], b[c], a[c] - b[c]
+    size = 1
+    weights[0] = 1.0
+    v = np.empty(3)
+    for c in range(3):
+        v[c] = simplex[0, c]
+    distance2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+    for _ in range(GJK_ITERATIONS):
+        if distance2 <= TOUCHING * TOUCHING:
+            return 0.0
+        _support(points, start_a, end_a, pose_a, -v[0], -v[1], -v[2], a)
+        _support(points, start_b, end_b, pose_b, v[0], v[1], v[2], b)
+        gain = distance2 - (v[0] * (a[0] - b[0]) + v[1] * (a[1] - b[1]) + v[2] * (a[2] - b[2]))
+        if gain <= GJK_TOLERANCE * distance2 or size == 4:
+            break
+        for c in range(3):
+            from_a[size, c], from_b[size, c] = a[c], b[c]
+            simplex[size, c] = a[c] - b[c]
+        size += 1
+        for k in range(4):
+            previous[k] = weights[k]
+            weights[k] = 0.0
+        found = _closest_on_simplex(simplex, size, weights)
+        if found == math.inf or found >= distance2:  # (no progress: a degenerate simplex)
+            size -= 1
+            for k in range(4):
+                weights[k] = previous[k]
+            break
+        distance2 = found
+        kept = 0
+        for k in range(size):  # the face the nearest point lies on
+            if weights[k] > 0.0:
+                for c in range(3):
+                    simplex[kept, c], from_a[kept, c], from_b[kept, c] = (
+                        simplex[k, c],
+                        from_a[k, c],
+                        from_b[k, c],
+                    )
+                weights[kept] = weights[k]
+                kept += 1
+        size = kept
+        for c in range(3):
+            v[c] = 0.0
+            for k in range(size):
+                v[c] += weights[k] * simplex[k, c]
+        if size == 4:  # the origin is inside the tetrahedron: overlap
+            return 0.0
+    for c in range(3):
+        witness_a[c], witness_b[c] = 0.0, 0.0
+        for k in range(size):
+            witness_a[c] += weights[k] * from_a[k, c]
+            witness_b[c] += weights[k] * from_b[k, c]
+    return math.sqrt(max(distance2, 0.0))
