@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .compiled.gjk import simplified_hull
 from .resources import resolve_path
 
 __all__ = [
@@ -154,14 +155,21 @@ def collision_model(robot, package_paths: Sequence[str] | None = None) -> Collis
 
 _box_cache: dict[tuple, dict] = {}
 _hull_cache: dict[tuple, dict] = {}
+#: A link's hull keeps this many vertices at most, fewer when the others all lie within
+#: ``HULL_TOLERANCE`` [m] of their hull (the farthest-point subset, its padding grown by the largest
+#: distance of a dropped vertex): GJK's support search is linear in the vertices.
+HULL_VERTICES, HULL_TOLERANCE = 128, 0.001
 
 
 def link_hulls(robot, package_paths: Sequence[str] | None = None) -> dict[str, tuple[np.ndarray, float]]:
     """``{link: (vertices (V, 3) [m, link frame], padding [m])}``: for each link with collision
     geometry, the convex hull of all its elements' points, grown by the largest padding radius of
     its elements (spheres, capsules): a convex set containing the geometry, which the solver
-    checks with GJK (:mod:`ik_node.compiled.gjk`) where the capsules overlap. Built once per
-    description and package paths."""
+    checks with GJK (:mod:`ik_node.compiled.gjk`) where the capsules overlap. At most
+    ``HULL_VERTICES`` vertices: a larger hull keeps its farthest-point subset (to within
+    ``HULL_TOLERANCE``) and grows the padding by the largest distance of the others from that
+    subset's hull (still containing).
+    Built once per description and package paths."""
     import trimesh
 
     paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
@@ -180,7 +188,13 @@ def link_hulls(robot, package_paths: Sequence[str] | None = None) -> dict[str, t
             vertices = np.asarray(trimesh.convex.convex_hull(points).vertices, dtype=float)
         except Exception:  # (flat or too few points for a hull: the points themselves)
             vertices = np.unique(points, axis=0)
-        hulls[link] = (np.ascontiguousarray(vertices), float(pad))
+        vertices = np.ascontiguousarray(vertices)
+        if len(vertices) > HULL_VERTICES:  # fewer vertices, the padding grown to cover the rest
+            chosen = np.empty(HULL_VERTICES, dtype=np.int64)
+            error, used = simplified_hull(vertices, HULL_VERTICES, HULL_TOLERANCE, chosen)
+            pad += error
+            vertices = np.ascontiguousarray(vertices[chosen[:used]])
+        hulls[link] = (vertices, float(pad))
     if robot.description_hash is not None:
         _hull_cache[key] = hulls
     return hulls

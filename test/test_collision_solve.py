@@ -116,7 +116,10 @@ def test_hull_distances_equal_coal_between_convex_hulls():
         pose_a, pose_b = np.eye(4), np.eye(4)
         pose_b[:3, :3], pose_b[:3, 3] = _random_rotation(rng), rng.uniform(-0.4, 0.4, 3)
         witness_a, witness_b = np.empty(3), np.empty(3)
-        distance = hull_distance(np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, witness_a, witness_b)
+        guess = np.array([1.0, 0.0, 0.0])
+        distance = hull_distance(
+            np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, guess, witness_a, witness_b
+        )
         reference = _coal_distance(convex(a), pose_a, convex(b), pose_b)
         if reference > 1e-6:
             apart += 1

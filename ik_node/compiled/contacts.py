@@ -275,14 +275,14 @@ def contact_workspace(task):
     kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     shapes = collision[0].shape[0] if kept > 0 else 0
     owners = collision[2].shape[0] if kept > 0 else 0
-    size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 15 + owners * 4
+    size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 18 + owners * 4
     return np.zeros(size), np.empty(kept, dtype=np.int64)
 
 
 @kernel
 def _contact_views(task, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
-    the shapes placed (S, 7, 3) and their bounding radii (S,), work space (5, 3), the owners'
+    the shapes placed (S, 7, 3) and their bounding radii (S,), work space (6, 3), the owners'
     bounding spheres (O, 4): centre, radius)."""
     collision = task[6]
     buffer, near = contact
@@ -296,8 +296,8 @@ def _contact_views(task, contact):
     at += shapes * 21
     radii = buffer[at : at + shapes]
     at += shapes
-    scratch = buffer[at : at + 15].reshape((5, 3))
-    at += 15
+    scratch = buffer[at : at + 18].reshape((6, 3))
+    at += 18
     spheres = buffer[at : at + owners * 4].reshape((owners, 4))
     return records, record, placed, radii, scratch, spheres
 
@@ -354,10 +354,12 @@ def _group_distance(group, poses, collision, placed, radii, far, scratch, record
             depth -= distance
     if least >= far or owners[a, 2] == owners[a, 3] or owners[b, 2] == owners[b, 3]:
         return least, depth, False
-    witness_a, witness_b = scratch[3], scratch[4]
+    witness_a, witness_b, guess = scratch[3], scratch[4], scratch[5]
+    for i in range(3):
+        guess[i] = placed[owners[a, 0], 6, i] - placed[owners[b, 0], 6, i]
     gap = hull_distance(
         hull_points, owners[a, 2], owners[a, 3], poses[int(shapes[owners[a, 0], FRAME])],
-        owners[b, 2], owners[b, 3], poses[int(shapes[owners[b, 0], FRAME])], witness_a, witness_b,
+        owners[b, 2], owners[b, 3], poses[int(shapes[owners[b, 0], FRAME])], guess, witness_a, witness_b,
     )  # fmt: skip
     distance = gap - hull_pads[a] - hull_pads[b]
     if not gap > 0.0 or distance <= 0.0 or distance <= least:
@@ -379,7 +381,7 @@ def group_distances(poses, collision, out):
     placed, radii = np.empty((shapes.shape[0], 7, 3)), np.empty(shapes.shape[0])
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
-    scratch, record = np.empty((5, 3)), np.empty(CONTACT_COLUMNS)
+    scratch, record = np.empty((6, 3)), np.empty(CONTACT_COLUMNS)
     for group in range(collision[3].shape[0]):
         out[group] = _group_distance(group, poses, collision, placed, radii, math.inf, scratch, record)[0]
 

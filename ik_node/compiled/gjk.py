@@ -142,17 +142,19 @@ def _solve_small(matrix, rhs, size):
 
 
 @kernel
-def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, witness_a, witness_b):
+def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, witness_a, witness_b):
     """The distance [m] between the convex hulls of ``points[start_a:end_a]`` at ``pose_a`` and
     ``points[start_b:end_b]`` at ``pose_b`` (base frame), with the closest points on each into
-    ``witness_a`` and ``witness_b``; 0 when they overlap or touch (witnesses then undefined)."""
+    ``witness_a`` and ``witness_b``; 0 when they overlap or touch (witnesses then undefined).
+    ``guess`` (3,): a direction from B toward A to start from (a centre's difference: a few
+    iterations fewer than an arbitrary one)."""
     simplex = np.empty((4, 3))
     from_a = np.empty((4, 3))
     from_b = np.empty((4, 3))
     weights, previous = np.zeros(4), np.zeros(4)
     a, b = np.empty(3), np.empty(3)
-    _support(points, start_a, end_a, pose_a, 1.0, 0.0, 0.0, a)
-    _support(points, start_b, end_b, pose_b, -1.0, 0.0, 0.0, b)
+    _support(points, start_a, end_a, pose_a, -guess[0], -guess[1], -guess[2], a)
+    _support(points, start_b, end_b, pose_b, guess[0], guess[1], guess[2], b)
     for c in range(3):
         from_a[0, c], from_b[0, c], simplex[0, c] = a[c], b[c], a[c] - b[c]
     size = 1
@@ -207,3 +209,55 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, witnes
             witness_a[c] += weights[k] * from_a[k, c]
             witness_b[c] += weights[k] * from_b[k, c]
     return math.sqrt(max(distance2, 0.0))
+
+
+@kernel
+def simplified_hull(points, count, tolerance, chosen):
+    """A subset of ``points`` (V, 3) whose hull approximates theirs, as indices into ``chosen``:
+    the extreme points along the axes first, then, one at a time, the point farthest from the hull
+    of those chosen so far, until none is farther than ``tolerance`` [m] or ``count`` are chosen.
+    Returns (the largest distance [m] of any point from the subset's hull, the subset's size): the
+    subset's hull grown by that distance contains the points' hull."""
+    size = points.shape[0]
+    identity = np.eye(4)
+    work = np.empty((count + 1, 3))
+    witness_a, witness_b, guess = np.empty(3), np.empty(3), np.empty(3)
+    used = 0
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            best = 0
+            for index in range(size):
+                if sign * points[index, axis] > sign * points[best, axis]:
+                    best = index
+            fresh = True
+            for k in range(used):
+                if chosen[k] == best:
+                    fresh = False
+            if fresh and used < count:
+                chosen[used] = best
+                for c in range(3):
+                    work[used, c] = points[best, c]
+                used += 1
+    # a point's distance only falls as the subset grows: one within the tolerance stays so
+    distances = np.full(size, math.inf)
+    while True:
+        worst, farthest = 0.0, -1
+        for index in range(size):
+            if distances[index] <= tolerance:
+                continue
+            for c in range(3):
+                work[count, c] = points[index, c]
+            for c in range(3):
+                guess[c] = points[index, c] - work[0, c]
+            distance = hull_distance(
+                work, count, count + 1, identity, 0, used, identity, guess, witness_a, witness_b
+            )
+            distances[index] = distance
+            if distance > worst:
+                worst, farthest = distance, index
+        if used == count or farthest < 0 or worst <= tolerance:
+            return worst, used
+        chosen[used] = farthest
+        for c in range(3):
+            work[used, c] = points[farthest, c]
+        used += 1

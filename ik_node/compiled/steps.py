@@ -19,6 +19,9 @@ from .tasks import tip_points
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
 #: its factor after a kept step, its floor, and the ceiling at which the attempt is stuck.
 MU_INITIAL, MU_DOWN, MU_MIN, MU_MAX = 0.1, 1.0 / 3.0, 1e-4, 1e6
+#: A near collision pair may close at most this share of its distance in one step (the velocity
+#: damper of :func:`constrained_step`).
+CLOSING = 0.5
 #: ``pinv``'s regularisation [m^2 or rad^2] (numerical only: the step is undamped).
 PINV_DAMPING = 1e-12
 
@@ -81,12 +84,15 @@ def constrained_step(
     tree, task, jacobian, error, joints, q, damping, min_damping2, primary_rows, work, space, constraint, step
 ):
     """:func:`limited_step` with the collision pairs inside the solve (into ``step``): the near
-    pairs that ``space`` (the evaluation at ``q``) holds, whose distance the step would bring below
-    the margin (``d + row dq < margin``, ``row`` from :func:`~ik_node.compiled.contacts.
-    contact_rows`), are stacked above the task as primary rows with error ``margin - d`` and the
-    step solved again (:func:`~ik_node.compiled.linalg.free_step`'s task priority, the task rows
-    as secondary, the joint limits as ever): the pair is held at the margin, the task error its
-    motion leaves handed to the other directions, as :func:`limited_step` pins a joint at a limit.
+    pairs that ``space`` (the evaluation at ``q``) holds (nearer than the margin), whose distance
+    the step would close by more than ``CLOSING`` of itself (``d + row dq < (1 - CLOSING) d``,
+    ``row`` from :func:`~ik_node.compiled.contacts.contact_rows`: a velocity damper, Faverjon &
+    Tournassoud 1987, with the safety distance 0), are stacked above the task as primary rows with
+    error ``-CLOSING d`` and the step solved again (:func:`~ik_node.compiled.linalg.free_step`'s
+    task priority, the task rows as secondary, the joint limits as ever): the pair may approach,
+    ever more slowly, but not cross; a pair in collision (``d < 0``) is pushed out by that share
+    of its depth; the task error the pair's motion leaves is handed to the other directions, as
+    :func:`limited_step` pins a joint at a limit.
     ``constraint``: :func:`constraint_workspace`; ``work``: :func:`step_workspace` for K + m rows."""
     coordinates = tree[3]
     limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2, primary_rows, work, step)
@@ -104,16 +110,18 @@ def constrained_step(
     at += (kept + rows) * dof
     stacked_error = constraint[at : at + kept + rows]
     contact_rows(tree, task, space[0], contact, blocks, pair_rows)
-    records, margin = contact_records(task, contact), task[6][4]
+    records = contact_records(task, contact)
     active = 0
     for c in range(count):
-        predicted = records[c, DISTANCE]
+        distance = records[c, DISTANCE]
+        floor = (1.0 - CLOSING) * distance
+        predicted = distance
         for j in range(dof):
             predicted += pair_rows[c, j] * step[j]
-        if predicted < margin:
+        if predicted < floor:
             for j in range(dof):
                 stacked[active, j] = pair_rows[c, j]
-            stacked_error[active] = margin - records[c, DISTANCE]
+            stacked_error[active] = floor - distance
             active += 1
     if active == 0:
         return
