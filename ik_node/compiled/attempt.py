@@ -372,6 +372,6 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
         mu, growth = max(mu * MU_DOWN, MU_MIN), 2.0
         if cost < STALL_DECREASE * checkpoint_cost:
             checkpoint_cost, since_checkpoint = cost, 0
-    if blocked or space[5][0][0] > 0:  # (ended against a collision pair: held at the margin)
+    if blocked or space[5][0][0] > 0:  # (ended with a pair nearer than the margin: held back)
         outcome = COLLISION
     return outcome, used

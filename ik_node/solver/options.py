@@ -159,7 +159,7 @@ OPTIONS = (
     OptionSpec("self_collision", "bool", False, "answers never in self-collision (the link pairs of the "
                "SRDF, else computed) nor in an obstacle: checked inside the solve"),
     OptionSpec("collision_margin", "double", 0.01, "link pairs (and obstacles) closer than this become "
-               "constraint rows of the step, held at this distance", "m", 0.0, 1.0),
+               "constraint rows of the step (closing at most half their distance a step)", "m", 0.0, 1.0),
 )  # fmt: skip
 #: :data:`OPTIONS` by name.
 OPTION_SPECS = {spec.name: spec for spec in OPTIONS}
