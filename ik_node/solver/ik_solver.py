@@ -124,6 +124,7 @@ def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
         solver.rest_posture.copy(),
         np.empty((len(problem.tips), 2)),
     )
+    solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
     solver._search(
         problem, solver.seed_table, identity, solver.rest_posture, deadline, np.empty(nq),
