@@ -32,7 +32,7 @@ ROBOT, BASE, TIP = "arm7", "base_link", "tool0"
 CENTRE_CONFIGURATION = (0.0, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8)
 WAIT = 15.0  # seconds for discovery and for each answer
 #: Seconds the demo waits for the node to be ready: its first start after an install compiles
-#: the IK kernels (about 25 s here; a slow or loaded machine may take several times longer).
+#: the IK kernels (about 35 s here; a slow or loaded machine may take several times longer).
 READY_WAIT = 300.0
 #: The node's tolerance (1e-5 m and rad in config/arm7.yaml) plus rounding of the independent FK.
 TOLERANCE = 1e-5 + 1e-9
@@ -123,7 +123,7 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
         began = time.monotonic()
         if not spin_until(lambda: ready and ready[-1], 1.0):
             print(
-                "the node is preparing its IK kernels (a first start after an install compiles them: ~15 s)"
+                "the node is preparing its IK kernels (a first start after an install compiles them: ~35 s)"
             )
             if not spin_until(lambda: ready and ready[-1], READY_WAIT):
                 raise RuntimeError(f"the node was not ready within {READY_WAIT:.0f} s")

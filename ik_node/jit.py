@@ -3,7 +3,7 @@
 * With numba, kernels are ``@njit(cache=True)``. numba caches next to the source
   (``__pycache__``), or, when that is not writable (a system install), in the user's cache
   directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
-  that is said once (every process then compiles again: about 25 s).
+  that is said once (every process then compiles again: about 35 s).
 * numba finds a cached kernel again while the stamp of its own source file is unchanged, although
   the kernel holds the code of every kernel it calls, in other modules too. So every kernel's
   stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`: this module and
@@ -101,7 +101,7 @@ def _compile(function, **options):
             _cache_refused = True
             warnings.warn(
                 f"ik_node cannot cache its compiled IK kernels ({error}); every process compiles "
-                "them again at its first solve (about 25 s). Set NUMBA_CACHE_DIR to a writable "
+                "them again at its first solve (about 35 s). Set NUMBA_CACHE_DIR to a writable "
                 "directory to keep them.",
                 RuntimeWarning,
                 stacklevel=3,

@@ -23,7 +23,7 @@ Topics (``~`` is the node's name; all remappable):
   while collisions are checked), ``/diagnostics`` (one status per goal).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
-is built on a background thread (its first build after an install compiles the kernels, ~15 s);
+is built on a background thread (its first build after an install compiles the kernels, ~35 s);
 goals arriving meanwhile are answered when it is ready. Works on Humble (no post-set parameter
 callback there: changes are applied in the validating callback).
 """

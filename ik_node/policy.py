@@ -9,7 +9,7 @@ policy directly, without ROS.
 
 Readiness: a description is loaded in milliseconds (:func:`plan_model`: tree, limits, rest
 posture), so the node shows the robot at once; the :class:`~ik_node.IKSolver`, whose first build
-in a process compiles the kernels (~15 s after an install), is attached later
+in a process compiles the kernels (~35 s after an install), is attached later
 (:meth:`IKPolicy.attach_solver`). Goals arriving meanwhile are kept, the latest per tip, and
 answered when the solver is attached.
 

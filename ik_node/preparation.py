@@ -1,5 +1,5 @@
 """The solver built off the node's executor thread, so that nothing a user sees first waits on
-the kernels' compile (~15 s on the first start after an install; well under 1 s from the cache).
+the kernels' compile (~35 s on the first start after an install; well under 1 s from the cache).
 
 :class:`SolverPreparation` runs :func:`ik_node.policy.build_solver` on a daemon thread (a node
 stopped meanwhile exits at once) and hands the outcome back to whoever polls :meth:`take`. One

@@ -62,7 +62,7 @@ if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   make_venv .venv ros,test
   .venv/bin/ruff check ik_node test benchmark scripts urdf launch
   distribution=$(ros_distribution .venv)
-  # Compile the IK kernels into numba's cache once (~15 s cold, 0.2 s warm), before the workers
+  # Compile the IK kernels into numba's cache once (~50 s cold, 0.3 s warm), before the workers
   # and the node processes they start would each compile them.
   .venv/bin/python -m ik_node.solver
   run_pytest "$distribution" .venv -n 2 "$@"
