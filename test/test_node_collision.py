@@ -449,10 +449,10 @@ def test_obstacles_are_avoided_with_self_collision_off(collision_node, arm7_tree
     _, tree = arm7_tree
     elbow = link_position(tree, Q, "link4")
     pose = [*(float(v) for v in elbow), 0.0, 0.0, 0.0, 1.0]
+    markers = len(client.collision_markers)  # (before the change: its markers may come with the reply)
     result = client.set_parameters(self_collision=False, **{"obstacles.ball.pose": pose})
     assert result.successful, result.reason
     try:
-        markers = len(client.collision_markers)
         assert client.spin_until(lambda: len(client.collision_markers) > markers)
         assert {"ball", "link4"} <= client.drawn()
         status, command = client.answer(tree.forward(Q, "tool0"))
