@@ -376,3 +376,16 @@ def test_static_link_boxes_contain_their_meshes_and_are_used_when_tight():
         for owner, row in zip(solver.collision_task.owners, solver.collision_task.shapes)
     }
     assert kinds["torso_2_link"] == contacts.BOX and kinds["arm_left_4_link"] == contacts.SWEPT
+
+
+def test_collision_checking_without_the_extra_says_which_extra(monkeypatch):
+    """Without trimesh/scipy, asking for collision checks is refused naming the extra to install."""
+    from ik_node.solver import collision_task
+
+    def missing(*_args, **_kwargs):
+        raise ImportError("No module named 'trimesh'")
+
+    monkeypatch.setattr(collision_task, "link_hulls", missing)
+    robot = load_robot(Path(__file__).resolve().parents[1] / "urdf" / "arm7.urdf")
+    with pytest.raises(IKNodeError, match=r"pip install 'ik_node\[collision\]'"):
+        IKSolver(robot, "base_link", "tool0", obstacles=[Obstacle.sphere(0.1, (1.0, 0.0, 0.0))])

@@ -118,11 +118,17 @@ class CollisionTask:
     ):
         self.tree = tree
         self.self_collision = bool(self_collision)
-        model = collision_model(robot)
+        try:
+            model = collision_model(robot)
+            boxes = link_boxes(robot) if self_collision else {}
+            hulls = link_hulls(robot)
+        except ImportError as error:
+            raise IKNodeError(
+                f"collision checking needs the collision extra (trimesh, scipy, pycollada): "
+                f"pip install 'ik_node[collision]' ({error})"
+            ) from None
         held = robot.full_tree
         held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
-        boxes = link_boxes(robot) if self_collision else {}
-        hulls = link_hulls(robot)
         rows, owners, self.link_hulls = [], [], []
         for link in dict.fromkeys(model.link_names):
             anchor = self._anchor(robot, link)
