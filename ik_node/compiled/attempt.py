@@ -29,7 +29,7 @@ from .contacts import MAX_CONTACT_ROWS
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
-from .tasks import evaluate, evaluation_workspace, jacobian_at
+from .tasks import evaluate, evaluate_task, evaluated_contacts, evaluation_workspace, jacobian_at
 
 #: An attempt stalls when its cost has not halved within this many iterations.
 STALL_ITERATIONS, STALL_DECREASE = 10, 0.5
@@ -326,10 +326,11 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
             step,
             candidate,
         )
-        candidate_penetration = evaluate(
-            tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms
-        )
+        evaluate_task(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
         candidate_cost = _cost(candidate_error, primary_rows)
+        candidate_penetration = math.inf  # (a collision-free q refuses a costlier candidate unmeasured)
+        if penetration > 0.0 or candidate_cost < cost:
+            candidate_penetration = evaluated_contacts(task, candidate_space)
         since_checkpoint += 1
         accepted = (
             candidate_penetration < penetration

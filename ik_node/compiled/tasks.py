@@ -99,18 +99,30 @@ def evaluation_workspace(tree, task, dof):
 
 
 @kernel
-def evaluate(tree, task, targets, q, space, error, norms):
-    """FK at ``q``, the controlled points, :func:`task_error` and the collision pairs'
-    :func:`~ik_node.compiled.contacts.contacts` (``space``: :func:`evaluation_workspace`, whose
-    poses, points and near pairs are left for :func:`task_jacobian` and the step). Returns the
-    penetration [m] (0: collision-free)."""
-    poses, points, _, full, relative, contact = space
+def evaluate_task(tree, task, targets, q, space, error, norms):
+    """FK at ``q``, the controlled points and :func:`task_error` (``space``:
+    :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
+    poses, points, _, full, relative, _ = space
     forward_kinematics(tree[0], tree[1], q, poses)
     tip_points(poses, task, points)
     task_error(points, targets, task, error, norms, full, relative)
+
+
+@kernel
+def evaluated_contacts(task, space):
+    """The collision pairs' :func:`~ik_node.compiled.contacts.contacts` at the poses
+    :func:`evaluate_task` left in ``space`` (its near pairs left for the step). Returns the
+    penetration [m] (0: collision-free; without pairs, at no cost)."""
     if task[6][1].shape[0] == 0:  # (no pairs: not even the call)
         return 0.0
-    return contacts(task, poses, contact)
+    return contacts(task, space[0], space[5])
+
+
+@kernel
+def evaluate(tree, task, targets, q, space, error, norms):
+    """:func:`evaluate_task` and :func:`evaluated_contacts`: returns the penetration [m]."""
+    evaluate_task(tree, task, targets, q, space, error, norms)
+    return evaluated_contacts(task, space)
 
 
 @kernel
