@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import inline_kernel, kernel
 from .bundles import BASE_AXES
 from .contacts import contact_workspace, contacts
 from .linalg import manipulability
@@ -108,7 +108,7 @@ def evaluate_task(tree, task, targets, q, space, error, norms):
     task_error(points, targets, task, error, norms, full, relative)
 
 
-@kernel
+@inline_kernel
 def evaluated_contacts(task, space):
     """The collision pairs' :func:`~ik_node.compiled.contacts.contacts` at the poses
     :func:`evaluate_task` left in ``space`` (its near pairs left for the step). Returns the
