@@ -112,24 +112,49 @@ class CollisionModel:
 
 
 _cache: dict[tuple, CollisionModel] = {}
+_element_cache: dict[tuple, dict] = {}
+
+
+def _cache_key(robot, package_paths: Sequence[str] | None) -> tuple:
+    """(description hash, package paths): what a model, box or hull of ``robot`` is cached by
+    (``package_paths`` default: the ones given to ``load_robot``)."""
+    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
+    return robot.description_hash, paths
+
+
+def _link_elements(robot, key: tuple) -> dict[str, list]:
+    """``{link: [its readable elements]}`` (links with none left out), each mesh read once per
+    description and package paths (a mesh that cannot be read is warned about once)."""
+    if robot.description_hash is not None and key in _element_cache:
+        return _element_cache[key]
+    found = {}
+    for link in robot.links:
+        elements = [_element(geometry, key[1]) for geometry in robot.collision_geometry.get(link, ())]
+        elements = [element for element in elements if element is not None]
+        if elements:
+            found[link] = elements
+    if robot.description_hash is not None:
+        _element_cache[key] = found
+    return found
+
+
+def _link_points(elements: list) -> tuple[np.ndarray, float]:
+    """The points of a link's elements and the largest padding radius among them [m]: the
+    padding grown around the points' convex hull contains every element."""
+    return np.concatenate([element.points for element in elements]), max(element.pad for element in elements)
 
 
 def collision_model(robot, package_paths: Sequence[str] | None = None) -> CollisionModel:
     """The :class:`CollisionModel` of ``robot`` (a :class:`~ik_node.model.Robot`), built once per
     description and package paths (``package_paths`` default: the ones given to ``load_robot``).
     Needs ``trimesh`` when the description has meshes."""
-    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
-    key = (robot.description_hash, paths)
+    key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and key in _cache:
         return _cache[key]
     for problem in robot.collision_problems:
         warnings.warn(f"URDF: {problem}", stacklevel=2)
     rows = []
-    for link in robot.links:
-        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
-        elements = [element for element in elements if element is not None]
-        if not elements:
-            continue
+    for link, elements in _link_elements(robot, key).items():
         shapes = _link_shapes(elements)
         geometry_volume = sum(element.volume for element in elements)
         shapes_volume = sum(shape[3] for shape in shapes)
@@ -172,18 +197,13 @@ def link_hulls(robot, package_paths: Sequence[str] | None = None) -> dict[str, t
     Built once per description and package paths."""
     import trimesh
 
-    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
-    key = (robot.description_hash, paths)
+    key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and key in _hull_cache:
         return _hull_cache[key]
     hulls = {}
-    for link in robot.links:
-        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
-        elements = [element for element in elements if element is not None]
-        if not elements:
-            continue
-        points = np.concatenate([element.points for element in elements])
-        pad = max(element.pad for element in elements) + ALLOWANCE
+    for link, elements in _link_elements(robot, key).items():
+        points, pad = _link_points(elements)
+        pad += ALLOWANCE
         try:
             vertices = np.asarray(trimesh.convex.convex_hull(points).vertices, dtype=float)
         except Exception:  # (flat or too few points for a hull: the points themselves)
@@ -209,18 +229,12 @@ def link_boxes(robot, package_paths: Sequence[str] | None = None) -> dict[str, t
     Built once per description and package paths."""
     import trimesh
 
-    paths = tuple(str(entry) for entry in (robot.package_paths if package_paths is None else package_paths))
-    key = (robot.description_hash, paths)
+    key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and key in _box_cache:
         return _box_cache[key]
     boxes = {}
-    for link in robot.links:
-        elements = [_element(geometry, paths) for geometry in robot.collision_geometry.get(link, ())]
-        elements = [element for element in elements if element is not None]
-        if not elements:
-            continue
-        points = np.concatenate([element.points for element in elements])
-        pad = max(element.pad for element in elements)
+    for link, elements in _link_elements(robot, key).items():
+        points, pad = _link_points(elements)
         try:
             to_origin, extents = trimesh.bounds.oriented_bounds(points)
             pose = np.linalg.inv(to_origin)
@@ -274,32 +288,16 @@ _BOX_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1,
 _BOX_EDGES = np.array([(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1])
 
 
-def _element(geometry, package_paths: Sequence[str]) -> _Element | None:
-    """The :class:`_Element` of ``geometry``; None (warned, naming the link and the path) for a
-    mesh that cannot be read."""
-    kind, size = geometry.kind, geometry.size
-    if kind == "mesh":
-        try:
-            mesh = load_mesh(geometry, package_paths)
-        except (OSError, ValueError) as error:
-            warnings.warn(
-                f"collision mesh of link '{geometry.link}' not loaded, the element is left out: "
-                f"'{geometry.filename}' ({error})",
-                stacklevel=4,
-            )
-            return None
-        local, inverse = np.unique(np.asarray(mesh.vertices, dtype=float), axis=0, return_inverse=True)
-        faces = inverse.reshape(-1)[np.asarray(mesh.faces)]
-        edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
-        edges = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0)
-        welded = mesh.copy()
-        welded.merge_vertices()  # an STL repeats each triangle's vertices: never watertight as read
-        volume = abs(welded.volume) if welded.is_watertight else welded.convex_hull.volume
-        pad = 0.0
-    elif kind == "box":
-        local, pad, volume = _BOX_SIGNS * (np.asarray(size) / 2.0), 0.0, float(np.prod(size))
-        edges = _BOX_EDGES
-    elif kind == "cylinder":  # the prism on 16-gons circumscribed around the end circles
+def primitive_points(kind: str, size) -> tuple[np.ndarray, float, float, np.ndarray | None]:
+    """(points (P, 3) [m, the shape's frame], padding radius [m], volume [m³], edges or None) of a
+    primitive centred on its frame, its axis z (URDF's and RViz's conventions): the points' hull
+    grown by the padding contains the shape. ``box`` (x, y, z): its corners; ``cylinder``
+    (radius, length): the prism on 16-gons circumscribed around its end circles; ``sphere``
+    (radius,): its centre; ``capsule`` (radius, length): its end centres. Edges (index pairs)
+    where slabs may cut the points' polytope (box, cylinder)."""
+    if kind == "box":
+        return _BOX_SIGNS * (np.asarray(size) / 2.0), 0.0, float(np.prod(size)), _BOX_EDGES
+    if kind == "cylinder":
         radius, length = size
         angles = np.arange(_POLYGON_SIDES) * 2.0 * math.pi / _POLYGON_SIDES
         ring = (
@@ -317,15 +315,38 @@ def _element(geometry, package_paths: Sequence[str]) -> _Element | None:
                 np.column_stack([around, around + _POLYGON_SIDES]),  # sides
             ]
         )
-        pad, volume = 0.0, math.pi * radius**2 * length
-    elif kind == "sphere":
-        local, pad, volume = np.zeros((1, 3)), size[0], 4.0 / 3.0 * math.pi * size[0] ** 3
-        edges = None
-    else:  # capsule
-        radius, length = size
-        local = np.array([[0.0, 0.0, -length / 2.0], [0.0, 0.0, length / 2.0]])
-        pad, volume = radius, math.pi * radius**2 * length + 4.0 / 3.0 * math.pi * radius**3
-        edges = None
+        return local, 0.0, math.pi * radius**2 * length, edges
+    if kind == "sphere":
+        return np.zeros((1, 3)), float(size[0]), 4.0 / 3.0 * math.pi * size[0] ** 3, None
+    radius, length = size  # capsule
+    local = np.array([[0.0, 0.0, -length / 2.0], [0.0, 0.0, length / 2.0]])
+    return local, float(radius), math.pi * radius**2 * length + 4.0 / 3.0 * math.pi * radius**3, None
+
+
+def _element(geometry, package_paths: Sequence[str]) -> _Element | None:
+    """The :class:`_Element` of ``geometry``; None (warned, naming the link and the path) for a
+    mesh that cannot be read."""
+    kind, size = geometry.kind, geometry.size
+    if kind == "mesh":
+        try:
+            mesh = load_mesh(geometry, package_paths)
+        except (OSError, ValueError) as error:
+            warnings.warn(
+                f"collision mesh of link '{geometry.link}' not loaded, the element is left out: "
+                f"'{geometry.filename}' ({error})",
+                stacklevel=5,
+            )
+            return None
+        local, inverse = np.unique(np.asarray(mesh.vertices, dtype=float), axis=0, return_inverse=True)
+        faces = inverse.reshape(-1)[np.asarray(mesh.faces)]
+        edges = np.sort(faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+        edges = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0)
+        welded = mesh.copy()
+        welded.merge_vertices()  # an STL repeats each triangle's vertices: never watertight as read
+        volume = abs(welded.volume) if welded.is_watertight else welded.convex_hull.volume
+        pad = 0.0
+    else:
+        local, pad, volume, edges = primitive_points(kind, size)
     origin = geometry.origin
     points = local @ origin[:3, :3].T + origin[:3, 3]
     return _Element(points=points, pad=float(pad), edges=edges, volume=float(volume))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import IKNodeError
+from .lie import quaternion_to_matrix
 
 __all__ = ["Obstacle", "obstacle_pose"]
 
@@ -55,13 +56,8 @@ def obstacle_pose(pose, what: str = "obstacle") -> np.ndarray:
         norm = math.sqrt(x * x + y * y + z * z + w * w)
         if not (math.isfinite(norm) and norm > 0.0):
             raise IKNodeError(f"{what}: the orientation quaternion (x, y, z, w) must be finite and non-zero")
-        x, y, z, w = x / norm, y / norm, z / norm, w / norm
         matrix = np.eye(4)
-        matrix[:3, :3] = [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
+        matrix[:3, :3] = quaternion_to_matrix(x / norm, y / norm, z / norm, w / norm)
         matrix[:3, 3] = position
     if not np.all(np.isfinite(matrix)):
         raise IKNodeError(f"{what}: the pose has NaN or infinite values")

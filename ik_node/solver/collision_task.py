@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision import collision_model, link_boxes, link_hulls
+from ..collision import collision_model, link_boxes, link_hulls, primitive_points
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 from ..obstacles import Obstacle
@@ -82,25 +82,11 @@ def obstacle_row(obstacle: Obstacle) -> np.ndarray:
 
 
 def obstacle_hull(obstacle: Obstacle) -> tuple[np.ndarray, float]:
-    """The points (base frame) and padding [m] whose hull, grown by the padding, is the obstacle
-    (a cylinder: the prism on 16-gons around its end circles, which contains it)."""
+    """The points (base frame) and padding [m] whose hull, grown by the padding, contains the
+    obstacle (:func:`ik_node.collision.primitive_points`)."""
+    local, pad, _, _ = primitive_points(obstacle.kind, obstacle.size)
     pose = obstacle.pose
-    if obstacle.kind == "sphere":
-        local, pad = np.zeros((1, 3)), obstacle.size[0]
-    elif obstacle.kind == "box":
-        signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
-        local, pad = signs * np.asarray(obstacle.size) / 2.0, 0.0
-    elif obstacle.kind == "capsule":
-        local, pad = np.array([[0.0, 0.0, -0.5], [0.0, 0.0, 0.5]]) * obstacle.size[1], obstacle.size[0]
-    else:
-        radius, length = obstacle.size
-        angles = np.arange(16) * 2.0 * np.pi / 16
-        ring = radius / np.cos(np.pi / 16) * np.stack([np.cos(angles), np.sin(angles)], axis=1)
-        local = np.concatenate(
-            [np.column_stack([ring, np.full(16, z)]) for z in (-length / 2.0, length / 2.0)]
-        )
-        pad = 0.0
-    return local @ pose[:3, :3].T + pose[:3, 3], float(pad)
+    return local @ pose[:3, :3].T + pose[:3, 3], pad
 
 
 class CollisionTask:
