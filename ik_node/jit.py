@@ -28,6 +28,7 @@ __all__ = [
     "BATCH_THREADS",
     "COMPILED",
     "SLOWDOWN_WITHOUT_NUMBA",
+    "allocating_kernel",
     "batch_kernel",
     "cache_is_cold",
     "inline_kernel",
@@ -123,16 +124,49 @@ def cache_is_cold(compiled_function) -> bool:
         return False
 
 
+def _reference_counting_option() -> dict:
+    """numba's switch that compiles a function without its runtime's reference counting
+    (``_nrt=False``), where this numba has it (an option of numba's CPU target since 0.54)."""
+    if numba is None:
+        return {}
+    try:
+        from numba.core.cpu import CPUTargetOptions
+    except ImportError:  # pragma: no cover - an older numba
+        return {}
+    known = hasattr(CPUTargetOptions, "_nrt") or "_nrt" in getattr(CPUTargetOptions, "OPTIONS", {})
+    return {"_nrt": False} if known else {}
+
+
+#: The options of a kernel that creates no arrays (see :func:`kernel`), and of one that does
+#: (said explicitly: a function without the option inherits its caller's).
+_WITHOUT_REFERENCE_COUNTS = _reference_counting_option()
+_WITH_REFERENCE_COUNTS = {key: True for key in _WITHOUT_REFERENCE_COUNTS}
+
+
 def kernel(function):
-    """Compile ``function`` in nopython mode, cached (a no-op without numba)."""
-    return _compile(function)
+    """Compile ``function`` in nopython mode, cached (a no-op without numba), without numba's
+    reference counting: it may not create arrays (``np.empty``, ``copy``) nor return one (views
+    included), only read and write the arrays it is given and call kernels.
+
+    Why: numba counts references to every array a function receives, views and tuples of arrays
+    included, with an atomic increment and decrement (a full memory barrier) that its pruning
+    pass often cannot remove. Measured on arm7's ``solve_many`` (perf, one thread): 31 % of the
+    time was in ``NRT_incref``/``NRT_decref``. A function that needs arrays made uses
+    :func:`allocating_kernel`; the work arrays are made once per attempt and handed down."""
+    return _compile(function, **_WITHOUT_REFERENCE_COUNTS)
+
+
+def allocating_kernel(function):
+    """Like :func:`kernel`, with numba's reference counting: for the functions that create arrays
+    (work space, copies) or return them. Called from a :func:`kernel`, it must return no array."""
+    return _compile(function, **_WITH_REFERENCE_COUNTS)
 
 
 def inline_kernel(function):
     """Like :func:`kernel`, inlined into its compiled callers (numba's ``inline="always"``): for
     small helpers on the hot path that return several values (a call and its tuple cost more than
-    their arithmetic)."""
-    return _compile(function, inline="always")
+    their arithmetic), or views of a caller's arrays."""
+    return _compile(function, inline="always", **_WITHOUT_REFERENCE_COUNTS)
 
 
 def reduction_kernel(function):
@@ -140,14 +174,15 @@ def reduction_kernel(function):
     ``fastmath={"reassoc", "contract"}``; no assumptions about NaN or infinity), so that LLVM
     vectorises its dot products: for the dense linear algebra of many rows. Results differ from
     the sequential sums by rounding only."""
-    return _compile(function, fastmath={"reassoc", "contract"})
+    return _compile(function, fastmath={"reassoc", "contract"}, **_WITHOUT_REFERENCE_COUNTS)
 
 
 def batch_kernel(function):
-    """Like :func:`kernel`, releasing the GIL while it runs, so that threads can run it on slices
-    of a batch at once (:data:`BATCH_THREADS`). Not numba's ``parallel=True`` and ``prange``: its
-    gufunc lowering compiles the whole call tree three times over (arm7: 6.8 s, against 1.8 s)."""
-    return _compile(function, nogil=True)
+    """Like :func:`allocating_kernel`, releasing the GIL while it runs, so that threads can run it
+    on slices of a batch at once (:data:`BATCH_THREADS`). Not numba's ``parallel=True`` and
+    ``prange``: its gufunc lowering compiles the whole call tree three times over (arm7: 6.8 s,
+    against 1.8 s)."""
+    return _compile(function, nogil=True, **_WITH_REFERENCE_COUNTS)
 
 
 #: Threads a batch is spread over: numba's thread count (``NUMBA_NUM_THREADS``, default every

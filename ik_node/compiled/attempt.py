@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel, monotonic_ns
+from ..jit import allocating_kernel, kernel, monotonic_ns
 from .bundles import (
     CCD,
     COLLISION,
@@ -128,7 +128,7 @@ def _task_restored(
     return False
 
 
-@kernel
+@allocating_kernel
 def posture_refinement(
     tree, task, joints, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
 ):
@@ -224,10 +224,42 @@ def posture_refinement(
     return used
 
 
-@kernel
+@allocating_kernel
+def attempt_workspace(tree, task, dof, nq):
+    """Work arrays of :func:`run_attempt` for ``dof`` tangent and ``nq`` configuration
+    coordinates, made once and handed to every attempt: (the evaluations at ``q`` and at the
+    candidate (:func:`~ik_node.compiled.tasks.evaluation_workspace`), jacobian (m, nv), error
+    (m,), candidate error (m,), candidate norms (T, 2), candidate (nq,), step (nv,), the step's
+    :func:`~ik_node.compiled.linalg.step_workspace` for the task rows and the near pairs' rows,
+    :func:`~ik_node.compiled.steps.constraint_workspace`)."""
+    rows_count, tips = task[3].shape[0], task[0].shape[0]
+    return (
+        evaluation_workspace(tree, task, dof),
+        evaluation_workspace(tree, task, dof),
+        np.empty((rows_count, dof)),
+        np.empty(rows_count),
+        np.empty(rows_count),
+        np.empty((tips, 2)),
+        np.empty(nq),
+        np.empty(dof),
+        step_workspace(rows_count + min(MAX_CONTACT_ROWS, task[6][1].shape[0]), dof),
+        constraint_workspace(task, rows_count, dof),
+    )
+
+
+@allocating_kernel
 def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
+    """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
+    Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
+    workspace = attempt_workspace(tree, task, joints.shape[0], q.shape[0])
+    return run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms)
+
+
+@kernel
+def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
     """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
-    its per-tip errors). Returns (outcome, iterations).
+    its per-tip errors), in ``workspace`` (:func:`attempt_workspace`). Returns (outcome,
+    iterations).
 
     Each iteration: the candidate of the method's step (:func:`method_step`) is kept only if it
     is better (trust region: ``mu`` falls by ``MU_DOWN``, else grows by a factor that doubles
@@ -252,16 +284,8 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     method, min_damping, max_iterations, max_joint_move = settings[0], settings[2], settings[3], settings[6]
     rows, tolerances, coordinates = task[3], task[5], tree[3]
     tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
-    space = evaluation_workspace(tree, task, dof)
-    candidate_space = evaluation_workspace(tree, task, dof)
-    jacobian = np.empty((rows_count, dof))
-    error = np.empty(rows_count)
-    candidate_error = np.empty(rows_count)
-    candidate_norms = np.empty((tips, 2))
-    candidate = np.empty(q.shape[0])
-    step = np.empty(dof)
-    work = step_workspace(rows_count + min(MAX_CONTACT_ROWS, task[6][1].shape[0]), dof)
-    constraint = constraint_workspace(task, rows_count, dof)
+    space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
+    candidate, step, work, constraint = workspace[6:]
     min_damping2 = min_damping * min_damping
 
     penetration = evaluate(tree, task, targets, q, space, error, norms)

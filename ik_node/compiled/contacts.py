@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import IN_BASE_AXES
 from .gjk import hull_distance
 from .shapes import segment_parameters, swept_box_distance
@@ -98,7 +98,7 @@ def _bounds(pose, shape, out):
     return 0.5 * math.sqrt(half) + shape[RADIUS]
 
 
-@kernel
+@allocating_kernel
 def pair_distance(poses, shapes, first, second, record):
     """Distance [m] of shapes ``first`` (swept) and ``second`` (swept or box) at the frames'
     ``poses`` (F, 4, 4), with its normal and witness points in ``record`` (``CONTACT_COLUMNS``,
@@ -148,7 +148,7 @@ def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far
     return distance
 
 
-@kernel
+@allocating_kernel
 def contact_workspace(task):
     """What :func:`contacts` fills per configuration, as two arrays (few allocations: one
     workspace per attempt; views into them come from :func:`_contact_views`): a float buffer
@@ -162,7 +162,7 @@ def contact_workspace(task):
     return np.zeros(size), np.empty(kept, dtype=np.int64)
 
 
-@kernel
+@inline_kernel
 def _contact_views(task, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
     the shapes placed (S, 7, 3) and their bounding radii (S,), work space (6, 3), the owners'
@@ -185,7 +185,7 @@ def _contact_views(task, contact):
     return records, record, placed, radii, scratch, spheres
 
 
-@kernel
+@inline_kernel
 def contact_records(task, contact):
     """The near pairs' records (K, ``CONTACT_COLUMNS``) in :func:`contact_workspace`."""
     return _contact_views(task, contact)[0]
@@ -256,7 +256,7 @@ def _group_distance(group, poses, collision, placed, radii, far, scratch, record
     return distance, 0.0, True
 
 
-@kernel
+@allocating_kernel
 def group_distances(poses, collision, out):
     """Each group's distance [m] at the frames' ``poses`` into ``out`` (G,) (see
     :func:`_group_distance`): for callers (the solver's pairs at the rest posture, clearance)."""
@@ -322,7 +322,7 @@ def contacts(task, poses, contact):
     return penetration
 
 
-@kernel
+@allocating_kernel
 def contact_rows(tree, task, poses, contact, blocks, rows):
     """The constraint row (nv,) of each near pair of ``contact`` (see the module docstring) into
     ``rows[:count]``; ``blocks`` (2, 6, nv) is work space."""

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import allocating_kernel, kernel
 
 #: Relative tolerance on the squared distance, and the iterations at most.
 GJK_TOLERANCE, GJK_ITERATIONS = 1e-10, 64
@@ -43,7 +43,7 @@ def _support(points, start, end, pose, dx, dy, dz, out):
     return best
 
 
-@kernel
+@allocating_kernel
 def _closest_on_simplex(simplex, size, weights):
     """The point of the convex hull of ``simplex[:size]`` (rows: points) nearest the origin: its
     barycentric ``weights`` (size,), the rest 0; returns the squared distance. Every subset is
@@ -141,7 +141,7 @@ def _solve_small(matrix, rhs, size):
     return True
 
 
-@kernel
+@allocating_kernel
 def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, witness_a, witness_b):
     """The distance [m] between the convex hulls of ``points[start_a:end_a]`` at ``pose_a`` and
     ``points[start_b:end_b]`` at ``pose_b`` (base frame), with the closest points on each into
@@ -211,7 +211,7 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess,
     return math.sqrt(max(distance2, 0.0))
 
 
-@kernel
+@allocating_kernel
 def simplified_hull(points, count, tolerance, chosen):
     """A subset of ``points`` (V, 3) whose hull approximates theirs, as indices into ``chosen``:
     the extreme points along the axes first, then, one at a time, the point farthest from the hull

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import allocating_kernel, kernel
 from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
 from .spatial import difference, integrate
 
@@ -70,7 +70,7 @@ def largest_move(tree, joints, q, seed, displacement):
     return largest
 
 
-@kernel
+@allocating_kernel
 def configuration_from_draws(tree, joints, center, draws, box, out):
     """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
     (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
@@ -97,7 +97,7 @@ def configuration_from_draws(tree, joints, center, draws, box, out):
     apply_step(tree, joints, center, displacement, out)
 
 
-@kernel
+@allocating_kernel
 def _usable_seed(tree, joints, seed, out):
     """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
     ``out``); False for NaN or infinite values or a zero quaternion."""

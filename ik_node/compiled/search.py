@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..jit import batch_kernel, kernel, monotonic_ns, reduction_kernel
-from .attempt import lm_attempt
+from ..jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
+from .attempt import attempt_workspace, run_attempt
 from .bundles import (
     COLLISION,
     CONVERGED,
@@ -63,7 +63,7 @@ def _fk_features(tree, task, feature_spec, feature_scale, q, space, out):
     pose_features(points, feature_spec, feature_scale, out)
 
 
-@kernel
+@allocating_kernel
 def table_features(tree, task, feature_spec, feature_scale, table_q):
     """Features (S, F) of the configurations ``table_q`` (S, nq)."""
     space = evaluation_workspace(tree, task, np.int64(0))
@@ -73,7 +73,7 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
     return features
 
 
-@kernel
+@allocating_kernel
 def penetration_at(tree, task, q):
     """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``; 0
     without pairs, at no cost."""
@@ -92,7 +92,7 @@ def _squared_distance(a, b):
     return value
 
 
-@kernel
+@allocating_kernel
 def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
     type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
@@ -148,7 +148,7 @@ def nearest_entry(distances):
     return first
 
 
-@kernel
+@allocating_kernel
 def nearest_entries(distances):
     """Indices of the ``TABLE_RESTARTS`` entries with the smallest ``distances`` (S,)
     (:func:`table_distances`), nearest first (equal distances: the lower index first). One pass,
@@ -172,9 +172,9 @@ def nearest_entries(distances):
     return chosen
 
 
-@kernel
+@allocating_kernel
 def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
-    """Attempts (:func:`lm_attempt`) from restarts until one converges (``speed``), or the
+    """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges (``speed``), or the
     deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
     :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
@@ -241,6 +241,7 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
                 next_nearest, pending_seed = 1, True
 
     norms = np.empty((tips, 2))
+    workspace = attempt_workspace(tree, task, dof, nq)
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked = 0, False
@@ -250,8 +251,8 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
             skipped += 1
         else:
             q = start.copy()
-            outcome, used = lm_attempt(
-                tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
+            outcome, used = run_attempt(
+                workspace, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
             )
             iterations += used
             attempts += 1

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ..jit import inline_kernel, kernel
+from ..jit import allocating_kernel, inline_kernel, kernel
 
 # ------------------------------------------------------------------ named columns
 ROTATION, TRANSLATION, AXIS, MULTIPLIER, OFFSET = 0, 9, 12, 15, 16
@@ -367,15 +367,17 @@ def integrate(spans, q, dq, out):
         elif kind == BALL:
             _multiply_quaternion_by_exp(q, at, dq[v], dq[v + 1], dq[v + 2], out)
         elif kind == FLOATING:
-            rotation = np.empty((3, 3))
-            _store_matrix(quaternion_matrix(q[at + 3], q[at + 4], q[at + 5], q[at + 6]), rotation)
+            r00, r01, r02, r10, r11, r12, r20, r21, r22 = quaternion_matrix(
+                q[at + 3], q[at + 4], q[at + 5], q[at + 6]
+            )
             lx, ly, lz = _left_jacobian_times(dq[v + 3], dq[v + 4], dq[v + 5], dq[v], dq[v + 1], dq[v + 2])
-            for i in range(3):
-                out[at + i] = q[at + i] + rotation[i, 0] * lx + rotation[i, 1] * ly + rotation[i, 2] * lz
+            out[at] = q[at] + r00 * lx + r01 * ly + r02 * lz
+            out[at + 1] = q[at + 1] + r10 * lx + r11 * ly + r12 * lz
+            out[at + 2] = q[at + 2] + r20 * lx + r21 * ly + r22 * lz
             _multiply_quaternion_by_exp(q, at + 3, dq[v + 3], dq[v + 4], dq[v + 5], out)
 
 
-@kernel
+@allocating_kernel
 def difference(spans, q0, q1, out):
     """The displacement (nv,) from ``q0`` to ``q1``, per joint in its tangent coordinates: 1-DOF
     ``q1 - q0``; planar the translation in ``q0``'s axes and the angle wrapped to (-pi, pi];
@@ -427,7 +429,7 @@ def forward_kinematics_many(frames, frame_links, configurations, poses):
         forward_kinematics(frames, frame_links, configurations[index], poses[index])
 
 
-@kernel
+@allocating_kernel
 def frame_jacobian(frames, frame_links, q, tip_frame, offset, base_axes, jacobian):
     """FK at ``q`` and :func:`point_jacobian` (6, nv) of pose index ``tip_frame`` at the point
     ``offset`` (4, 4, ``T_frame_point``): the entry for :class:`~ik_node.kinematics.KinematicTree`,

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import allocating_kernel, kernel
 from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .joints import apply_step, pushes_against_limit
@@ -67,7 +67,7 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
             step[j] += pinned_motion[j]
 
 
-@kernel
+@allocating_kernel
 def constraint_workspace(task, rows, dof):
     """Work space of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt, one buffer (empty without pairs): the near pairs' rows (K, nv), point Jacobians
@@ -185,7 +185,7 @@ def _best_rotation_angle(axis, sum_cross, sum_dot, x, y, weight):
     return sum_cross + weight * cross, sum_dot + weight * (dot - ax * ay)
 
 
-@kernel
+@allocating_kernel
 def ccd_sweep(tree, task, joints, targets, q, candidate):
     """Cyclic coordinate descent, seed 004's geometric form: one tangent coordinate at a time, last
     to first, each moved to its own optimum with the others held, into ``candidate``.

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import inline_kernel, kernel
+from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import BASE_AXES
 from .contacts import contact_workspace, contacts
 from .linalg import manipulability
@@ -82,7 +82,7 @@ def task_error(points, targets, task, error, norms, full, relative):
         norms[tip, 1] = math.sqrt(norms[tip, 1])
 
 
-@kernel
+@allocating_kernel
 def evaluation_workspace(tree, task, dof):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
     (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
@@ -163,7 +163,7 @@ def check_poses(poses, max_distance, orthonormal_tolerance):
     return POSE_OK
 
 
-@kernel
+@allocating_kernel
 def solution_figures(tree, task, dof, q, points_out, manipulability_out):
     """For each configuration ``q[k]`` (K, nq): the pose (4, 4) of the first tip's controlled
     point in the base frame into ``points_out[k]``, and the manipulability of the task Jacobian
