@@ -37,7 +37,7 @@ def arm(request):
 #: The solver's Levenberg-Marquardt constants (``kernels.MU_*``, ``kernels.STALL_*``), copied so
 #: that the reference is written out here rather than borrowed.
 MU_INITIAL, MU_DOWN, MU_MIN, MU_MAX = 0.1, 1.0 / 3.0, 1e-4, 1e6
-STALL_ITERATIONS, STALL_DECREASE = 10, 0.5
+STALL_ITERATIONS, STALL_DECREASE = 5, 0.5
 
 
 def rotation_vector(R: np.ndarray) -> np.ndarray:

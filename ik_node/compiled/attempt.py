@@ -32,7 +32,7 @@ from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, li
 from .tasks import evaluate, evaluate_task, evaluated_contacts, evaluation_workspace, jacobian_at
 
 #: An attempt stalls when its cost has not halved within this many iterations.
-STALL_ITERATIONS, STALL_DECREASE = 10, 0.5
+STALL_ITERATIONS, STALL_DECREASE = 5, 0.5
 #: Stationary (a local minimum within the limits) when the free descent direction is below
 #: this fraction of ``|J| |e|``.
 STATIONARY = 1e-3
@@ -252,7 +252,9 @@ def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadli
     """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
     Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
     workspace = attempt_workspace(tree, task, joints.shape[0], q.shape[0])
-    return run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms)
+    return run_attempt(
+        workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms
+    )
 
 
 @kernel
@@ -283,7 +285,7 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
     """
     method, min_damping, max_iterations, max_joint_move = settings[0], settings[2], settings[3], settings[6]
     rows, tolerances, coordinates = task[3], task[5], tree[3]
-    tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
+    tips, rows_count = task[0].shape[0], rows.shape[0]
     space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
     candidate, step, work, constraint = workspace[6:]
     min_damping2 = min_damping * min_damping

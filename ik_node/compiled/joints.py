@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ..jit import allocating_kernel, kernel
+from ..jit import kernel
 from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
 from .spatial import difference, integrate
 
@@ -70,19 +68,20 @@ def largest_move(tree, joints, q, seed, displacement):
     return largest
 
 
-@allocating_kernel
+@kernel
 def configuration_from_draws(tree, joints, center, draws, box, out):
     """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
     (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
     turns freely: a turn around ``center``), each multi-DOF coordinate ``center (+)`` a uniform
     displacement within its sampling bounds; with ``box >= 0``, every coordinate displaced from
     ``center`` by up to ``box`` [rad or m] either way. Locked joints stay at ``center``; 1-DOF
-    joints are clipped to their limits."""
+    joints are clipped to their limits. ``draws`` is overwritten with the displacement."""
     coordinates = tree[3]
     dof = joints.shape[0]
-    displacement = np.zeros(dof)
+    displacement = draws  # (each draw read once, before its coordinate's displacement is written)
     for j in range(dof):
         if joints[j, WEIGHT] <= 0.0:
+            displacement[j] = 0.0
             continue
         if box >= 0.0:
             displacement[j] = box * (2.0 * draws[j] - 1.0)
@@ -97,14 +96,17 @@ def configuration_from_draws(tree, joints, center, draws, box, out):
     apply_step(tree, joints, center, displacement, out)
 
 
-@allocating_kernel
-def _usable_seed(tree, joints, seed, out):
+@kernel
+def _usable_seed(tree, joints, seed, step, out):
     """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
-    ``out``); False for NaN or infinite values or a zero quaternion."""
+    ``out``; ``step`` (nv,) is work space); False for NaN or infinite values or a zero
+    quaternion."""
     for i in range(seed.shape[0]):
         if not math.isfinite(seed[i]):
             return False
-    apply_step(tree, joints, seed, np.zeros(joints.shape[0]), out)
+    for j in range(step.shape[0]):
+        step[j] = 0.0
+    apply_step(tree, joints, seed, step, out)
     for i in range(out.shape[0]):
         if not math.isfinite(out[i]):
             return False

@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contact_workspace, contacts
+from .contacts import contacts
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -73,15 +73,15 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
     return features
 
 
-@allocating_kernel
-def penetration_at(tree, task, q):
-    """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``; 0
-    without pairs, at no cost."""
+@kernel
+def penetration_at(tree, task, q, space):
+    """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``, in
+    ``space`` (an :func:`~ik_node.compiled.tasks.evaluation_workspace`); 0 without pairs, at no
+    cost."""
     if task[6][1].shape[0] == 0:
         return 0.0
-    poses = np.empty((tree[0].shape[0] + 1, 4, 4))
-    forward_kinematics(tree[0], tree[1], q, poses)
-    return contacts(task, poses, contact_workspace(task))
+    forward_kinematics(tree[0], tree[1], q, space[0])
+    return contacts(task, space[0], space[5])
 
 
 @kernel
@@ -92,8 +92,8 @@ def _squared_distance(a, b):
     return value
 
 
-@allocating_kernel
-def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement):
+@kernel
+def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement, workspace):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
     type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
     ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
@@ -104,7 +104,7 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
     ``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` minimises among the moves with ``J dq = e`` (as
     ``lambda -> 0``; the weighted least-norm solution), so a stronger joint (larger ``w``, which
     the step moves more) costs less to move. A locked joint (``w = 0``) stays at the seed: no
-    term."""
+    term. ``workspace``: an :func:`~ik_node.compiled.attempt.attempt_workspace` not in use."""
     if not converged:
         return (1.0 if penetration <= 0.0 else 1.5), norms.sum()
     if solve_type == DISTANCE:
@@ -116,13 +116,11 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
                 value += displacement[j] * displacement[j] / weight
         return 0.0, value
     if solve_type == MANIPULABILITY:
-        rows_count, dof = task[3].shape[0], joints.shape[0]
-        space = evaluation_workspace(tree, task, dof)
-        jacobian = np.empty((rows_count, dof))
+        space, jacobian, work = workspace[0], workspace[2], workspace[8]
         forward_kinematics(tree[0], tree[1], q, space[0])
         tip_points(space[0], task, space[1])
         jacobian_at(tree, task, space, jacobian)
-        return 0.0, -manipulability(jacobian, np.empty((rows_count, rows_count)), np.empty(rows_count))
+        return 0.0, -manipulability(jacobian, work[0], work[1])
     return 0.0, 0.0
 
 
@@ -148,16 +146,15 @@ def nearest_entry(distances):
     return first
 
 
-@allocating_kernel
-def nearest_entries(distances):
-    """Indices of the ``TABLE_RESTARTS`` entries with the smallest ``distances`` (S,)
-    (:func:`table_distances`), nearest first (equal distances: the lower index first). One pass,
-    each entry nearer than the farthest kept so far inserted in order (loops: ``np.partition`` and
+@kernel
+def rank_nearest(distances, chosen, chosen_distance):
+    """The ``chosen.shape[0]`` entries (or all, if fewer) with the smallest ``distances`` (S,)
+    (:func:`table_distances`) into ``chosen``, nearest first (equal distances: the lower index
+    first), their distances into ``chosen_distance``; returns how many. One pass, each entry
+    nearer than the farthest kept so far inserted in order (loops: ``np.partition`` and
     ``np.argsort`` would compile numba's selection and sorting code, ~4 s)."""
     size = distances.shape[0]
-    count = min(TABLE_RESTARTS, size)
-    chosen = np.empty(count, dtype=np.int64)
-    chosen_distance = np.empty(count)
+    count = min(chosen.shape[0], size)
     found = 0
     for s in range(size):
         distance = distances[s]
@@ -169,13 +166,58 @@ def nearest_entries(distances):
             slot -= 1
         chosen_distance[slot], chosen[slot] = distance, s
         found = min(found + 1, count)
+    return count
+
+
+@allocating_kernel
+def nearest_entries(distances):
+    """Indices of the ``TABLE_RESTARTS`` entries with the smallest ``distances`` (S,), nearest
+    first (:func:`rank_nearest`)."""
+    count = min(TABLE_RESTARTS, distances.shape[0])
+    chosen = np.empty(count, dtype=np.int64)
+    rank_nearest(distances, chosen, np.empty(count))
     return chosen
 
 
 @allocating_kernel
+def search_workspace(tree, task, joints, table, nq):
+    """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
+    (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
+    attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
+    (nv,); the table's distances (S,); the nearest entries (K,) int and their distances (K,);
+    norms (T, 2); the attempts' :func:`~ik_node.compiled.attempt.attempt_workspace`)."""
+    features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
+    restarts = min(TABLE_RESTARTS, table_size)
+    return (
+        np.empty(nq),
+        np.empty(nq),
+        np.empty(nq),
+        np.empty(features),
+        np.empty(features),
+        np.empty(dof),
+        np.empty(dof),
+        np.empty(table_size),
+        np.empty(restarts, dtype=np.int64),
+        np.empty(restarts),
+        np.empty((task[0].shape[0], 2)),
+        attempt_workspace(tree, task, dof, nq),
+    )
+
+
+@allocating_kernel
 def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
-    """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges (``speed``), or the
-    deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
+    """:func:`search_in` with its work arrays made for this one search (the entry for the Python
+    side)."""
+    workspace = search_workspace(tree, task, joints, table, seed.shape[0])
+    return search_in(
+        workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings
+    )
+
+
+@kernel
+def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
+    """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
+    (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
     :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
     ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion, and ``COLLISION``
@@ -196,13 +238,15 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
     search; the restarts then begin around the seed (``NEAR_RESTARTS`` of them, within a box
     that doubles from ``max_joint_move``) and the solution with the smallest largest move among
     the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
+    ``workspace``: :func:`search_workspace`.
     """
     method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
     feature_spec, feature_scale, table_q, table_features_, table_spacing = table
     coordinates = tree[3]
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
-    clipped = np.empty(nq)
-    if not _usable_seed(tree, joints, seed, clipped):
+    clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
+    distances, nearest, nearest_distance, norms, attempt_space = workspace[7:]
+    if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
     attempt_settings = (
@@ -211,25 +255,14 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
     )  # fmt: skip
     seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
     table_size = table_q.shape[0]
-    target_features = np.empty(feature_spec.shape[0])
-    seed_features = np.empty(feature_spec.shape[0])
-    draws, displacement = np.empty(dof), np.empty(dof)
-    nearest = np.empty(0, dtype=np.int64)
-    distances = np.empty(table_size)
+    nearest_count = -1  # (ranked once a restart needs them)
     distances_known, next_nearest, pending_seed = False, 0, False
-    start = seed.copy()
+    for i in range(nq):
+        start[i] = seed[i]
     if table_size > 1:
         pose_features(targets, feature_spec, feature_scale, target_features)
     if tips == 1 and table_size > 1:
-        _fk_features(
-            tree,
-            task,
-            feature_spec,
-            feature_scale,
-            seed,
-            evaluation_workspace(tree, task, dof),
-            seed_features,
-        )
+        _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
             table_distances(table_features_, target_features, distances)
@@ -240,27 +273,50 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
                     start[i] = table_q[first, i]
                 next_nearest, pending_seed = 1, True
 
-    norms = np.empty((tips, 2))
-    workspace = attempt_workspace(tree, task, dof, nq)
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked = 0, False
     while True:
-        skip = attempts > 0 and skipped < SKIPPED_STARTS and penetration_at(tree, task, start) > 0.0
+        skip = (
+            attempts > 0
+            and skipped < SKIPPED_STARTS
+            and penetration_at(tree, task, start, attempt_space[1]) > 0.0
+        )
         if skip:
             skipped += 1
         else:
-            q = start.copy()
+            for i in range(nq):
+                q[i] = start[i]
             outcome, used = run_attempt(
-                workspace, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY, deadline, q, norms
+                attempt_space,
+                tree,
+                task,
+                joints,
+                targets,
+                attempt_settings,
+                seed,
+                NO_PRIORITY,
+                deadline,
+                q,
+                norms,
             )
             iterations += used
             attempts += 1
             converged = outcome == CONVERGED
             blocked = blocked or outcome == COLLISION
-            penetration = 0.0 if converged else penetration_at(tree, task, q)
+            penetration = 0.0 if converged else penetration_at(tree, task, q, attempt_space[1])
             rank, value = _score(
-                tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement
+                tree,
+                task,
+                joints,
+                q,
+                seed,
+                norms,
+                converged,
+                penetration,
+                solve_type,
+                displacement,
+                attempt_space,
             )
             avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
             if avoid_flips:
@@ -300,12 +356,12 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
             configuration_from_draws(tree, joints, seed, draws, box, start)
             near_restarts += 1
             continue
-        if table_size > 1 and nearest.shape[0] == 0:
+        if table_size > 1 and nearest_count < 0:
             if not distances_known:
                 table_distances(table_features_, target_features, distances)
                 distances_known = True
-            nearest = nearest_entries(distances)
-        if next_nearest < nearest.shape[0]:
+            nearest_count = rank_nearest(distances, nearest, nearest_distance)
+        if next_nearest < nearest_count:
             for i in range(nq):
                 start[i] = table_q[nearest[next_nearest], i]
             next_nearest += 1
@@ -322,13 +378,16 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
 
 @batch_kernel
 def search_many(targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings):
-    """:func:`search` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn, without
-    the GIL (:meth:`IKSolver.solve_many` runs slices of a batch on several threads); each
-    target's deadline is ``timeout_ns`` after its own start (< 0: none). ``outcomes`` (N,)
-    receives each best outcome; the arguments after it are :func:`search`'s."""
+    """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn (one
+    :func:`search_workspace` for all), without the GIL (:meth:`IKSolver.solve_many` runs slices of
+    a batch on several threads); each target's deadline is ``timeout_ns`` after its own start
+    (< 0: none). ``outcomes`` (N,) receives each best outcome; the arguments after it are
+    :func:`search`'s."""
+    workspace = search_workspace(tree, task, joints, table, seeds.shape[1])
     for index in range(targets.shape[0]):
         deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
-        outcome, _, _, _ = search(
+        outcome, _, _, _ = search_in(
+            workspace,
             targets[index],
             seeds[index],
             deadline,
