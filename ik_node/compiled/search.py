@@ -127,23 +127,18 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
 @reduction_kernel
 def table_distances(table_features_, target_features, out):
     """Squared feature distance of every table entry (S, F) from ``target_features`` (F,), into
-    ``out`` (S,) (rows indexed, not sliced: no reference-counted views in the loop)."""
+    ``out`` (S,); returns the index of the nearest entry (the lowest index among equals; -1 for
+    an empty table), found in the same pass."""
+    nearest, least = -1, math.inf
     for s in range(table_features_.shape[0]):
         value = 0.0
         for f in range(target_features.shape[0]):
             difference = table_features_[s, f] - target_features[f]
             value += difference * difference
         out[s] = value
-
-
-@kernel
-def nearest_entry(distances):
-    """Index of the smallest of ``distances`` (the lowest index among equals)."""
-    first = 0
-    for s in range(1, distances.shape[0]):
-        if distances[s] < distances[first]:
-            first = s
-    return first
+        if value < least:
+            nearest, least = s, value
+    return nearest
 
 
 @kernel
@@ -265,9 +260,8 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
         _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
-            table_distances(table_features_, target_features, distances)
-            distances_known = True
-            first = nearest_entry(distances)  # (the sorted list only if a restart needs it)
+            first = table_distances(table_features_, target_features, distances)
+            distances_known = True  # (ranked only if a restart needs them)
             if distances[first] < seed_distance:
                 for i in range(nq):
                     start[i] = table_q[first, i]
