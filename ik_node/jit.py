@@ -126,7 +126,7 @@ def cache_is_cold(compiled_function) -> bool:
 
 def _reference_counting_option() -> dict:
     """numba's switch that compiles a function without its runtime's reference counting
-    (``_nrt=False``), where this numba has it (an option of numba's CPU target since 0.54)."""
+    (``_nrt=False``), where this numba's CPU target has it (else kernels keep the counting)."""
     if numba is None:
         return {}
     try:
@@ -152,7 +152,8 @@ def kernel(function):
     included, with an atomic increment and decrement (a full memory barrier) that its pruning
     pass often cannot remove. Measured on arm7's ``solve_many`` (perf, one thread): 31 % of the
     time was in ``NRT_incref``/``NRT_decref``. A function that needs arrays made uses
-    :func:`allocating_kernel`; the work arrays are made once per attempt and handed down."""
+    :func:`allocating_kernel`; a search's work arrays are made once (per batch slice in
+    ``solve_many``) and handed down."""
     return _compile(function, **_WITHOUT_REFERENCE_COUNTS)
 
 

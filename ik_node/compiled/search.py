@@ -165,16 +165,6 @@ def rank_nearest(distances, chosen, chosen_distance):
 
 
 @allocating_kernel
-def nearest_entries(distances):
-    """Indices of the ``TABLE_RESTARTS`` entries with the smallest ``distances`` (S,), nearest
-    first (:func:`rank_nearest`)."""
-    count = min(TABLE_RESTARTS, distances.shape[0])
-    chosen = np.empty(count, dtype=np.int64)
-    rank_nearest(distances, chosen, np.empty(count))
-    return chosen
-
-
-@allocating_kernel
 def search_workspace(tree, task, joints, table, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
     (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
@@ -212,8 +202,8 @@ def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table,
 @kernel
 def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
-    (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the best end by
-    :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
+    (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
+    best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
     ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion, and ``COLLISION``
     when none converged and some attempt found the tips within tolerance only in collision. The

@@ -61,7 +61,7 @@ from ..compiled.joints import configuration_from_draws
 from ..compiled.linalg import cholesky_solve, null_space_motion, step_workspace
 from ..compiled.search import (
     TABLE_RESTARTS,
-    nearest_entries,
+    rank_nearest,
     search,
     search_many,
     table_distances,
@@ -135,7 +135,7 @@ __all__ = [
     "jacobian_at",
     "limited_step",
     "lm_attempt",
-    "nearest_entries",
+    "rank_nearest",
     "pair_distance",
     "null_space_motion",
     "search",
