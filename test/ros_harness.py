@@ -30,6 +30,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 CONFIG_DIR = PACKAGE_ROOT / "config"
 #: Seconds to wait for discovery and for an answer (generous: the machine may be loaded).
 WAIT = 10.0
+#: A set_parameters request is sent again after this long without an answer [s].
+RESEND_AFTER = 6.0
 
 
 def pose_message(matrix, frame_id: str = "", stamp=None) -> PoseStamped:
@@ -142,15 +144,26 @@ class Client:
         return None
 
     def set_parameters(self, **values):
-        """Set parameters on the node all at once; returns the SetParametersResult."""
+        """Set parameters on the node all at once; returns the SetParametersResult.
+
+        The request goes again when no answer came within ``RESEND_AFTER`` [s] (``WAIT`` in all,
+        twice over): right after discovery, a request or its response can be dropped while the
+        service's reader and the client's are still being matched (rmw_fastrtps PR #238 and #467;
+        seen under a loaded CI run). Setting the same values again changes nothing more."""
         assert self.parameter_client.wait_for_service(timeout_sec=WAIT), "no set_parameters service"
         request = SetParametersAtomically.Request()
         request.parameters = [
             Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
         ]
-        future = self.parameter_client.call_async(request)
-        assert self.spin_until(future.done), "set_parameters did not answer"
-        return future.result().result
+        futures = []
+        deadline = time.monotonic() + 2 * WAIT
+        while time.monotonic() < deadline:
+            futures.append(self.parameter_client.call_async(request))
+            if self.spin_until(lambda: any(f.done() for f in futures), RESEND_AFTER):
+                break
+        answered = [future for future in futures if future.done()]
+        assert answered, "set_parameters did not answer"
+        return answered[0].result().result
 
     def close(self) -> None:
         self.node.destroy_node()
