@@ -77,23 +77,23 @@ def test_the_task_jacobian_is_the_derivative_of_the_tip_pose(urdf, base, tip):
 # ---------------------------------------------------------------- linear algebra
 
 
-def test_cholesky_solve_refuses_a_singular_matrix_and_solves_a_definite_one():
-    """``cholesky_solve``'s documented contract: ``A x = b`` for a symmetric positive definite
+def test_ldl_solve_refuses_a_singular_matrix_and_solves_a_definite_one():
+    """``ldl_solve``'s documented contract: ``A x = b`` for a symmetric positive definite
     ``A`` (checked against numpy), and ``False`` with ``x = 0`` for a matrix that is only positive
     semi-definite (a zero pivot, as at a singular Jacobian's Gram matrix).
 
-    Kills: ``cholesky_solve`` line 291 ``not diagonal > 0.0`` -> ``not diagonal >= 0.0``."""
+    Kills: ``ldl_solve``'s ``not diagonal > 0.0`` -> ``not diagonal >= 0.0``."""
     rng = np.random.default_rng(4)
     factor = rng.normal(size=(4, 4))
     matrix = factor @ factor.T + 0.1 * np.eye(4)
     rhs = rng.normal(size=4)
     x = rhs.copy()
-    assert kernels.cholesky_solve(matrix.copy(), x, 4)
+    assert kernels.ldl_solve(matrix.copy(), x, 4)
     np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-10)
     singular = np.array([[1.0, 1.0], [1.0, 1.0]])  # rank 1: the second pivot is exactly 0
     x = np.array([1.0, 2.0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        assert not kernels.cholesky_solve(singular, x, 2)
+        assert not kernels.ldl_solve(singular, x, 2)
     np.testing.assert_array_equal(x, 0.0)
 
 
@@ -265,39 +265,59 @@ def test_seed_table_features_are_the_scaled_tip_positions_and_rotations(urdf, ba
     assert {int(c) for c in problem.feature_spec[:, 1]} == set(range(kernels.TIP_FEATURES))
 
 
-def ranked(distances: np.ndarray) -> np.ndarray:
-    """``rank_nearest`` of ``distances`` into ``TABLE_RESTARTS`` slots: the entries it ranks."""
+def ranked(distances: np.ndarray, ranges=None) -> np.ndarray:
+    """``rank_nearest`` of ``distances`` (over ``ranges`` in turn, default all of them) into
+    ``TABLE_RESTARTS`` slots: the entries it ranks."""
     chosen = np.empty(kernels.TABLE_RESTARTS, dtype=np.int64)
-    count = kernels.rank_nearest(distances, chosen, np.empty(kernels.TABLE_RESTARTS))
-    return chosen[:count]
+    chosen_distance = np.empty(kernels.TABLE_RESTARTS)
+    found = 0
+    for start, stop in ranges or [(0, len(distances))]:
+        found = kernels.rank_nearest(distances, start, stop, found, chosen, chosen_distance)
+    return chosen[:found]
+
+
+def blocked(features: np.ndarray, starts) -> np.ndarray:
+    """The seed table's kernel layout of ``features`` (S, F): each range ``starts[c]:starts[c + 1]``
+    a block, feature by feature, in single precision."""
+    blocks = [features[a:b].T.ravel() for a, b in zip(starts[:-1], starts[1:])]
+    return np.concatenate(blocks).astype(np.float32)
 
 
 def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
-    """``rank_nearest``'s documented contract against numpy (over ``table_distances``): the
-    ``TABLE_RESTARTS`` entries
-    nearest the target by squared Euclidean feature distance, nearest first, equal distances by
-    lower index (duplicated rows in the table make ties).
+    """``table_distances`` and ``rank_nearest``'s documented contract against numpy: the
+    squared Euclidean feature distances of a block's entries (a block inside a table laid out
+    by blocks, the rest of ``out`` untouched) and its nearest entry; the ``TABLE_RESTARTS``
+    entries nearest the target, nearest first, equal distances by lower index (duplicated rows
+    in the table make ties), the same when the entries are ranked a range at a time.
 
     Kills: ``_squared_distance`` line 735 ``(a - b)^2`` -> ``(a + b)(a - b)``; ``rank_nearest``
     line 963 (the kept entry's store) and line 964 (the count of entries kept) deleted."""
     rng = np.random.default_rng(6)
-    table = rng.normal(size=(300, 12))
+    table = rng.normal(size=(300, 12)).astype(np.float32).astype(float)
     table[150:200] = table[:50]  # ties
+    starts = [0, 100, 220, 300]
+    layout = blocked(table, starts)
     for _ in range(5):
         target = rng.normal(size=12)
         distances = np.sum((table - target) ** 2, axis=1)
         expected = np.argsort(distances, kind="stable")[: kernels.TABLE_RESTARTS]
-        computed = np.empty(len(table))
-        kernels.table_distances(table, target, computed)
+        computed = np.full(len(table), -1.0)
+        assert kernels.table_distances(layout, target, 100, 220, computed) == 100 + np.argmin(distances[100:220])
+        np.testing.assert_allclose(computed[100:220], distances[100:220], rtol=1e-12)
+        assert np.all(computed[:100] == -1.0) and np.all(computed[220:] == -1.0)
+        for a, b in zip(starts[:-1], starts[1:]):
+            kernels.table_distances(layout, target, a, b, computed)
         np.testing.assert_allclose(computed, distances, rtol=1e-12)
         np.testing.assert_array_equal(ranked(computed), expected)
+        np.testing.assert_array_equal(ranked(computed, list(zip(starts[:-1], starts[1:]))), expected)
     small = table[:10]  # fewer entries than TABLE_RESTARTS: all of them, ranked
     target = rng.normal(size=12)
     computed = np.empty(len(small))
-    kernels.table_distances(small, target, computed)
+    kernels.table_distances(blocked(small, [0, 10]), target, 0, 10, computed)
     np.testing.assert_array_equal(
         ranked(computed), np.argsort(np.sum((small - target) ** 2, axis=1), kind="stable")
     )
+    assert kernels.table_distances(layout, target, 5, 5, computed) == -1  # an empty range
 
 
 # ---------------------------------------------------------------- the stationarity (KKT) test
@@ -494,7 +514,10 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
     outcome, _, attempts, _ = kernels.search(
         targets, seed, kernels.NO_DEADLINE, q_out, norms_out,
         problem.tree_arrays, problem.task, problem.joints,
-        (problem.feature_spec, problem.feature_scale, table_q, table_features, 1e-3),
+        (
+            problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
+            blocked(table_features.mean(axis=0)[None], [0, 1]), np.array([0, 5]),
+        ),  # (one cell)
         (kernels.DLS, kernels.SPEED, 1e-3, 1, 6, 0, 0.0),
     )  # fmt: skip
     assert (outcome, attempts) == (kernels.CONVERGED, 4)

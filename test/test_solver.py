@@ -585,14 +585,59 @@ def test_seed_table_lies_within_the_limits_and_follows_the_random_seed():
     other = make_solver(case, upper={"joint2": 0.5}, seed_table_size=256, random_seed=1)
     np.testing.assert_array_equal(same.seed_table.q, q)
     assert not np.array_equal(other.seed_table.q, q)
-    # the spacing gate: the median distance from the first 64 entries to their nearest neighbour
-    features = solver.seed_table.features
+    # the spacing gate: the median distance from the first 64 entries (in sampling order; the
+    # table stores them cell by cell) to their nearest neighbour
+    table = solver.seed_table
+    assert sorted(table.sampled) == list(range(256))
+    features = table.features[np.argsort(table.sampled)]
     distance = np.linalg.norm(features[:64, None] - features[None], axis=-1)
     distance[np.arange(64), np.arange(64)] = np.inf
     assert solver.seed_table.spacing == pytest.approx(np.median(distance.min(axis=1)), rel=1e-9)
     # a locked joint: the table's poses would not hold at the seed, so none is sampled
     locked = make_solver(case, joint_weights={"joint3": 0.0}, seed_table_size=256)
     assert len(locked.seed_table) == 0
+
+
+def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_nearest_cells():
+    """The table's index (k-d tree leaves as cells, searched through the cells whose centroids
+    lie nearest): every entry in exactly one cell of at most CELL_ENTRIES, stored cell by cell
+    with its features, centroids the cells' means, the kernels' blocked layout equal to the
+    features; ``probe_table`` probes the PROBED_CELLS cells with the nearest centroids (numpy)
+    and returns the nearest entry among theirs; over random goals that entry is the table's
+    nearest of all for most goals (an approximate search) and never much farther."""
+    from ik_node.solver import kernels
+    from ik_node.solver.seed_table import CELL_ENTRIES
+
+    solver = make_solver(BY_NAME["arm7"])
+    table = solver.seed_table
+    size, starts = len(table.q), table.cell_starts
+    assert size == 16384 and starts[0] == 0 and starts[-1] == size
+    cells = np.diff(starts)
+    assert np.all(cells >= CELL_ENTRIES // 2) and np.all(cells <= CELL_ENTRIES)
+    assert sorted(table.sampled) == list(range(size))
+    np.testing.assert_allclose(table.features, solver.problem.features_of(table.q), atol=1e-12)
+    for cell, (start, stop) in enumerate(zip(starts[:-1], starts[1:])):
+        np.testing.assert_allclose(table.centroids[cell], table.features[start:stop].mean(axis=0), atol=1e-12)
+        block = table.blocked_features[start * 12 : stop * 12].reshape(12, stop - start)
+        np.testing.assert_allclose(block, table.features[start:stop].T, rtol=1e-6, atol=1e-6)
+    rng = np.random.default_rng(11)
+    goals = solver.problem.features_of(rng.uniform(solver.lower, solver.upper, (300, 7)))
+    cell_distances, distances = np.empty(len(cells)), np.empty(size)
+    probed, probed_distance = np.empty(kernels.PROBED_CELLS, dtype=np.int64), np.empty(kernels.PROBED_CELLS)
+    exact_found, ratios = 0, []
+    for goal in goals:
+        found, count = kernels.probe_table(
+            solver._arguments[3], goal, cell_distances, probed, probed_distance, distances
+        )
+        nearest_cells = np.argsort(np.sum((table.centroids - goal) ** 2, axis=1))[: kernels.PROBED_CELLS]
+        assert count == kernels.PROBED_CELLS and set(probed) == set(nearest_cells)
+        everything = np.sum((table.features - goal) ** 2, axis=1)
+        candidates = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in probed])
+        assert found == candidates[np.argmin(everything[candidates])]
+        exact_found += found == np.argmin(everything)
+        ratios.append(np.sqrt(everything[found] / everything.min()))
+    assert exact_found >= 0.75 * len(goals), exact_found
+    assert np.percentile(ratios, 95) < 1.5, np.percentile(ratios, 95)
 
 
 def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
@@ -602,7 +647,8 @@ def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
     parent = make_solver(case, seed_table_size=256)
     for tips in (("left_tool0",), ("right_tool0",)):
         problem, table, _ = parent._priority_problems(tips)
-        np.testing.assert_array_equal(table.q, parent.seed_table.q)
+        by_sample = parent.seed_table.q[np.argsort(parent.seed_table.sampled)]
+        np.testing.assert_array_equal(table.q, by_sample[table.sampled])
         np.testing.assert_allclose(table.features, problem.features_of(table.q), atol=1e-12)
         assert table.features.shape == (256, 12) and np.isfinite(table.spacing)
 

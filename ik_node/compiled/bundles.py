@@ -17,7 +17,9 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
   ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
   sampled over a turn around the seed, returned as the equivalent angle nearest the seed),
   ``POSTURE_GAIN``.
-* ``table = (feature_spec, feature_scale, q, features, spacing)``: the seed table.
+* ``table = (feature_spec, feature_scale, q, blocked_features, spacing, blocked_centroids,
+  cell_starts)``: the seed table, stored cell by cell, and its index (see
+  :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``).
 * ``settings = (method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
   max_joint_move)``.
 

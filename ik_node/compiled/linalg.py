@@ -1,4 +1,4 @@
-"""Small dense linear algebra as loops: the Cholesky solve, the damped (singularity-robust) step, the
+"""Small dense linear algebra as loops: the LDL^T solve, the damped (singularity-robust) step, the
 null-space projection and the task-priority step before limits."""
 
 from __future__ import annotations
@@ -15,45 +15,48 @@ NULL_SPACE_REGULARISATION = 1e-10
 
 
 @kernel
-def cholesky_solve(matrix, rhs, size):
-    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` in place: the lower Cholesky
-    factor ``L`` (``A = L L^T``) overwrites ``matrix``'s lower triangle, its diagonal stored
-    inverted (``1 / L_jj``: one division per column, the rest multiplications; a 6x6 solve is a
-    chain of dependent operations, and a division costs several multiplications' latency), and
-    ``x`` overwrites ``rhs[:size]``. Returns False (and ``x = 0``) if ``A`` is not positive
-    definite to working precision."""
+def ldl_solve(matrix, rhs, size):
+    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` in place by its factorisation
+    ``A = L D L^T`` (``L`` unit lower triangular, ``D`` diagonal; Golub & Van Loan, Algorithm
+    4.1.2): ``L`` overwrites ``matrix``'s strict lower triangle and ``1 / D`` its diagonal, and
+    ``x`` overwrites ``rhs[:size]``. Right-looking (each column's update of the columns after it
+    is independent work) and without square roots: a small solve is a chain of dependent
+    operations, and a square root or a division costs several multiplications' latency (one
+    division per column). Returns False (and ``x = 0``) if ``A`` is not positive definite to
+    working precision."""
     for j in range(size):
         diagonal = matrix[j, j]
-        for k in range(j):
-            diagonal -= matrix[j, k] * matrix[j, k]
         if not diagonal > 0.0:
             for i in range(size):
                 rhs[i] = 0.0
             return False
-        inverse = 1.0 / math.sqrt(diagonal)
+        inverse = 1.0 / diagonal
         matrix[j, j] = inverse
+        for k in range(j + 1, size):  # A' = A - l d l^T on the columns after j (lower part)
+            factor = matrix[k, j] * inverse
+            for i in range(k, size):
+                matrix[i, k] -= matrix[i, j] * factor
         for i in range(j + 1, size):
-            value = matrix[i, j]
-            for k in range(j):
-                value -= matrix[i, k] * matrix[j, k]
-            matrix[i, j] = value * inverse
+            matrix[i, j] *= inverse
     for i in range(size):  # L y = b
         value = rhs[i]
         for k in range(i):
             value -= matrix[i, k] * rhs[k]
-        rhs[i] = value * matrix[i, i]
-    for i in range(size - 1, -1, -1):  # L^T x = y
+        rhs[i] = value
+    for i in range(size):  # D z = y
+        rhs[i] *= matrix[i, i]
+    for i in range(size - 1, -1, -1):  # L^T x = z
         value = rhs[i]
         for k in range(i + 1, size):
             value -= matrix[k, i] * rhs[k]
-        rhs[i] = value * matrix[i, i]
+        rhs[i] = value
     return True
 
 
 @reduction_kernel
 def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
     """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
-    singularity-robust inverse, Nakamura & Hanafusa 1986; a Cholesky solve, no inverse), into
+    singularity-robust inverse, Nakamura & Hanafusa 1986; an LDL^T solve, no inverse), into
     ``step`` (n,). ``damping`` is ``lambda^2``; ``gram`` (m, m) and ``solution`` (m,) are work
     space (and ``step`` holds each weighted row ``W J_a`` while the Gram matrix is built: rows
     are indexed, not sliced, and the inner loops run along contiguous rows)."""
@@ -72,7 +75,7 @@ def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, sol
             gram[b, a] = value
         gram[a, a] += damping
         solution[a] = error[row_a]
-    cholesky_solve(gram, solution, size)
+    ldl_solve(gram, solution, size)
     for j in range(dof):
         step[j] = 0.0
     for a in range(size):
@@ -146,10 +149,10 @@ def free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wor
 @kernel
 def manipulability(jacobian, gram, rhs):
     """Yoshikawa's manipulability ``sqrt(det(J J^T))`` of ``jacobian`` (m, n) (Yoshikawa 1985):
-    the product of the diagonal of the Cholesky factor of ``J J^T`` (:func:`cholesky_solve` leaves
-    it inverted); 0 where ``J`` loses rank (the factorisation refuses a pivot). ``gram`` (m, m) and
-    ``rhs`` (m,) are work space. Invariant to the frame the rows are expressed in (``det Ad = 1``);
-    linear rows in m, angular in rad."""
+    the square root of the product of ``D`` in ``J J^T = L D L^T`` (:func:`ldl_solve` leaves
+    ``1 / D`` on the diagonal); 0 where ``J`` loses rank (the factorisation refuses a pivot).
+    ``gram`` (m, m) and ``rhs`` (m,) are work space. Invariant to the frame the rows are
+    expressed in (``det Ad = 1``); linear rows in m, angular in rad."""
     rows, dof = jacobian.shape
     for a in range(rows):
         for b in range(a + 1):
@@ -159,9 +162,9 @@ def manipulability(jacobian, gram, rhs):
             gram[a, b] = value
             gram[b, a] = value
         rhs[a] = 0.0
-    if not cholesky_solve(gram, rhs, rows):
+    if not ldl_solve(gram, rhs, rows):
         return 0.0
-    inverse_volume = 1.0
+    inverse_determinant = 1.0
     for a in range(rows):
-        inverse_volume *= gram[a, a]
-    return 1.0 / inverse_volume
+        inverse_determinant *= gram[a, a]
+    return 1.0 / math.sqrt(inverse_determinant)

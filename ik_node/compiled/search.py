@@ -30,6 +30,9 @@ from .tasks import evaluation_workspace, jacobian_at, tip_points
 
 #: Nearest seed-table entries tried as restarts before random configurations.
 TABLE_RESTARTS = 64
+#: Cells of the seed table's index whose entries a search measures (those with the nearest
+#: centroids; see :func:`probe_table`).
+PROBED_CELLS = 4
 #: Restarts around the seed when a solution moved a joint more than ``max_joint_move``.
 NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
@@ -125,43 +128,76 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
 
 
 @reduction_kernel
-def table_distances(table_features_, target_features, out):
-    """Squared feature distance of every table entry (S, F) from ``target_features`` (F,), into
-    ``out`` (S,); returns the index of the nearest entry (the lowest index among equals; -1 for
-    an empty table), found in the same pass."""
-    nearest, least = -1, math.inf
-    for s in range(table_features_.shape[0]):
-        value = 0.0
-        for f in range(target_features.shape[0]):
-            difference = table_features_[s, f] - target_features[f]
-            value += difference * difference
-        out[s] = value
-        if value < least:
-            nearest, least = s, value
-    return nearest
+def table_distances(blocked_features, target_features, start, stop, out):
+    """Squared feature distance of the entries ``start:stop`` from ``target_features`` (F,),
+    into the same entries of ``out`` (S,); returns the index of the nearest (the lowest index
+    among equals; -1 for an empty range). ``blocked_features`` (S * F,) holds the entries'
+    features with the range as one block, feature by feature: feature ``f`` of entry ``s`` at
+    ``start * F + f * (stop - start) + (s - start)``, so that the sums run over many entries at
+    once in vector registers (rows indexed through views from 0: an index with an offset keeps
+    numba's negative-index wraparound, which stops LLVM from vectorising the loop)."""
+    features, count = target_features.shape[0], stop - start
+    block = blocked_features[start * features : stop * features]
+    distances = out[start:stop]
+    for i in range(count):
+        distances[i] = 0.0
+    for f in range(features):
+        target, row = target_features[f], block[f * count : (f + 1) * count]
+        for i in range(count):
+            difference = row[i] - target
+            distances[i] += difference * difference
+    least = math.inf
+    for i in range(count):  # (the least value first: a loop LLVM vectorises, then its index)
+        least = min(least, distances[i])
+    for i in range(count):
+        if distances[i] == least:
+            return start + i
+    return -1
 
 
 @kernel
-def rank_nearest(distances, chosen, chosen_distance):
-    """The ``chosen.shape[0]`` entries (or all, if fewer) with the smallest ``distances`` (S,)
-    (:func:`table_distances`) into ``chosen``, nearest first (equal distances: the lower index
-    first), their distances into ``chosen_distance``; returns how many. One pass, each entry
-    nearer than the farthest kept so far inserted in order (loops: ``np.partition`` and
-    ``np.argsort`` would compile numba's selection and sorting code, ~4 s)."""
-    size = distances.shape[0]
-    count = min(chosen.shape[0], size)
-    found = 0
-    for s in range(size):
+def rank_nearest(distances, start, stop, found, chosen, chosen_distance):
+    """Rank the entries ``start:stop`` of ``distances`` (:func:`table_distances`) into the
+    ``found`` entries already in ``chosen`` (nearest first, their distances in
+    ``chosen_distance``), keeping the ``chosen.shape[0]`` nearest; returns how many are kept.
+    Equal distances: the entry ranked earlier first. One pass, each entry nearer than the
+    farthest kept so far inserted in order (loops: ``np.partition`` and ``np.argsort`` would
+    compile numba's selection and sorting code, ~4 s)."""
+    capacity = chosen.shape[0]
+    for s in range(start, stop):
         distance = distances[s]
-        if found == count and distance >= chosen_distance[count - 1]:
+        if found == capacity and distance >= chosen_distance[capacity - 1]:
             continue
-        slot = min(found, count - 1)  # the next free slot, or the farthest kept (dropped)
+        slot = min(found, capacity - 1)  # the next free slot, or the farthest kept (dropped)
         while slot > 0 and chosen_distance[slot - 1] > distance:
             chosen_distance[slot], chosen[slot] = chosen_distance[slot - 1], chosen[slot - 1]
             slot -= 1
         chosen_distance[slot], chosen[slot] = distance, s
-        found = min(found + 1, count)
-    return count
+        found = min(found + 1, capacity)
+    return found
+
+
+@kernel
+def probe_table(table, target_features, cell_distances, probed, probed_distance, distances):
+    """The seed table's entries near ``target_features`` through its index (see
+    :class:`~ik_node.solver.seed_table.SeedTable`): the ``probed.shape[0]`` cells whose centroids
+    lie nearest (into ``probed``, nearest first; ``cell_distances`` (C,) and ``probed_distance``
+    are work space) and the squared distances of their entries (into those rows of
+    ``distances`` (S,), :func:`table_distances`; the table's features blocked by cell, the
+    centroids as one block, (S * F,) and (C * F,)). Returns (the nearest entry measured, -1 for
+    an empty table; the cells probed). An inverted-file search (Jegou et al. 2011): the nearest
+    entry is found unless it lies in a cell whose centroid is farther than the probed cells'."""
+    features, centroids, cell_starts = table[3], table[5], table[6]
+    cells = cell_starts.shape[0] - 1
+    table_distances(centroids, target_features, 0, cells, cell_distances)
+    count = rank_nearest(cell_distances, 0, cells, 0, probed, probed_distance)
+    nearest, least = -1, math.inf
+    for p in range(count):
+        cell = probed[p]
+        entry = table_distances(features, target_features, cell_starts[cell], cell_starts[cell + 1], distances)
+        if entry >= 0 and distances[entry] < least:
+            nearest, least = entry, distances[entry]
+    return nearest, count
 
 
 @allocating_kernel
@@ -170,9 +206,11 @@ def search_workspace(tree, task, joints, table, nq):
     (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
     attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
     (nv,); the table's distances (S,); the nearest entries (K,) int and their distances (K,);
-    norms (T, 2); the attempts' :func:`~ik_node.compiled.attempt.attempt_workspace`)."""
-    features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
+    norms (T, 2); the attempts' :func:`~ik_node.compiled.attempt.attempt_workspace`; the
+    index's cell distances (C,), the probed cells (P,) int and their distances (P,))."""
+    features, table_size, dof, cells = table[0].shape[0], table[2].shape[0], joints.shape[0], table[6].shape[0] - 1
     restarts = min(TABLE_RESTARTS, table_size)
+    probed = min(PROBED_CELLS, cells)
     return (
         np.empty(nq),
         np.empty(nq),
@@ -186,6 +224,9 @@ def search_workspace(tree, task, joints, table, nq):
         np.empty(restarts),
         np.empty((task[0].shape[0], 2)),
         attempt_workspace(tree, task, dof, nq),
+        np.empty(cells),
+        np.empty(probed, dtype=np.int64),
+        np.empty(probed),
     )
 
 
@@ -214,7 +255,9 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
-    Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`), then
+    Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`)
+    among those of the ``PROBED_CELLS`` cells of the table's index nearest them
+    (:func:`probe_table`), then
     random configurations (:func:`configuration_from_draws` around the seed; numba's generator
     seeded with ``random_seed``).
 
@@ -226,11 +269,12 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     ``workspace``: :func:`search_workspace`.
     """
     method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
-    feature_spec, feature_scale, table_q, table_features_, table_spacing = table
+    feature_spec, feature_scale, table_q, table_spacing, cell_starts = table[0], table[1], table[2], table[4], table[6]
     coordinates = tree[3]
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
-    distances, nearest, nearest_distance, norms, attempt_space = workspace[7:]
+    distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
+    cell_distances, probed, probed_distance = workspace[12:]
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
@@ -241,7 +285,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
     table_size = table_q.shape[0]
     nearest_count = -1  # (ranked once a restart needs them)
-    distances_known, next_nearest, pending_seed = False, 0, False
+    probed_count, next_nearest, pending_seed = -1, 0, False  # (cells probed: -1 before the probe)
     for i in range(nq):
         start[i] = seed[i]
     if table_size > 1:
@@ -250,8 +294,9 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
         _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
-            first = table_distances(table_features_, target_features, distances)
-            distances_known = True  # (ranked only if a restart needs them)
+            first, probed_count = probe_table(
+                table, target_features, cell_distances, probed, probed_distance, distances
+            )  # (ranked only if a restart needs them)
             if distances[first] < seed_distance:
                 for i in range(nq):
                     start[i] = table_q[first, i]
@@ -341,10 +386,16 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             near_restarts += 1
             continue
         if table_size > 1 and nearest_count < 0:
-            if not distances_known:
-                table_distances(table_features_, target_features, distances)
-                distances_known = True
-            nearest_count = rank_nearest(distances, nearest, nearest_distance)
+            if probed_count < 0:
+                _, probed_count = probe_table(
+                    table, target_features, cell_distances, probed, probed_distance, distances
+                )
+            nearest_count = 0
+            for p in range(probed_count):
+                cell = probed[p]
+                nearest_count = rank_nearest(
+                    distances, cell_starts[cell], cell_starts[cell + 1], nearest_count, nearest, nearest_distance
+                )
         if next_nearest < nearest_count:
             for i in range(nq):
                 start[i] = table_q[nearest[next_nearest], i]

@@ -338,7 +338,10 @@ class IKSolver:
             problem.tree_arrays,
             problem.task,
             problem.joints,
-            (problem.feature_spec, problem.feature_scale, table.q, table.features, float(table.spacing)),
+            (
+                problem.feature_spec, problem.feature_scale, table.q, table.blocked_features,
+                float(table.spacing), table.blocked_centroids, table.cell_starts,
+            ),  # fmt: skip
             self._settings,
         )
 

@@ -6,7 +6,7 @@ arrays; see :mod:`ik_node.jit`), by concern:
 * :mod:`~ik_node.compiled.bundles`: the named bundles (``tree``, ``task``, ``joints``, ``table``,
   ``settings``) and the codes shared with Python;
 * :mod:`~ik_node.compiled.tasks`: the tips' controlled points, task errors and Jacobians;
-* :mod:`~ik_node.compiled.linalg`: Cholesky, the damped step, the null-space projection;
+* :mod:`~ik_node.compiled.linalg`: the LDL^T solve, the damped step, the null-space projection;
 * :mod:`~ik_node.compiled.joints`: steps within the limits, displacements, restart configurations;
 * :mod:`~ik_node.compiled.steps`: one step per method (``dls``, ``pinv``, ``transpose``, ``ccd``);
 * :mod:`~ik_node.compiled.attempt`: the one iteration loop and the null-space posture;
@@ -58,9 +58,11 @@ from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.contacts import A as SHAPE_A
 from ..compiled.contacts import B as SHAPE_B
 from ..compiled.joints import configuration_from_draws
-from ..compiled.linalg import cholesky_solve, null_space_motion, step_workspace
+from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import (
+    PROBED_CELLS,
     TABLE_RESTARTS,
+    probe_table,
     rank_nearest,
     search,
     search_many,
@@ -118,6 +120,7 @@ __all__ = [
     "STALL_ITERATIONS",
     "STATIONARY",
     "STUCK",
+    "PROBED_CELLS",
     "TABLE_RESTARTS",
     "TIP_AXES",
     "TIP_FEATURES",
@@ -126,17 +129,18 @@ __all__ = [
     "WEIGHT",
     "WRAPS",
     "check_poses",
-    "cholesky_solve",
     "configuration_from_draws",
     "contact_rows",
     "evaluate",
     "group_distances",
     "evaluation_workspace",
     "jacobian_at",
+    "ldl_solve",
     "limited_step",
     "lm_attempt",
     "rank_nearest",
     "pair_distance",
+    "probe_table",
     "null_space_motion",
     "search",
     "search_many",

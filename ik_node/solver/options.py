@@ -38,11 +38,13 @@ __all__ = [
 
 #: Default seed-table sizes. Measured (5 ms budget, FK targets from the mid-range seed, this
 #: 2-core VM): on the single chains every size solved 100 % of 1000, at 0.034-0.066 ms mean with
-#: 256 entries, 0.042-0.064 with 1024, 0.054-0.074 with 2048 (the nearest-entry search grows with
-#: the table), but the slowest solve on arm6 took 4.9 ms with 256 (at the budget's edge: 99.9 % in
-#: one benchmark run), 1.8 ms with 1024, 1.1 ms with 2048; on the two-arm and humanoid trees 2048
-#: entries solved 100 % of 300, 256 entries 99.0-99.3 %, none 98.3-99.0 %.
-SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = 1024, 2048
+#: 256 entries, 0.042-0.064 with 1024, 0.054-0.074 with 2048 (when every entry was measured), but
+#: the slowest solve on arm6 took 4.9 ms with 256 (at the budget's edge: 99.9 % in one benchmark
+#: run), 1.8 ms with 1024, 1.1 ms with 2048; on the two-arm and humanoid trees 2048 entries solved
+#: 100 % of 300, 256 entries 99.0-99.3 %, none 98.3-99.0 %. Since the table's index (a search
+#: measures about 640 entries and centroids, whatever the size), one tip takes 16384: arm7's
+#: TRAC-IK-protocol solves took 11.7 iterations on average with 1024 entries, 9.7 with 16384.
+SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = 16384, 2048
 
 #: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
 METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}

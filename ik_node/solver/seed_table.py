@@ -1,5 +1,8 @@
 """The seed table: configurations sampled once within the limits, with the features of their tip
-poses, whose entries nearest a goal are the search's first restarts (database-seeded IK).
+poses, whose entries nearest a goal are the search's first restarts (database-seeded IK), and the
+table's index: cells of nearby entries, so that a search measures the entries of the few cells
+whose centroids lie nearest its goal instead of every entry (an inverted-file index, as FAISS's
+IVF; the cells are a k-d tree's leaves).
 
 Measured on the TRAC-IK protocol with the numpy solver: starting at the nearest entry doubled the
 goals solved in the first attempt on the single arms (arm6 27 -> 53 %)."""
@@ -18,6 +21,8 @@ __all__ = ["SeedTable"]
 TABLE_STREAM = 1
 #: Entries whose nearest-neighbour distances give the table's typical spacing.
 SPACING_SAMPLE = 64
+#: A cell of the index is split in two while it holds more entries than this.
+CELL_ENTRIES = 128
 
 
 class SeedTable:
@@ -25,14 +30,22 @@ class SeedTable:
     the rest posture ``center`` (a stream keyed on ``random_seed``; joints that turn freely over
     (-pi, pi] around it, multi-DOF joints within a box around it), their tip-pose ``features``
     (S, F, see :class:`Problem`), and ``spacing``: the median distance from an entry to its
-    nearest neighbour (feature metres, over the first ``SPACING_SAMPLE`` entries; a seed nearer its
-    goal than this is not improved on by the table). ``size`` 0: an empty table."""
+    nearest neighbour (feature metres, over the first ``SPACING_SAMPLE`` entries in sampling
+    order; a seed nearer its goal than this is not improved on by the table). ``size`` 0: an
+    empty table.
+
+    The index: the entries are stored cell by cell, cell ``c`` holding rows
+    ``cell_starts[c]:cell_starts[c + 1]`` with the mean of their features in ``centroids[c]``
+    (C, F). The cells are the leaves of a k-d tree over the features: a cell of more than
+    ``CELL_ENTRIES`` entries is split in two halves at the median of its widest feature
+    (:meth:`_cells`). ``sampled`` (S,): each row's index in sampling order."""
 
     def __init__(self, problem: Problem, size: int, random_seed: int, center: np.ndarray):
         generator = np.random.default_rng((random_seed, TABLE_STREAM))
-        self.q = problem.random_configurations(center, generator.random((size, len(problem.joints))))
-        self.features = problem.features_of(self.q) if size else np.zeros((0, len(problem.feature_spec)))
-        self.spacing = self._typical_spacing(self.features)
+        q = problem.random_configurations(center, generator.random((size, len(problem.joints))))
+        features = problem.features_of(q) if size else np.zeros((0, len(problem.feature_spec)))
+        self.spacing = self._typical_spacing(features)
+        self._index(q, features, np.arange(size))
 
     def __len__(self) -> int:
         return len(self.q)
@@ -43,10 +56,52 @@ class SeedTable:
         table = SeedTable.__new__(SeedTable)
         position = {tip: index for index, tip in enumerate(problem.tips)}
         keep = [position.get(parent.tips[tip]) is not None for tip, _ in parent.feature_spec]
-        table.q = self.q
-        table.features = np.ascontiguousarray(self.features[:, keep])
-        table.spacing = self._typical_spacing(table.features)
+        in_sampling_order = np.argsort(self.sampled)
+        features = self.features[in_sampling_order][:, keep]
+        table.spacing = self._typical_spacing(features)
+        table._index(self.q[in_sampling_order], features, self.sampled[in_sampling_order])
         return table
+
+    def _index(self, q: np.ndarray, features: np.ndarray, sampled: np.ndarray) -> None:
+        """Store the entries cell by cell (:meth:`_cells`), with the cells' centroids."""
+        order, starts = self._cells(features)
+        self.q = np.ascontiguousarray(q[order])
+        self.features = np.ascontiguousarray(features[order])
+        self.sampled = sampled[order]
+        self.cell_starts = np.asarray(starts, dtype=np.int64)
+        self.centroids = np.array(
+            [self.features[start:stop].mean(axis=0) for start, stop in zip(starts[:-1], starts[1:])]
+        ).reshape(len(starts) - 1, features.shape[1])
+        # the kernels' layout: each cell's features, and the centroids, feature by feature
+        # (see kernels.table_distances), in single precision (half the memory a search reads;
+        # they only rank entries)
+        self.blocked_features = np.concatenate(
+            [self.features[start:stop].T.ravel() for start, stop in zip(starts[:-1], starts[1:])]
+            + [np.zeros(0)]
+        ).astype(np.float32)
+        self.blocked_centroids = np.ascontiguousarray(self.centroids.T).ravel().astype(np.float32)
+
+    @staticmethod
+    def _cells(features: np.ndarray) -> tuple[np.ndarray, list[int]]:
+        """The leaves of a k-d tree over ``features`` (S, F): the entries' order (cell by cell)
+        and the cells' first rows (C + 1, the last ``S``). A cell of more than ``CELL_ENTRIES``
+        entries is split into two halves at the median of the feature whose values spread
+        widest in it (ties in sampling order: ``np.argsort``'s stable sort)."""
+        order = np.arange(len(features))
+        if len(features) == 0:
+            return order, [0]
+        pending, starts = [(0, len(features))], []
+        while pending:
+            start, stop = pending.pop()
+            if stop - start <= CELL_ENTRIES:
+                starts.append(start)
+                continue
+            block = features[order[start:stop]]
+            widest = int(np.argmax(block.max(axis=0) - block.min(axis=0)))
+            order[start:stop] = order[start:stop][np.argsort(block[:, widest], kind="stable")]
+            middle = (start + stop) // 2
+            pending += [(middle, stop), (start, middle)]
+        return order, sorted(starts) + [len(features)]
 
     @staticmethod
     def _typical_spacing(features: np.ndarray) -> float:
