@@ -302,7 +302,8 @@ def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
         distances = np.sum((table - target) ** 2, axis=1)
         expected = np.argsort(distances, kind="stable")[: kernels.TABLE_RESTARTS]
         computed = np.full(len(table), -1.0)
-        assert kernels.table_distances(layout, target, 100, 220, computed) == 100 + np.argmin(distances[100:220])
+        nearest = kernels.table_distances(layout, target, 100, 220, computed)
+        assert nearest == 100 + np.argmin(distances[100:220])
         np.testing.assert_allclose(computed[100:220], distances[100:220], rtol=1e-12)
         assert np.all(computed[:100] == -1.0) and np.all(computed[220:] == -1.0)
         for a, b in zip(starts[:-1], starts[1:]):

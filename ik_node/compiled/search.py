@@ -194,7 +194,8 @@ def probe_table(table, target_features, cell_distances, probed, probed_distance,
     nearest, least = -1, math.inf
     for p in range(count):
         cell = probed[p]
-        entry = table_distances(features, target_features, cell_starts[cell], cell_starts[cell + 1], distances)
+        first, stop = cell_starts[cell], cell_starts[cell + 1]
+        entry = table_distances(features, target_features, first, stop, distances)
         if entry >= 0 and distances[entry] < least:
             nearest, least = entry, distances[entry]
     return nearest, count
@@ -208,7 +209,8 @@ def search_workspace(tree, task, joints, table, nq):
     (nv,); the table's distances (S,); the nearest entries (K,) int and their distances (K,);
     norms (T, 2); the attempts' :func:`~ik_node.compiled.attempt.attempt_workspace`; the
     index's cell distances (C,), the probed cells (P,) int and their distances (P,))."""
-    features, table_size, dof, cells = table[0].shape[0], table[2].shape[0], joints.shape[0], table[6].shape[0] - 1
+    features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
+    cells = table[6].shape[0] - 1
     restarts = min(TABLE_RESTARTS, table_size)
     probed = min(PROBED_CELLS, cells)
     return (
@@ -269,7 +271,8 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     ``workspace``: :func:`search_workspace`.
     """
     method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
-    feature_spec, feature_scale, table_q, table_spacing, cell_starts = table[0], table[1], table[2], table[4], table[6]
+    feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
+    cell_starts = table[6]
     coordinates = tree[3]
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
@@ -394,8 +397,9 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             for p in range(probed_count):
                 cell = probed[p]
                 nearest_count = rank_nearest(
-                    distances, cell_starts[cell], cell_starts[cell + 1], nearest_count, nearest, nearest_distance
-                )
+                    distances, cell_starts[cell], cell_starts[cell + 1], nearest_count, nearest,
+                    nearest_distance,
+                )  # fmt: skip
         if next_nearest < nearest_count:
             for i in range(nq):
                 start[i] = table_q[nearest[next_nearest], i]
