@@ -3,6 +3,7 @@ beside solve_many alone on the same poses, and what bounds the cost of unreachab
 
 Usage: python benchmark/bench_reach.py [--robot arm7] [--resolution 0.1] [--orientations 50]
            [--attempts 8] [--no-cluster] [--budget-sample 2000] [--recall-voxels 300] [--chains]
+           [--only-chains] [--repeat 3]
 
 Measured, for one robot (default: the bundled 7-DOF arm, base_link -> tool0):
 
@@ -17,8 +18,9 @@ Measured, for one robot (default: the bundled 7-DOF arm, base_link -> tool0):
 * **bounding unreachable samples**: poses/s and poses solved with a 5 ms budget per solve
   (sampled: unreachable poses take the whole budget), with the attempt budget alone, and with the
   position screen; the attempt budget's recall against 64 attempts on a sample of voxels;
-* ``--chains``: solve_many's solves/s on every bundled single chain, TRAC-IK-protocol targets
-  (FK of uniform in-limit configurations, seeded at mid-range, 5 ms, 1e-5 m and rad).
+* ``--chains`` (``--only-chains``: without the map): solve_many's solves/s on every bundled single
+  chain, TRAC-IK-protocol targets (FK of uniform in-limit configurations, seeded at mid-range,
+  5 ms, 1e-5 m and rad), ``--repeat`` runs each (median, slowest, fastest).
 """
 
 from __future__ import annotations
@@ -159,12 +161,15 @@ def cluster_run(robot, case, arguments, directory: Path):
         return map_job(robot, case, arguments, directory, scheduler=cluster.scheduler_address)
 
 
-def chains(samples: int) -> None:
+def chains(samples: int, repeat: int) -> None:
     print(
         f"\nsolve_many on the bundled single chains: {samples} FK targets of uniform in-limit configurations,"
     )
-    print("seeded at mid-range (the rest posture), 5 ms, 1e-5 m and rad (solver's own verdict)")
-    print(f"{'robot':<22}{'DOF':>4}{'solved %':>10}{'solves/s':>11}")
+    print(
+        "seeded at mid-range (the rest posture), 5 ms, 1e-5 m and rad (solver's own verdict); "
+        f"{repeat} runs each, after one of 4 targets"
+    )
+    print(f"{'robot':<22}{'DOF':>4}{'solved %':>10}{'solves/s, median':>18}{'slowest':>10}{'fastest':>10}")
     for case in catalogue.BUNDLED:
         if not case.single_chain:
             continue
@@ -175,10 +180,15 @@ def chains(samples: int) -> None:
         upper = np.where(np.isfinite(solver.upper), solver.upper, np.pi)
         targets = np.array([solver.tip_poses(q)[0] for q in rng.uniform(lower, upper, (samples, len(lower)))])
         solver.solve_many(targets[:4])
-        began = time.perf_counter()
-        batch = solver.solve_many(targets, timeout=0.005)
-        rate = samples / (time.perf_counter() - began)
-        print(f"{case.name:<22}{len(lower):>4}{100 * batch.success.mean():>10.1f}{rate:>11,.0f}")
+        rates = []
+        for _ in range(repeat):
+            began = time.perf_counter()
+            batch = solver.solve_many(targets, timeout=0.005)
+            rates.append(samples / (time.perf_counter() - began))
+        print(
+            f"{case.name:<22}{len(lower):>4}{100 * batch.success.mean():>10.1f}{np.median(rates):>18,.0f}"
+            f"{min(rates):>10,.0f}{max(rates):>10,.0f}"
+        )
 
 
 def main() -> None:
@@ -195,9 +205,13 @@ def main() -> None:
     parser.add_argument("--recall-voxels", type=int, default=300, help="voxels of the attempts' recall (300)")
     parser.add_argument("--chains", action="store_true", help="also solve_many on every bundled chain")
     parser.add_argument("--chain-samples", type=int, default=20000, help="targets per chain (20000)")
+    parser.add_argument("--only-chains", action="store_true", help="solve_many on the chains, no map")
     arguments = parser.parse_args()
     case, robot = _robot(arguments.robot)
     print(f"machine: {cpu_model()}, {len(os.sched_getaffinity(0))} usable CPUs")
+    if arguments.only_chains:
+        chains(arguments.chain_samples, arguments.repeat)
+        return
     print(
         f"map: {case.name} {case.base} -> {case.tips[0]}, resolution {arguments.resolution:g} m, "
         f"{arguments.orientations} orientations, {arguments.attempts} attempts, position screen"
@@ -260,7 +274,7 @@ def main() -> None:
                 f"file {'identical to' if same else 'DIFFERENT from'} the local one"
             )
     if arguments.chains:
-        chains(arguments.chain_samples)
+        chains(arguments.chain_samples, arguments.repeat)
 
 
 if __name__ == "__main__":

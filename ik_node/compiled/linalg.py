@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, kernel, reduction_kernel
+from ..jit import allocating_kernel, inline_kernel, kernel, reduction_kernel
 from .bundles import FIRST_ROW
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
@@ -120,7 +120,7 @@ def step_workspace(rows, dof):
     )
 
 
-@kernel
+@inline_kernel
 def free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step):
     """The step before limits, for the joint ``weights`` given (``work``: :func:`step_workspace`).
 

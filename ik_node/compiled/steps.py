@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, kernel
+from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .joints import apply_step, pushes_against_limit
@@ -258,7 +258,7 @@ def ccd_sweep(tree, task, joints, targets, q, candidate):
             move[j] = 0.0
 
 
-@kernel
+@inline_kernel
 def method_step(
     method,
     tree,

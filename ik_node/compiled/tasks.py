@@ -98,7 +98,7 @@ def evaluation_workspace(tree, task, dof):
     )
 
 
-@kernel
+@inline_kernel
 def evaluate_task(tree, task, targets, q, space, error, norms):
     """FK at ``q``, the controlled points and :func:`task_error` (``space``:
     :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
@@ -118,7 +118,7 @@ def evaluated_contacts(task, space):
     return contacts(task, space[0], space[5])
 
 
-@kernel
+@inline_kernel
 def evaluate(tree, task, targets, q, space, error, norms):
     """:func:`evaluate_task` and :func:`evaluated_contacts`: returns the penetration [m]."""
     evaluate_task(tree, task, targets, q, space, error, norms)
