@@ -272,7 +272,7 @@ def ranked(distances: np.ndarray, ranges=None) -> np.ndarray:
     chosen_distance = np.empty(kernels.TABLE_RESTARTS)
     found = 0
     for start, stop in ranges or [(0, len(distances))]:
-        found = kernels.rank_nearest(distances, start, stop, found, chosen, chosen_distance)
+        found = kernels.rank_nearest(distances, start, stop, 0, found, chosen, chosen_distance)
     return chosen[:found]
 
 
@@ -286,9 +286,10 @@ def blocked(features: np.ndarray, starts) -> np.ndarray:
 def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
     """``table_distances`` and ``rank_nearest``'s documented contract against numpy: the
     squared Euclidean feature distances of a block's entries (a block inside a table laid out
-    by blocks, the rest of ``out`` untouched) and its nearest entry; the ``TABLE_RESTARTS``
-    entries nearest the target, nearest first, equal distances by lower index (duplicated rows
-    in the table make ties), the same when the entries are ranked a range at a time.
+    by blocks, written to the front of ``out``, the rest untouched) and the position of its
+    nearest; the ``TABLE_RESTARTS`` entries nearest the target, nearest first, equal distances by
+    lower index (duplicated rows in the table make ties), the same when the entries are ranked
+    a range at a time, and a range's positions shifted to the entries they stand for.
 
     Kills: ``_squared_distance`` line 735 ``(a - b)^2`` -> ``(a + b)(a - b)``; ``rank_nearest``
     line 963 (the kept entry's store) and line 964 (the count of entries kept) deleted."""
@@ -303,14 +304,17 @@ def test_the_nearest_table_entries_are_ranked_by_squared_feature_distance():
         expected = np.argsort(distances, kind="stable")[: kernels.TABLE_RESTARTS]
         computed = np.full(len(table), -1.0)
         nearest = kernels.table_distances(layout, target, 100, 220, computed)
-        assert nearest == 100 + np.argmin(distances[100:220])
-        np.testing.assert_allclose(computed[100:220], distances[100:220], rtol=1e-12)
-        assert np.all(computed[:100] == -1.0) and np.all(computed[220:] == -1.0)
+        assert nearest == np.argmin(distances[100:220])
+        np.testing.assert_allclose(computed[:120], distances[100:220], rtol=1e-12)
+        assert np.all(computed[120:] == -1.0)
         for a, b in zip(starts[:-1], starts[1:]):
-            kernels.table_distances(layout, target, a, b, computed)
+            kernels.table_distances(layout, target, a, b, computed[a:])
         np.testing.assert_allclose(computed, distances, rtol=1e-12)
         np.testing.assert_array_equal(ranked(computed), expected)
         np.testing.assert_array_equal(ranked(computed, list(zip(starts[:-1], starts[1:]))), expected)
+        chosen, chosen_distance = np.empty(3, dtype=np.int64), np.empty(3)
+        assert kernels.rank_nearest(distances[100:220], 0, 120, 100, 0, chosen, chosen_distance) == 3
+        np.testing.assert_array_equal(chosen, 100 + np.argsort(distances[100:220], kind="stable")[:3])
     small = table[:10]  # fewer entries than TABLE_RESTARTS: all of them, ranked
     target = rng.normal(size=12)
     computed = np.empty(len(small))

@@ -622,11 +622,11 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
         np.testing.assert_allclose(block, table.features[start:stop].T, rtol=1e-6, atol=1e-6)
     rng = np.random.default_rng(11)
     goals = solver.problem.features_of(rng.uniform(solver.lower, solver.upper, (300, 7)))
-    cell_distances, distances = np.empty(len(cells)), np.empty(size)
+    cell_distances, distances = np.empty(len(cells)), np.empty(kernels.PROBED_CELLS * cells.max())
     probed, probed_distance = np.empty(kernels.PROBED_CELLS, dtype=np.int64), np.empty(kernels.PROBED_CELLS)
     exact_found, ratios = 0, []
     for goal in goals:
-        found, count = kernels.probe_table(
+        found, found_distance, count = kernels.probe_table(
             solver._arguments[3], goal, cell_distances, probed, probed_distance, distances
         )
         nearest_cells = np.argsort(np.sum((table.centroids - goal) ** 2, axis=1))[: kernels.PROBED_CELLS]
@@ -634,6 +634,11 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
         everything = np.sum((table.features - goal) ** 2, axis=1)
         candidates = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in probed])
         assert found == candidates[np.argmin(everything[candidates])]
+        assert found_distance == pytest.approx(everything[found], rel=1e-5)
+        chosen, chosen_distance = np.empty(64, dtype=np.int64), np.empty(64)
+        ranked = kernels.rank_probed(solver._arguments[3], probed, count, distances, chosen, chosen_distance)
+        expected = candidates[np.argsort(everything[candidates], kind="stable")[:64]]
+        assert ranked == 64 and len(set(chosen) & set(expected)) >= 60  # (single-precision ties)
         exact_found += found == np.argmin(everything)
         ratios.append(np.sqrt(everything[found] / everything.min()))
     assert exact_found >= 0.75 * len(goals), exact_found

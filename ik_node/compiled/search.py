@@ -130,39 +130,38 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
 @reduction_kernel
 def table_distances(blocked_features, target_features, start, stop, out):
     """Squared feature distance of the entries ``start:stop`` from ``target_features`` (F,),
-    into the same entries of ``out`` (S,); returns the index of the nearest (the lowest index
-    among equals; -1 for an empty range). ``blocked_features`` (S * F,) holds the entries'
-    features with the range as one block, feature by feature: feature ``f`` of entry ``s`` at
+    into ``out[:stop - start]``; returns the position in ``out`` of the nearest (the first among
+    equals; -1 for an empty range). ``blocked_features`` (S * F,) holds the entries' features
+    with the range as one block, feature by feature: feature ``f`` of entry ``s`` at
     ``start * F + f * (stop - start) + (s - start)``, so that the sums run over many entries at
     once in vector registers (rows indexed through views from 0: an index with an offset keeps
     numba's negative-index wraparound, which stops LLVM from vectorising the loop)."""
     features, count = target_features.shape[0], stop - start
     block = blocked_features[start * features : stop * features]
-    distances = out[start:stop]
     for i in range(count):
-        distances[i] = 0.0
+        out[i] = 0.0
     for f in range(features):
         target, row = target_features[f], block[f * count : (f + 1) * count]
         for i in range(count):
             difference = row[i] - target
-            distances[i] += difference * difference
+            out[i] += difference * difference
     least = math.inf
     for i in range(count):  # (the least value first: a loop LLVM vectorises, then its index)
-        least = min(least, distances[i])
+        least = min(least, out[i])
     for i in range(count):
-        if distances[i] == least:
-            return start + i
+        if out[i] == least:
+            return i
     return -1
 
 
 @kernel
-def rank_nearest(distances, start, stop, found, chosen, chosen_distance):
-    """Rank the entries ``start:stop`` of ``distances`` (:func:`table_distances`) into the
-    ``found`` entries already in ``chosen`` (nearest first, their distances in
-    ``chosen_distance``), keeping the ``chosen.shape[0]`` nearest; returns how many are kept.
-    Equal distances: the entry ranked earlier first. One pass, each entry nearer than the
-    farthest kept so far inserted in order (loops: ``np.partition`` and ``np.argsort`` would
-    compile numba's selection and sorting code, ~4 s)."""
+def rank_nearest(distances, start, stop, shift, found, chosen, chosen_distance):
+    """Rank ``distances[start:stop]`` (:func:`table_distances`; position ``s`` stands for entry
+    ``s + shift``) into the ``found`` entries already in ``chosen`` (nearest first, their
+    distances in ``chosen_distance``), keeping the ``chosen.shape[0]`` nearest; returns how
+    many are kept. Equal distances: the entry ranked earlier first. One pass, each entry nearer
+    than the farthest kept so far inserted in order (loops: ``np.partition`` and ``np.argsort``
+    would compile numba's selection and sorting code, ~4 s)."""
     capacity = chosen.shape[0]
     for s in range(start, stop):
         distance = distances[s]
@@ -172,7 +171,7 @@ def rank_nearest(distances, start, stop, found, chosen, chosen_distance):
         while slot > 0 and chosen_distance[slot - 1] > distance:
             chosen_distance[slot], chosen[slot] = chosen_distance[slot - 1], chosen[slot - 1]
             slot -= 1
-        chosen_distance[slot], chosen[slot] = distance, s
+        chosen_distance[slot], chosen[slot] = distance, s + shift
         found = min(found + 1, capacity)
     return found
 
@@ -180,25 +179,40 @@ def rank_nearest(distances, start, stop, found, chosen, chosen_distance):
 @kernel
 def probe_table(table, target_features, cell_distances, probed, probed_distance, distances):
     """The seed table's entries near ``target_features`` through its index (see
-    :class:`~ik_node.solver.seed_table.SeedTable`): the ``probed.shape[0]`` cells whose centroids
-    lie nearest (into ``probed``, nearest first; ``cell_distances`` (C,) and ``probed_distance``
-    are work space) and the squared distances of their entries (into those rows of
-    ``distances`` (S,), :func:`table_distances`; the table's features blocked by cell, the
-    centroids as one block, (S * F,) and (C * F,)). Returns (the nearest entry measured, -1 for
-    an empty table; the cells probed). An inverted-file search (Jegou et al. 2011): the nearest
-    entry is found unless it lies in a cell whose centroid is farther than the probed cells'."""
+    :class:`~ik_node.solver.seed_table.SeedTable`; the features blocked by cell, the centroids as
+    one block, (S * F,) and (C * F,)): the ``probed.shape[0]`` cells whose centroids lie nearest
+    (into ``probed``, nearest first; ``cell_distances`` (C,) and ``probed_distance`` are work
+    space) and the squared distances of their entries, cell after cell, into ``distances``
+    (:func:`table_distances`; at least the probed cells' entries long). Returns (the nearest entry
+    measured, -1 for an empty table; its squared distance; the cells probed). An inverted-file
+    search (Jegou et al. 2011): the nearest entry is found unless it lies in a cell whose
+    centroid is farther than the probed cells'. :func:`rank_probed` ranks what it measured."""
     features, centroids, cell_starts = table[3], table[5], table[6]
     cells = cell_starts.shape[0] - 1
     table_distances(centroids, target_features, 0, cells, cell_distances)
-    count = rank_nearest(cell_distances, 0, cells, 0, probed, probed_distance)
-    nearest, least = -1, math.inf
+    count = rank_nearest(cell_distances, 0, cells, 0, 0, probed, probed_distance)
+    nearest, least, at = -1, math.inf, 0
     for p in range(count):
-        cell = probed[p]
-        first, stop = cell_starts[cell], cell_starts[cell + 1]
-        entry = table_distances(features, target_features, first, stop, distances)
-        if entry >= 0 and distances[entry] < least:
-            nearest, least = entry, distances[entry]
-    return nearest, count
+        first, stop = cell_starts[probed[p]], cell_starts[probed[p] + 1]
+        entry = table_distances(features, target_features, first, stop, distances[at:])
+        if entry >= 0 and distances[at + entry] < least:
+            nearest, least = first + entry, distances[at + entry]
+        at += stop - first
+    return nearest, least, count
+
+
+@kernel
+def rank_probed(table, probed, count, distances, chosen, chosen_distance):
+    """The ``chosen.shape[0]`` entries nearest the target among those of the ``count`` cells
+    :func:`probe_table` measured into ``distances`` (nearest first, into ``chosen``, their
+    distances into ``chosen_distance``); returns how many."""
+    cell_starts = table[6]
+    found, at = 0, 0
+    for p in range(count):
+        first, stop = cell_starts[probed[p]], cell_starts[probed[p] + 1]
+        found = rank_nearest(distances, at, at + stop - first, first - at, found, chosen, chosen_distance)
+        at += stop - first
+    return found
 
 
 @allocating_kernel
@@ -206,13 +220,19 @@ def search_workspace(tree, task, joints, table, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
     (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
     attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
-    (nv,); the table's distances (S,); the nearest entries (K,) int and their distances (K,);
-    norms (T, 2); the attempts' :func:`~ik_node.compiled.attempt.attempt_workspace`; the
-    index's cell distances (C,), the probed cells (P,) int and their distances (P,))."""
+    (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
+    (K,) int and their distances (K,); norms (T, 2); the attempts'
+    :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
+    probed cells (P,) int and their distances (P,)). Their size does not grow with the table's
+    (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
-    cells = table[6].shape[0] - 1
+    cell_starts = table[6]
+    cells = cell_starts.shape[0] - 1
     restarts = min(TABLE_RESTARTS, table_size)
     probed = min(PROBED_CELLS, cells)
+    largest_cell = 0
+    for cell in range(cells):
+        largest_cell = max(largest_cell, cell_starts[cell + 1] - cell_starts[cell])
     return (
         np.empty(nq),
         np.empty(nq),
@@ -221,7 +241,7 @@ def search_workspace(tree, task, joints, table, nq):
         np.empty(features),
         np.empty(dof),
         np.empty(dof),
-        np.empty(table_size),
+        np.empty(probed * largest_cell),
         np.empty(restarts, dtype=np.int64),
         np.empty(restarts),
         np.empty((task[0].shape[0], 2)),
@@ -272,7 +292,6 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     """
     method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
     feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
-    cell_starts = table[6]
     coordinates = tree[3]
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
@@ -297,10 +316,10 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
         _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
-            first, probed_count = probe_table(
+            first, first_distance, probed_count = probe_table(
                 table, target_features, cell_distances, probed, probed_distance, distances
             )  # (ranked only if a restart needs them)
-            if distances[first] < seed_distance:
+            if first_distance < seed_distance:
                 for i in range(nq):
                     start[i] = table_q[first, i]
                 next_nearest, pending_seed = 1, True
@@ -390,16 +409,10 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             continue
         if table_size > 1 and nearest_count < 0:
             if probed_count < 0:
-                _, probed_count = probe_table(
+                _, _, probed_count = probe_table(
                     table, target_features, cell_distances, probed, probed_distance, distances
                 )
-            nearest_count = 0
-            for p in range(probed_count):
-                cell = probed[p]
-                nearest_count = rank_nearest(
-                    distances, cell_starts[cell], cell_starts[cell + 1], nearest_count, nearest,
-                    nearest_distance,
-                )  # fmt: skip
+            nearest_count = rank_probed(table, probed, probed_count, distances, nearest, nearest_distance)
         if next_nearest < nearest_count:
             for i in range(nq):
                 start[i] = table_q[nearest[next_nearest], i]
