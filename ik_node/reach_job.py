@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled.tasks import solution_figures
 from .errors import IKNodeError
 
 __all__ = ["MapSolvers", "connect", "run_dask", "run_local", "solve_chunk", "solve_chunk_on_worker"]
@@ -89,13 +88,8 @@ def solve_chunk(solvers: MapSolvers, voxels: np.ndarray, rotations: np.ndarray) 
 
 def _results(solver, reached: np.ndarray, solutions: np.ndarray, count: int, position_only: bool) -> dict:
     """The chunk's arrays (see :func:`solve_chunk`), the figures of the solutions computed here."""
-    problem = solver.problem
     solutions = np.ascontiguousarray(solutions, dtype=float)
-    points = np.empty((len(solutions), 4, 4))
-    manipulability = np.empty(len(solutions))
-    solution_figures(
-        problem.tree_arrays, problem.task, np.int64(len(problem.joints)), solutions, points, manipulability
-    )
+    points, manipulability = solver.solution_figures(solutions)
     per_voxel = reached.sum(axis=1)
     owner = np.repeat(np.arange(count), per_voxel)
     sums = np.bincount(owner, weights=manipulability, minlength=count)

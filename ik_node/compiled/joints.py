@@ -97,6 +97,14 @@ def configuration_from_draws(tree, joints, center, draws, box, out):
 
 
 @kernel
+def configurations_from_draws(tree, joints, center, draws, box, out):
+    """:func:`configuration_from_draws` for each row of ``draws`` (S, nv) into ``out`` (S, nq)
+    (the rows of ``draws`` are overwritten): the seed table's configurations in one call."""
+    for index in range(draws.shape[0]):
+        configuration_from_draws(tree, joints, center, draws[index], box, out[index])
+
+
+@kernel
 def _usable_seed(tree, joints, seed, step, out):
     """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
     ``out``; ``step`` (nv,) is work space); False for NaN or infinite values or a zero

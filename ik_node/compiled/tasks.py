@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, inline_kernel, kernel
+from ..jit import allocating_kernel, batch_kernel, inline_kernel, kernel
 from .bundles import BASE_AXES
 from .contacts import contact_workspace, contacts
 from .linalg import manipulability
@@ -163,12 +163,13 @@ def check_poses(poses, max_distance, orthonormal_tolerance):
     return POSE_OK
 
 
-@allocating_kernel
+@batch_kernel
 def solution_figures(tree, task, dof, q, points_out, manipulability_out):
     """For each configuration ``q[k]`` (K, nq): the pose (4, 4) of the first tip's controlled
     point in the base frame into ``points_out[k]``, and the manipulability of the task Jacobian
     (:func:`~ik_node.compiled.linalg.manipulability`; the rows the task controls, weighted) into
-    ``manipulability_out[k]``: a reachability map's figures of its solutions in one call."""
+    ``manipulability_out[k]``: a reachability map's figures of its solutions in one call (without
+    the GIL: :meth:`IKSolver.solution_figures` runs slices on the batch threads)."""
     space = evaluation_workspace(tree, task, dof)
     rows, tips = task[3].shape[0], task[0].shape[0]
     targets = np.zeros((tips, 4, 4))

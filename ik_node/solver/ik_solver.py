@@ -162,6 +162,19 @@ def _batch_threads() -> ThreadPoolExecutor:
         return _batch_pool[1]
 
 
+def in_slices(count: int, work) -> None:
+    """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
+    thread, which the threads take in turn (the caller's thread alone for one thread or item);
+    ``work`` must release the GIL (a :func:`~ik_node.jit.batch_kernel`) to run in parallel."""
+    slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
+    if BATCH_THREADS == 1 or slices <= 1:
+        work(0, count)
+        return
+    bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
+    for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
+        pass
+
+
 class Outcome(enum.IntEnum):
     """How an attempt ended (the kernels' codes)."""
 
@@ -524,21 +537,32 @@ class IKSolver:
         q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
         outcomes = np.empty(count, dtype=np.int64)
 
-        def solve_slice(bounds: tuple[int, int]) -> None:
-            first, stop = bounds
+        def solve_slice(first: int, stop: int) -> None:
             kernels.search_many(
                 targets[first:stop], seeds[first:stop], budget,
                 q[first:stop], norms[first:stop], outcomes[first:stop], *self._arguments,
             )  # fmt: skip
 
-        slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
-        if BATCH_THREADS == 1 or slices <= 1:
-            solve_slice((0, count))
-        else:
-            bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
-            for _ in _batch_threads().map(solve_slice, bounds):  # (re-raises a thread's error)
-                pass
+        in_slices(count, solve_slice)
         return q, norms, outcomes
+
+    def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point
+        in the base frame and the manipulability (K,) of the task Jacobian
+        (:func:`kernels.solution_figures`), on the batch threads."""
+        q = np.ascontiguousarray(q, dtype=float)
+        points, manipulability = np.empty((len(q), 4, 4)), np.empty(len(q))
+        problem = self.problem
+        dof = np.int64(len(problem.joints))
+
+        def figures(first: int, stop: int) -> None:
+            kernels.solution_figures(
+                problem.tree_arrays, problem.task, dof, q[first:stop], points[first:stop],
+                manipulability[first:stop],
+            )  # fmt: skip
+
+        in_slices(len(q), figures)
+        return points, manipulability
 
     # ------------------------------------------------------------------ collisions
 

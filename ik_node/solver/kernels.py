@@ -57,7 +57,7 @@ from ..compiled.contacts import RADIUS as SHAPE_RADIUS
 from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.contacts import A as SHAPE_A
 from ..compiled.contacts import B as SHAPE_B
-from ..compiled.joints import configuration_from_draws
+from ..compiled.joints import configuration_from_draws, configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import (
     PROBED_CELLS,
@@ -80,6 +80,7 @@ from ..compiled.tasks import (
     evaluate,
     evaluation_workspace,
     jacobian_at,
+    solution_figures,
 )
 
 __all__ = [
@@ -131,6 +132,7 @@ __all__ = [
     "WRAPS",
     "check_poses",
     "configuration_from_draws",
+    "configurations_from_draws",
     "contact_rows",
     "evaluate",
     "group_distances",
@@ -146,6 +148,7 @@ __all__ = [
     "null_space_motion",
     "search",
     "search_many",
+    "solution_figures",
     "stationary",
     "step_workspace",
     "table_distances",

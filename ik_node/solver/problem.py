@@ -235,6 +235,6 @@ class Problem:
         """Configurations (S, nq) from uniform draws (S, nv) around ``center`` (nq,), as the
         search's random restarts make them (:func:`kernels.configuration_from_draws`)."""
         out = np.empty((len(draws), len(center)))
-        for index, row in enumerate(np.array(draws, dtype=float)):  # (a copy: the kernel overwrites it)
-            kernels.configuration_from_draws(self.tree_arrays, self.joints, center, row, -1.0, out[index])
+        draws = np.array(draws, dtype=float, order="C")  # (a copy: the kernel overwrites it)
+        kernels.configurations_from_draws(self.tree_arrays, self.joints, center, draws, -1.0, out)
         return out

@@ -86,7 +86,7 @@ class SeedTable:
         """The leaves of a k-d tree over ``features`` (S, F): the entries' order (cell by cell)
         and the cells' first rows (C + 1, the last ``S``). A cell of more than ``CELL_ENTRIES``
         entries is split into two halves at the median of the feature whose values spread
-        widest in it (ties in sampling order: ``np.argsort``'s stable sort)."""
+        widest in it (``np.argpartition``: deterministic, the order within a half arbitrary)."""
         order = np.arange(len(features))
         if len(features) == 0:
             return order, [0]
@@ -98,8 +98,8 @@ class SeedTable:
                 continue
             block = features[order[start:stop]]
             widest = int(np.argmax(block.max(axis=0) - block.min(axis=0)))
-            order[start:stop] = order[start:stop][np.argsort(block[:, widest], kind="stable")]
             middle = (start + stop) // 2
+            order[start:stop] = order[start:stop][np.argpartition(block[:, widest], middle - start)]
             pending += [(middle, stop), (start, middle)]
         return order, sorted(starts) + [len(features)]
 
