@@ -606,12 +606,13 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
     and returns the nearest entry among theirs; over random goals that entry is the table's
     nearest of all for most goals (an approximate search) and never much farther."""
     from ik_node.solver import kernels
+    from ik_node.solver.options import SEED_TABLE_ONE_TIP
     from ik_node.solver.seed_table import CELL_ENTRIES
 
     solver = make_solver(BY_NAME["arm7"])
     table = solver.seed_table
     size, starts = len(table.q), table.cell_starts
-    assert size == 16384 and starts[0] == 0 and starts[-1] == size
+    assert size == SEED_TABLE_ONE_TIP and starts[0] == 0 and starts[-1] == size
     cells = np.diff(starts)
     assert np.all(cells >= CELL_ENTRIES // 2) and np.all(cells <= CELL_ENTRIES)
     assert sorted(table.sampled) == list(range(size))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import IKNodeError
+from ..jit import COMPILED
 from . import kernels
 
 __all__ = [
@@ -43,8 +44,10 @@ __all__ = [
 #: run), 1.8 ms with 1024, 1.1 ms with 2048; on the two-arm and humanoid trees 2048 entries solved
 #: 100 % of 300, 256 entries 99.0-99.3 %, none 98.3-99.0 %. Since the table's index (a search
 #: measures about 640 entries and centroids, whatever the size), one tip takes 16384: arm7's
-#: TRAC-IK-protocol solves took 11.7 iterations on average with 1024 entries, 9.7 with 16384.
-SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = 16384, 2048
+#: TRAC-IK-protocol solves took 11.7 iterations on average with 1024 entries, 9.7 with 16384
+#: (built in ~30 ms). As plain Python (no numba) each entry's FK takes ~0.3 ms: one tip keeps
+#: 1024 entries there.
+SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = (16384 if COMPILED else 1024), 2048
 
 #: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
 METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}
