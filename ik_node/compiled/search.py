@@ -31,8 +31,10 @@ from .tasks import evaluation_workspace, jacobian_at, tip_points
 #: Nearest seed-table entries tried as restarts before random configurations.
 TABLE_RESTARTS = 64
 #: Cells of the seed table's index whose entries a search measures (those with the nearest
-#: centroids; see :func:`probe_table`).
-PROBED_CELLS = 4
+#: centroids; see :func:`probe_table`), and the table size up to which it measures every cell
+#: (a tree's table: measuring its 2048 entries costs a few µs of a ~0.2 ms solve, and its
+#: restarts from the exact nearest entries solved a little more with a capped attempt count).
+PROBED_CELLS, EVERY_CELL_UP_TO = 4, 2048
 #: Restarts around the seed when a solution moved a joint more than ``max_joint_move``.
 NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
@@ -229,7 +231,7 @@ def search_workspace(tree, task, joints, table, nq):
     cell_starts = table[6]
     cells = cell_starts.shape[0] - 1
     restarts = min(TABLE_RESTARTS, table_size)
-    probed = min(PROBED_CELLS, cells)
+    probed = cells if table_size <= EVERY_CELL_UP_TO else min(PROBED_CELLS, cells)
     largest_cell = 0
     for cell in range(cells):
         largest_cell = max(largest_cell, cell_starts[cell + 1] - cell_starts[cell])
@@ -279,7 +281,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
     Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`)
     among those of the ``PROBED_CELLS`` cells of the table's index nearest them
-    (:func:`probe_table`), then
+    (:func:`probe_table`; every cell for a table of at most ``EVERY_CELL_UP_TO``), then
     random configurations (:func:`configuration_from_draws` around the seed; numba's generator
     seeded with ``random_seed``).
 
