@@ -57,7 +57,7 @@ from ..compiled.contacts import RADIUS as SHAPE_RADIUS
 from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.contacts import A as SHAPE_A
 from ..compiled.contacts import B as SHAPE_B
-from ..compiled.joints import configuration_from_draws, configurations_from_draws
+from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import (
     PROBED_CELLS,
@@ -131,7 +131,6 @@ __all__ = [
     "WEIGHT",
     "WRAPS",
     "check_poses",
-    "configuration_from_draws",
     "configurations_from_draws",
     "contact_rows",
     "evaluate",

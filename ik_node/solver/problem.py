@@ -233,7 +233,7 @@ class Problem:
 
     def random_configurations(self, center: np.ndarray, draws: np.ndarray) -> np.ndarray:
         """Configurations (S, nq) from uniform draws (S, nv) around ``center`` (nq,), as the
-        search's random restarts make them (:func:`kernels.configuration_from_draws`)."""
+        search's random restarts make them (one call of :func:`kernels.configurations_from_draws`)."""
         out = np.empty((len(draws), len(center)))
         draws = np.array(draws, dtype=float, order="C")  # (a copy: the kernel overwrites it)
         kernels.configurations_from_draws(self.tree_arrays, self.joints, center, draws, -1.0, out)
