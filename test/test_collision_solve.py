@@ -97,6 +97,35 @@ def test_pair_distances_equal_coal_and_witness_points_lie_on_the_surfaces(second
     assert apart > 100
 
 
+def test_the_box_gap_bounds_the_segment_box_distance_from_below_and_is_exact_over_a_face():
+    """``segment_box_gap`` (the separating-axis bound that lets far capsule-box pairs go
+    unmeasured) never exceeds coal's segment-box distance, in random poses; for a segment above a
+    face, within its outline, it equals that distance."""
+    from ik_node.compiled.shapes import segment_box_gap
+
+    rng = np.random.default_rng(11)
+    poses = np.eye(4)[None]
+    placed, bounded = np.empty((2, 7, 3)), 0
+    for _ in range(400):
+        segment = _random_obstacle(rng, "capsule")
+        box = _random_obstacle(rng, "box")
+        shapes = np.ascontiguousarray(np.stack([obstacle_row(segment), obstacle_row(box)]))
+        for k in range(2):
+            contacts._bounds(poses[0], shapes[k], placed[k])
+        gap = segment_box_gap(placed[0], placed[1])
+        axis = coal.Capsule(0.0, segment.size[1])  # the capsule's segment
+        reference = _coal_distance(axis, segment.pose, _coal_shape(box), box.pose)
+        assert gap <= max(reference, 0.0) + 1e-9
+        bounded += gap > 0.0
+    assert bounded > 100
+    box = Obstacle.box((0.4, 0.6, 0.2), np.eye(4))
+    for height in (0.01, 0.3):
+        ends = np.array([[-0.1, 0.2, 0.1 + height + 0.05], [0.15, -0.25, 0.1 + height]])
+        row = obstacle_row(box)
+        contacts._bounds(poses[0], row, placed[1])
+        assert segment_box_gap(ends, placed[1]) == pytest.approx(height)
+
+
 def test_hull_distances_equal_coal_between_convex_hulls():
     """GJK on point sets against coal's distance between their convex hulls, in random poses:
     equal where apart (witness points that far apart), 0 where coal finds them overlapping."""

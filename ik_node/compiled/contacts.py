@@ -47,7 +47,7 @@ import numpy as np
 from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import IN_BASE_AXES
 from .gjk import hull_distance
-from .shapes import segment_parameters, swept_box_distance
+from .shapes import segment_box_gap, segment_parameters, swept_box_distance
 from .spatial import point_jacobian
 
 #: Columns of ``shapes``.
@@ -113,8 +113,9 @@ def pair_distance(poses, shapes, first, second, record):
 @kernel
 def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far, scratch, record):
     """The distance of two shapes placed by :func:`_bounds` (as :func:`pair_distance`), with
-    work space ``scratch`` (3, 3); when their bounding spheres are ``far`` [m] or more apart,
-    only that lower bound of the distance is returned (``record`` untouched)."""
+    work space ``scratch`` (3, 3); when their bounding spheres are ``far`` [m] or more apart, or
+    a box's separating axes (:func:`~.shapes.segment_box_gap`) put them that far, only that lower
+    bound of the distance is returned (``record`` untouched)."""
     centres = 0.0
     for i in range(3):
         centres += (placed_a[6, i] - placed_b[6, i]) ** 2
@@ -124,6 +125,9 @@ def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far
     closest_a, closest_b, normal = scratch[0], scratch[1], scratch[2]
     radius_a = shape_a[RADIUS]
     if shape_b[KIND] == BOX:
+        bound = segment_box_gap(placed_a, placed_b) - radius_a
+        if bound >= far:
+            return bound
         gap = swept_box_distance(placed_a, placed_b, closest_a, closest_b, normal)
         radius_b = 0.0
     else:

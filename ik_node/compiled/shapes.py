@@ -87,6 +87,24 @@ def box_signed_distance(px, py, pz, box, closest, normal):
 
 
 @kernel
+def segment_box_gap(segment, box):
+    """A lower bound [m] of the distance from the segment ``segment[0]``-``segment[1]`` to a box
+    (``box`` as in :func:`box_signed_distance`; base frame): the largest gap between the
+    segment's and the box's extents along the box's three axes (separating axes: a projection
+    never lengthens a distance); 0 when every extent overlaps. A few flops, against
+    :func:`swept_box_distance`'s search: it lets far pairs (a link above a table) go unmeasured."""
+    gap = 0.0
+    for k in range(3):
+        start = box[1, k] * (segment[0, 0] - box[0, 0]) + box[2, k] * (segment[0, 1] - box[0, 1])
+        start += box[3, k] * (segment[0, 2] - box[0, 2])
+        end = box[1, k] * (segment[1, 0] - box[0, 0]) + box[2, k] * (segment[1, 1] - box[0, 1])
+        end += box[3, k] * (segment[1, 2] - box[0, 2])
+        half = box[4, k]
+        gap = max(gap, min(start, end) - half, -half - max(start, end))
+    return gap
+
+
+@kernel
 def swept_box_distance(segment, box, closest_a, closest_b, normal):
     """The smallest signed distance from the segment ``segment[0]``-``segment[1]`` to a box (see
     :func:`box_signed_distance`; signed distance to a convex set is convex along a segment:
