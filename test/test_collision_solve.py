@@ -129,7 +129,7 @@ def test_the_box_gap_bounds_the_segment_box_distance_from_below_and_is_exact_ove
 def test_hull_distances_equal_coal_between_convex_hulls():
     """GJK on point sets against coal's distance between their convex hulls, in random poses:
     equal where apart (witness points that far apart), 0 where coal finds them overlapping."""
-    from ik_node.compiled.gjk import hull_distance
+    from ik_node.compiled.gjk import gjk_workspace, hull_distance
 
     def convex(points):
         vertices = coal.StdVec_Vec3s()
@@ -147,13 +147,21 @@ def test_hull_distances_equal_coal_between_convex_hulls():
         witness_a, witness_b = np.empty(3), np.empty(3)
         guess = np.array([1.0, 0.0, 0.0])
         distance = hull_distance(
-            np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, guess, witness_a, witness_b
+            np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, guess, math.inf, witness_a, witness_b,
+            gjk_workspace(),
         )
         reference = _coal_distance(convex(a), pose_a, convex(b), pose_b)
         if reference > 1e-6:
             apart += 1
             assert distance == pytest.approx(reference, abs=1e-9)
             assert np.linalg.norm(witness_a - witness_b) == pytest.approx(distance, abs=1e-9)
+            # told a distance it need not exceed, GJK may stop at a lower bound past it
+            np.testing.assert_allclose(guess / np.linalg.norm(guess), (witness_a - witness_b) / distance)
+            bound = hull_distance(
+                np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, np.array([0.0, 1.0, 0.0]), reference / 2,
+                witness_a, witness_b, gjk_workspace(),
+            )  # fmt: skip
+            assert reference / 2 <= bound <= reference + 1e-9
         else:
             assert distance <= 1e-9
     assert 50 < apart < 190

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import IN_BASE_AXES
-from .gjk import hull_distance
+from .gjk import GJK_WORK, gjk_workspace, hull_distance
 from .shapes import segment_box_gap, segment_parameters, swept_box_distance
 from .spatial import point_jacobian
 
@@ -162,7 +162,9 @@ def contact_workspace(task):
     kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     shapes = collision[0].shape[0] if kept > 0 else 0
     owners = collision[2].shape[0] if kept > 0 else 0
+    groups = collision[3].shape[0] if kept > 0 else 0
     size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 18 + owners * 4
+    size += GJK_WORK + groups * 3
     return np.zeros(size), np.empty(kept, dtype=np.int64)
 
 
@@ -170,10 +172,12 @@ def contact_workspace(task):
 def _contact_views(task, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
     the shapes placed (S, 7, 3) and their bounding radii (S,), work space (6, 3), the owners'
-    bounding spheres (O, 4): centre, radius)."""
+    bounding spheres (O, 4): centre, radius; GJK's work space, and each group's last direction
+    between its hulls (G, 3), zero until measured: GJK's warm start)."""
     collision = task[6]
     buffer, near = contact
     kept, shapes, owners = near.shape[0], collision[0].shape[0], collision[2].shape[0]
+    groups = collision[3].shape[0]
     at = 2
     records = buffer[at : at + kept * CONTACT_COLUMNS].reshape((kept, CONTACT_COLUMNS))
     at += kept * CONTACT_COLUMNS
@@ -186,7 +190,23 @@ def _contact_views(task, contact):
     scratch = buffer[at : at + 18].reshape((6, 3))
     at += 18
     spheres = buffer[at : at + owners * 4].reshape((owners, 4))
-    return records, record, placed, radii, scratch, spheres
+    at += owners * 4
+    gjk = buffer[at : at + GJK_WORK]
+    at += GJK_WORK
+    directions = buffer[at : at + groups * 3].reshape((groups, 3))
+    return records, record, placed, radii, scratch, spheres, gjk, directions
+
+
+@kernel
+def forget_directions(task, contact):
+    """Clear the groups' GJK warm starts in :func:`contact_workspace` (at each attempt's start,
+    so that an attempt's result never depends on the attempts or targets before it)."""
+    if contact[1].shape[0] == 0:
+        return
+    directions = _contact_views(task, contact)[7]
+    for group in range(directions.shape[0]):
+        for i in range(3):
+            directions[group, i] = 0.0
 
 
 @inline_kernel
@@ -226,11 +246,13 @@ def _keep_near(near, records, count, pair, record):
 
 
 @kernel
-def _group_distance(group, poses, collision, placed, radii, far, scratch, record):
+def _group_distance(group, poses, collision, placed, radii, far, scratch, record, gjk, directions):
     """A group's distance [m] (a lower bound once it is ``far`` or more), the penetration of its
     shapes [m], and whether the hulls gave it (``record`` then holds their near pair's record):
     the least of its pairs' distances, or the owners' hulls' (grown by their paddings) where
-    those are apart and farther (see the module docstring)."""
+    those are apart and farther (see the module docstring). ``gjk``: GJK's work space;
+    ``directions[group]``: the direction between the hulls GJK last found (B toward A, base
+    axes; zero: none yet, the centres' difference is used), updated."""
     shapes, pairs, owners, groups, _, hull_points, hull_pads = collision
     a, b = groups[group, 0], groups[group, 1]
     least, depth = math.inf, 0.0
@@ -241,14 +263,19 @@ def _group_distance(group, poses, collision, placed, radii, far, scratch, record
             depth -= distance
     if least >= far or owners[a, 2] == owners[a, 3] or owners[b, 2] == owners[b, 3]:
         return least, depth, False
-    witness_a, witness_b, guess = scratch[3], scratch[4], scratch[5]
-    for i in range(3):
-        guess[i] = placed[owners[a, 0], 6, i] - placed[owners[b, 0], 6, i]
+    witness_a, witness_b, guess = scratch[3], scratch[4], directions[group]
+    if guess[0] == 0.0 and guess[1] == 0.0 and guess[2] == 0.0:
+        for i in range(3):
+            guess[i] = placed[owners[a, 0], 6, i] - placed[owners[b, 0], 6, i]
+    pads = hull_pads[a] + hull_pads[b]
     gap = hull_distance(
         hull_points, owners[a, 2], owners[a, 3], poses[int(shapes[owners[a, 0], FRAME])],
-        owners[b, 2], owners[b, 3], poses[int(shapes[owners[b, 0], FRAME])], guess, witness_a, witness_b,
+        owners[b, 2], owners[b, 3], poses[int(shapes[owners[b, 0], FRAME])], guess, far + pads,
+        witness_a, witness_b, gjk,
     )  # fmt: skip
-    distance = gap - hull_pads[a] - hull_pads[b]
+    distance = gap - pads
+    if distance >= far:  # (GJK stopped at a bound: apart by the margin at least, no witnesses)
+        return distance, 0.0, True
     if not gap > 0.0 or distance <= 0.0 or distance <= least:
         return least, depth, False
     record[DISTANCE] = distance
@@ -269,8 +296,11 @@ def group_distances(poses, collision, out):
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
     scratch, record = np.empty((6, 3)), np.empty(CONTACT_COLUMNS)
+    gjk, directions = gjk_workspace(), np.zeros((collision[3].shape[0], 3))
     for group in range(collision[3].shape[0]):
-        out[group] = _group_distance(group, poses, collision, placed, radii, math.inf, scratch, record)[0]
+        out[group] = _group_distance(
+            group, poses, collision, placed, radii, math.inf, scratch, record, gjk, directions
+        )[0]
 
 
 @kernel
@@ -284,7 +314,7 @@ def contacts(task, poses, contact):
     buffer[0], buffer[1] = 0.0, 0.0
     if pairs.shape[0] == 0:
         return 0.0
-    records, record, placed, radii, scratch, spheres = _contact_views(task, contact)
+    records, record, placed, radii, scratch, spheres, gjk, directions = _contact_views(task, contact)
     count, penetration = 0, 0.0
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
@@ -310,7 +340,7 @@ def contacts(task, poses, contact):
         if math.sqrt(gap) - spheres[a, 3] - spheres[b, 3] >= margin:
             continue
         least, depth, on_hulls = _group_distance(
-            group, poses, task[6], placed, radii, margin, scratch, record
+            group, poses, task[6], placed, radii, margin, scratch, record, gjk, directions
         )
         if on_hulls:
             if least < margin:

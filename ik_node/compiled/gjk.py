@@ -43,18 +43,17 @@ def _support(points, start, end, pose, dx, dy, dz, out):
     return best
 
 
-@allocating_kernel
-def _closest_on_simplex(simplex, size, weights):
+@kernel
+def _closest_on_simplex(simplex, size, required, weights, gram, rhs, trial, others):
     """The point of the convex hull of ``simplex[:size]`` (rows: points) nearest the origin: its
-    barycentric ``weights`` (size,), the rest 0; returns the squared distance. Every subset is
-    tried (15 at most): the origin's projection onto its affine hull counts when its weights are
-    all positive."""
+    barycentric ``weights`` (size,), the rest 0; returns the squared distance (``inf`` when no
+    subset qualifies). The subsets holding every point of the bit mask ``required`` are tried:
+    the origin's projection onto a subset's affine hull counts when its weights are all positive.
+    ``gram`` (3, 3), ``rhs`` (3,), ``trial`` (4,) and ``others`` (3,) are work space."""
     best = math.inf
-    gram = np.empty((3, 3))
-    rhs = np.empty(3)
-    trial = np.empty(4)
-    others = np.empty(3, dtype=np.int64)
     for mask in range(1, 1 << size):
+        if mask & required != required:
+            continue
         members = 0
         first = -1
         for k in range(size):
@@ -70,13 +69,13 @@ def _closest_on_simplex(simplex, size, weights):
                 others[count] = k
                 count += 1
         for i in range(m):
-            a = others[i]
+            a = int(others[i])
             value = 0.0
             for c in range(3):
                 value += (simplex[a, c] - simplex[first, c]) * simplex[first, c]
             rhs[i] = -value
             for j in range(m):
-                b = others[j]
+                b = int(others[j])
                 value = 0.0
                 for c in range(3):
                     value += (simplex[a, c] - simplex[first, c]) * (simplex[b, c] - simplex[first, c])
@@ -95,7 +94,7 @@ def _closest_on_simplex(simplex, size, weights):
             trial[k] = 0.0
         trial[first] = 1.0 - total
         for i in range(m):
-            trial[others[i]] = rhs[i]
+            trial[int(others[i])] = rhs[i]
         distance2 = 0.0
         for c in range(3):
             value = 0.0
@@ -141,25 +140,48 @@ def _solve_small(matrix, rhs, size):
     return True
 
 
+#: Length of :func:`hull_distance`'s work space: three (4, 3) simplices (the Minkowski
+#: difference's points and their two ends), weights and previous weights (4 each), the support
+#: points and the direction (3 each), and :func:`_closest_on_simplex`'s (9 + 3 + 4 + 3).
+GJK_WORK = 36 + 8 + 9 + 19
+
+
 @allocating_kernel
-def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, witness_a, witness_b):
+def gjk_workspace():
+    """Work space for :func:`hull_distance` (``GJK_WORK`` floats)."""
+    return np.empty(GJK_WORK)
+
+
+@kernel
+def hull_distance(
+    points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, far, witness_a, witness_b, work
+):
     """The distance [m] between the convex hulls of ``points[start_a:end_a]`` at ``pose_a`` and
     ``points[start_b:end_b]`` at ``pose_b`` (base frame), with the closest points on each into
     ``witness_a`` and ``witness_b``; 0 when they overlap or touch (witnesses then undefined).
-    ``guess`` (3,): a direction from B toward A to start from (a centre's difference: a few
-    iterations fewer than an arbitrary one)."""
-    simplex = np.empty((4, 3))
-    from_a = np.empty((4, 3))
-    from_b = np.empty((4, 3))
-    weights, previous = np.zeros(4), np.zeros(4)
-    a, b = np.empty(3), np.empty(3)
+    ``guess`` (3,): a direction from B toward A to start from (the last answer's, or a centre
+    difference: a few iterations fewer than an arbitrary one), replaced by the answer's direction
+    when the hulls are apart; ``work``: :func:`gjk_workspace`.
+    Once the distance is known to be at least ``far`` [m] (the support plane's lower bound
+    ``v . w / |v|``, ``v`` the current point, ``w`` the new support point), that bound is
+    returned and the witnesses are undefined: a pair farther than the margin needs no more.
+    Once the simplex has a point, the nearest face holds the newest support point (it brought
+    the distance down), so only the faces holding it are searched, all of them when none
+    qualifies (rounding)."""
+    simplex = work[0:12].reshape((4, 3))
+    from_a = work[12:24].reshape((4, 3))
+    from_b = work[24:36].reshape((4, 3))
+    weights, previous = work[36:40], work[40:44]
+    a, b, v = work[44:47], work[47:50], work[50:53]
+    gram, rhs, trial, others = work[53:62].reshape((3, 3)), work[62:65], work[65:69], work[69:72]
+    for k in range(4):
+        weights[k] = 0.0
     _support(points, start_a, end_a, pose_a, -guess[0], -guess[1], -guess[2], a)
     _support(points, start_b, end_b, pose_b, guess[0], guess[1], guess[2], b)
     for c in range(3):
         from_a[0, c], from_b[0, c], simplex[0, c] = a[c], b[c], a[c] - b[c]
     size = 1
     weights[0] = 1.0
-    v = np.empty(3)
     for c in range(3):
         v[c] = simplex[0, c]
     distance2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
@@ -168,7 +190,12 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess,
             return 0.0
         _support(points, start_a, end_a, pose_a, -v[0], -v[1], -v[2], a)
         _support(points, start_b, end_b, pose_b, v[0], v[1], v[2], b)
-        gain = distance2 - (v[0] * (a[0] - b[0]) + v[1] * (a[1] - b[1]) + v[2] * (a[2] - b[2]))
+        along = v[0] * (a[0] - b[0]) + v[1] * (a[1] - b[1]) + v[2] * (a[2] - b[2])
+        if along > 0.0 and along * along >= far * far * distance2:
+            for c in range(3):
+                guess[c] = v[c]
+            return along / math.sqrt(distance2)
+        gain = distance2 - along
         if gain <= GJK_TOLERANCE * distance2 or size == 4:
             break
         for c in range(3):
@@ -178,7 +205,9 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess,
         for k in range(4):
             previous[k] = weights[k]
             weights[k] = 0.0
-        found = _closest_on_simplex(simplex, size, weights)
+        found = _closest_on_simplex(simplex, size, 1 << (size - 1), weights, gram, rhs, trial, others)
+        if found == math.inf:
+            found = _closest_on_simplex(simplex, size, 0, weights, gram, rhs, trial, others)
         if found == math.inf or found >= distance2:  # (no progress: a degenerate simplex)
             size -= 1
             for k in range(4):
@@ -196,6 +225,8 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess,
                     )
                 weights[kept] = weights[k]
                 kept += 1
+        for k in range(kept, 4):
+            weights[k] = 0.0
         size = kept
         for c in range(3):
             v[c] = 0.0
@@ -208,6 +239,7 @@ def hull_distance(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess,
         for k in range(size):
             witness_a[c] += weights[k] * from_a[k, c]
             witness_b[c] += weights[k] * from_b[k, c]
+        guess[c] = v[c]
     return math.sqrt(max(distance2, 0.0))
 
 
@@ -222,6 +254,7 @@ def simplified_hull(points, count, tolerance, chosen):
     identity = np.eye(4)
     work = np.empty((count + 1, 3))
     witness_a, witness_b, guess = np.empty(3), np.empty(3), np.empty(3)
+    gjk_work = gjk_workspace()
     used = 0
     for axis in range(3):
         for sign in (1.0, -1.0):
@@ -250,7 +283,8 @@ def simplified_hull(points, count, tolerance, chosen):
             for c in range(3):
                 guess[c] = points[index, c] - work[0, c]
             distance = hull_distance(
-                work, count, count + 1, identity, 0, used, identity, guess, witness_a, witness_b
+                work, count, count + 1, identity, 0, used, identity, guess, math.inf, witness_a, witness_b,
+                gjk_work,
             )
             distances[index] = distance
             if distance > worst:

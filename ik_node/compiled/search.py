@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contacts
+from .contacts import contacts, forget_directions
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -86,6 +86,7 @@ def penetration_at(tree, task, q, space):
     if task[6][1].shape[0] == 0:
         return 0.0
     forward_kinematics(tree[0], tree[1], q, space[0])
+    forget_directions(task, space[5])
     return contacts(task, space[0], space[5])
 
 
