@@ -195,29 +195,32 @@ def link_hulls(robot, package_paths: Sequence[str] | None = None) -> dict[str, t
     ``HULL_TOLERANCE``) and grows the padding by the largest distance of the others from that
     subset's hull (still containing).
     Built once per description and package paths."""
-    import trimesh
-
     key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and key in _hull_cache:
         return _hull_cache[key]
-    hulls = {}
-    for link, elements in _link_elements(robot, key).items():
-        points, pad = _link_points(elements)
-        pad += ALLOWANCE
-        try:
-            vertices = np.asarray(trimesh.convex.convex_hull(points).vertices, dtype=float)
-        except Exception:  # (flat or too few points for a hull: the points themselves)
-            vertices = np.unique(points, axis=0)
-        vertices = np.ascontiguousarray(vertices)
-        if len(vertices) > HULL_VERTICES:  # fewer vertices, the padding grown to cover the rest
-            chosen = np.empty(HULL_VERTICES, dtype=np.int64)
-            error, used = simplified_hull(vertices, HULL_VERTICES, HULL_TOLERANCE, chosen)
-            pad += error
-            vertices = np.ascontiguousarray(vertices[chosen[:used]])
-        hulls[link] = (vertices, float(pad))
+    hulls = {link: _hull(*_link_points(elements)) for link, elements in _link_elements(robot, key).items()}
     if robot.description_hash is not None:
         _hull_cache[key] = hulls
     return hulls
+
+
+def _hull(points: np.ndarray, pad: float) -> tuple[np.ndarray, float]:
+    """(vertices (V, 3), padding [m]) of a convex set containing the balls of radius ``pad``
+    around ``points``: their hull's vertices, at most ``HULL_VERTICES`` (see :func:`link_hulls`)."""
+    import trimesh
+
+    pad += ALLOWANCE
+    try:
+        vertices = np.asarray(trimesh.convex.convex_hull(points).vertices, dtype=float)
+    except Exception:  # (flat or too few points for a hull: the points themselves)
+        vertices = np.unique(points, axis=0)
+    vertices = np.ascontiguousarray(vertices)
+    if len(vertices) > HULL_VERTICES:  # fewer vertices, the padding grown to cover the rest
+        chosen = np.empty(HULL_VERTICES, dtype=np.int64)
+        error, used = simplified_hull(vertices, HULL_VERTICES, HULL_TOLERANCE, chosen)
+        pad += error
+        vertices = np.ascontiguousarray(vertices[chosen[:used]])
+    return vertices, float(pad)
 
 
 def link_boxes(robot, package_paths: Sequence[str] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -227,25 +230,133 @@ def link_boxes(robot, package_paths: Sequence[str] | None = None) -> dict[str, t
     convex hull, hence the geometry). A tighter stand-in than capsules for big, boxy links that
     the solve does not move (a torso, a pedestal): see :mod:`ik_node.solver.collision_task`.
     Built once per description and package paths."""
-    import trimesh
-
     key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and key in _box_cache:
         return _box_cache[key]
-    boxes = {}
-    for link, elements in _link_elements(robot, key).items():
-        points, pad = _link_points(elements)
-        try:
-            to_origin, extents = trimesh.bounds.oriented_bounds(points)
-            pose = np.linalg.inv(to_origin)
-        except Exception:  # (flat or too few points for a hull: the axis-aligned box)
-            low, high = points.min(axis=0), points.max(axis=0)
-            pose, extents = np.eye(4), high - low
-            pose[:3, 3] = (low + high) / 2.0
-        boxes[link] = (pose, np.asarray(extents, dtype=float) + 2.0 * (pad + ALLOWANCE))
+    boxes = {link: _box(*_link_points(elements)) for link, elements in _link_elements(robot, key).items()}
     if robot.description_hash is not None:
         _box_cache[key] = boxes
     return boxes
+
+
+def _box(points: np.ndarray, pad: float) -> tuple[np.ndarray, np.ndarray]:
+    """(T_frame_box (4, 4), size (3,) [m]) of an oriented box containing the balls of radius
+    ``pad`` around ``points`` (see :func:`link_boxes`)."""
+    import trimesh
+
+    try:
+        to_origin, extents = trimesh.bounds.oriented_bounds(points)
+        pose = np.linalg.inv(to_origin)
+    except Exception:  # (flat or too few points for a hull: the axis-aligned box)
+        low, high = points.min(axis=0), points.max(axis=0)
+        pose, extents = np.eye(4), high - low
+        pose[:3, 3] = (low + high) / 2.0
+    return pose, np.asarray(extents, dtype=float) + 2.0 * (pad + ALLOWANCE)
+
+
+#: most slabs a link (or one of its slabs) is cut into by :func:`link_pieces`
+MAX_PIECES = 3
+#: [m³] links whose hull holds less are not cut (grippers, fingers: their hulls' excess is
+#: millimetres; cutting a big mesh takes a second): a torso holds 0.1, a pedestal 0.4
+PIECES_FROM_VOLUME = 0.01
+_PIECE_CUTS = 9  # positions tried for a cut between its neighbours
+_piece_cache: dict[tuple, list] = {}
+
+
+@dataclass(frozen=True, eq=False)
+class Piece:
+    """A convex piece of a link's geometry, in the link frame: its hull (``vertices`` (V, 3) [m],
+    grown by ``pad`` [m]; ``hull_volume`` [m³], without the padding), the capsule
+    :func:`_tight_capsule` fits around it (``capsule``: a, b, radius [m], volume [m³]) and its
+    oriented box (``box``: T_link_box (4, 4), size (3,) [m])."""
+
+    vertices: np.ndarray = field(repr=False)
+    pad: float
+    hull_volume: float
+    capsule: tuple = field(repr=False)
+    box: tuple = field(repr=False)
+
+
+def _hull_volume(points: np.ndarray, pads=None) -> float:
+    """Volume [m³] of the points' convex hull (0 when flat)."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        return float(ConvexHull(points).volume)
+    except (QhullError, ValueError):
+        return 0.0
+
+
+def link_pieces(robot, link: str, package_paths: Sequence[str] | None = None) -> list[Piece]:
+    """The geometry of ``link`` as convex pieces whose union contains it, for a link the solve
+    does not move (:mod:`ik_node.solver.collision_task` checks each piece apart): a concave link's
+    hull (a pedestal, a post on wide feet) fills the space beside the post.
+
+    A link whose hull holds :data:`PIECES_FROM_VOLUME` or more is cut (:func:`_split`) into
+    slabs across one axis, and each slab again across another, into cells (:func:`_cell_part`:
+    each cell's hull contains the geometry's part in it); a split is kept only where its hulls
+    hold :data:`SPLIT_GAIN` less volume than the whole. One piece when no split gains that
+    much. Empty for a link without readable geometry; built once per description, package paths
+    and link."""
+    key = _cache_key(robot, package_paths)
+    if robot.description_hash is not None and (key, link) in _piece_cache:
+        return _piece_cache[key, link]
+    elements = _link_elements(robot, key).get(link, [])
+    cells = []
+    if elements:
+        points = np.concatenate([element.points for element in elements])
+        axes = np.concatenate([np.eye(3), _principal_axes(points)[1].T])
+        split = _split(elements, axes, ()) if _hull_volume(points) >= PIECES_FROM_VOLUME else None
+        if split is None:
+            cells = [_slab_pieces(elements, axes[0], [])[0]]
+        else:
+            axis, cuts, slabs = split
+            bounds = [-math.inf, *cuts, math.inf]
+            across = axes[np.abs(axes @ axis) < 0.99]
+            for slab, lower, upper in zip(slabs, bounds[:-1], bounds[1:], strict=True):
+                big = _hull_volume(slab[0]) >= PIECES_FROM_VOLUME
+                inner = _split(elements, across, ((axis, lower, upper),)) if big else None
+                cells.extend([slab] if inner is None else inner[2])
+    pieces = []
+    for cell_points, cell_pads in cells:
+        pad = float(cell_pads.max())
+        vertices, hull_pad = _hull(cell_points, pad)
+        pieces.append(
+            Piece(
+                vertices=vertices,
+                pad=hull_pad,
+                hull_volume=_hull_volume(cell_points),
+                capsule=_tight_capsule(cell_points, cell_pads),
+                box=_box(cell_points, pad),
+            )
+        )
+    if robot.description_hash is not None:
+        _piece_cache[key, link] = pieces
+    return pieces
+
+
+def _split(elements: list[_Element], axes: np.ndarray, within):
+    """The cut of the geometry inside the slabs ``within`` into 2 to :data:`MAX_PIECES` slabs
+    across one of ``axes`` (:func:`_best_cuts`, to the least total hull volume): ``(axis, cuts,
+    pieces)`` with the fewest slabs that more would not shrink by :data:`SPLIT_GAIN` (more are
+    tried only while fewer gained); None when no cut shrinks the hull volume of the whole by
+    that much."""
+    whole = _slab_pieces(elements, axes[0], [], within)
+    if not whole:
+        return None
+    chosen, chosen_volume = None, _hull_volume(whole[0][0])
+    for count in range(2, MAX_PIECES + 1):
+        best, best_volume = None, math.inf
+        for axis in axes:
+            found = _best_cuts(elements, axis, count, _hull_volume, _PIECE_CUTS, within)
+            if found is not None:
+                volume = sum(_hull_volume(piece_points) for piece_points, _ in found[1])
+                if volume < best_volume:
+                    best, best_volume = (axis, *found), volume
+        if best is None or best_volume >= (1.0 - SPLIT_GAIN) * chosen_volume:
+            break  # (more slabs are tried only when fewer gained)
+        chosen, chosen_volume = best, best_volume
+    return chosen
 
 
 def load_mesh(geometry, package_paths: Sequence[str] = ()):
@@ -275,12 +386,15 @@ class _Element:
     """One ``<collision>`` element in the link frame: ``points`` [m] each padded by ``pad`` [m],
     whose convex hull contains it; ``edges`` (index pairs into ``points``) when it is a surface of
     triangles or a convex polytope that slabs may cut (mesh, box, the cylinder's prism), ``None``
-    for a sphere or a capsule (kept whole); ``volume`` [m³] of the real element."""
+    for a sphere or a capsule (kept whole); ``volume`` [m³] of the real element; ``faces``
+    (triangles of indices into ``points``) of that surface or polytope, which cells cut
+    (:func:`_cell_part`)."""
 
     points: np.ndarray
     pad: float
     edges: np.ndarray | None
     volume: float
+    faces: np.ndarray | None = None
 
 
 #: the 12 edges of the box whose corners are ``_BOX_SIGNS``: corners differing in one sign
@@ -347,9 +461,14 @@ def _element(geometry, package_paths: Sequence[str]) -> _Element | None:
         pad = 0.0
     else:
         local, pad, volume, edges = primitive_points(kind, size)
+        faces = None
+        if edges is not None:  # a box or a prism: convex, its hull's triangles are its faces
+            from scipy.spatial import ConvexHull
+
+            faces = ConvexHull(local).simplices
     origin = geometry.origin
     points = local @ origin[:3, :3].T + origin[:3, 3]
-    return _Element(points=points, pad=float(pad), edges=edges, volume=float(volume))
+    return _Element(points=points, pad=float(pad), edges=edges, volume=float(volume), faces=faces)
 
 
 def _capsule_volume(a: np.ndarray, b: np.ndarray, radius: float) -> float:
@@ -379,9 +498,9 @@ def _link_shapes(elements: list[_Element]) -> list[tuple[np.ndarray, np.ndarray,
     if len(points) > 1 and np.ptp(points, axis=0).max() > 0.0:
         axis = np.linalg.eigh(np.cov((points - points.mean(axis=0)).T))[1][:, -1]
         for count in range(2, MAX_SHAPES_PER_LINK + 1):
-            pieces = _best_cuts(elements, axis, count)
-            if pieces is not None:
-                best[count] = pieces
+            found = _best_cuts(elements, axis, count)
+            if found is not None:
+                best[count] = found[1]
     if len(elements) > 1:
         pieces = [(element.points, np.full(len(element.points), element.pad)) for element in elements]
         volumes = [_fit(*piece)[3] for piece in pieces]
@@ -409,74 +528,130 @@ def _total(shapes) -> float:
     return sum(shape[3] for shape in shapes)
 
 
-def _slab_pieces(elements: list[_Element], axis: np.ndarray, cuts: Sequence[float]):
-    """The link's geometry between consecutive planes ``x · axis = cut``, as ``(points, pads)``
-    per slab (an empty slab left out): a polytope or triangle surface by its vertices inside the
-    slab and its edges' crossings of the slab's two planes (the corners of every triangle or
-    polytope clipped to the slab); a sphere or a capsule whole, in the slab of its centre."""
+def _slab_pieces(elements: list[_Element], axis: np.ndarray, cuts: Sequence[float], within=()):
+    """The link's geometry between consecutive planes ``x · axis = cut`` (and inside the slabs
+    ``within``: ``(axis, low, high)`` triples), as ``(points, pads)`` per cell
+    (:func:`_cell_part`; an empty cell left out)."""
     bounds = [-math.inf, *cuts, math.inf]
-    heights = [element.points @ axis for element in elements]
-    crossings = []  # per cut, per element: where the element's edges cross the plane
-    for cut in cuts:
-        row = []
-        for element, height in zip(elements, heights, strict=True):
-            if element.edges is None:
-                row.append(np.empty((0, 3)))
-                continue
-            first, second = height[element.edges[:, 0]] - cut, height[element.edges[:, 1]] - cut
-            crossing = first * second < 0.0
-            fraction = (first[crossing] / (first[crossing] - second[crossing]))[:, None]
-            ends = element.points[element.edges[crossing]]  # (crossing edges, 2, 3)
-            row.append(ends[:, 0] + fraction * (ends[:, 1] - ends[:, 0]))
-        crossings.append(row)
     pieces = []
-    for slab in range(len(bounds) - 1):
-        lower, upper = bounds[slab], bounds[slab + 1]
-        parts, part_pads = [], []
-        for index, (element, height) in enumerate(zip(elements, heights, strict=True)):
-            if element.edges is None:
-                middle = float(height.mean())
-                if lower <= middle < upper or (upper == math.inf and middle >= lower):
-                    parts.append(element.points)
-                    part_pads.append(np.full(len(element.points), element.pad))
-                continue
-            found = [element.points[(height >= lower) & (height <= upper)]]
-            if slab > 0:
-                found.append(crossings[slab - 1][index])
-            if slab < len(cuts):
-                found.append(crossings[slab][index])
-            found = np.concatenate(found)
-            parts.append(found)
-            part_pads.append(np.full(len(found), element.pad))
-        if sum(len(part) for part in parts):
-            pieces.append((np.concatenate(parts), np.concatenate(part_pads)))
+    for lower, upper in zip(bounds[:-1], bounds[1:], strict=True):
+        cell = (*within, (axis, lower, upper))
+        parts = [(_cell_part(element, cell), element.pad) for element in elements]
+        parts = [(points, pad) for points, pad in parts if len(points)]
+        if parts:
+            pads = [np.full(len(points), pad) for points, pad in parts]
+            pieces.append((np.concatenate([points for points, _ in parts]), np.concatenate(pads)))
     return pieces
 
 
-def _best_cuts(elements: list[_Element], axis: np.ndarray, count: int):
-    """The pieces of :func:`_slab_pieces` in ``count`` slabs across ``axis``, the cuts placed by
-    coordinate descent (each cut in turn moved to the best of :data:`_CUT_CANDIDATES` even
-    positions between its neighbours; :data:`_CUT_ROUNDS` rounds) from even spacing; None when
-    some slab is empty."""
-    heights = np.concatenate([element.points @ axis for element in elements])
+def _cell_part(element: _Element, cell) -> np.ndarray:
+    """Points (P, 3) whose hull contains ``element``'s part in ``cell`` (one or two slabs
+    ``(axis, low, high)``: ``low <= x · axis <= high``): a sphere or a capsule whole when its
+    centre lies in the cell (half-open slabs, so in one cell only); a polytope or triangle
+    surface by the corners of its triangles clipped to the cell: its vertices inside, its edges'
+    crossings of the cell's planes inside, and, with two slabs, where the lines along which two
+    of their planes meet cross its triangles. The cell is unbounded across its (at most two)
+    axes, so a point of a closed mesh's solid inside it lies between two points of its surface
+    inside it, on the line through it along that direction: the hull holds the solid too."""
+    heights = [element.points @ axis for axis, _, _ in cell]
+    if element.edges is None:
+        return (
+            element.points
+            if all(
+                low <= float(height.mean()) < high or (high == math.inf and float(height.mean()) >= low)
+                for height, (_, low, high) in zip(heights, cell, strict=True)
+            )
+            else np.empty((0, 3))
+        )
+
+    def inside(points, skip=-1):
+        keep = np.ones(len(points), dtype=bool)
+        for k, (axis, low, high) in enumerate(cell):
+            if k != skip:
+                height = points @ axis
+                keep &= (height >= low - 1e-12) & (height <= high + 1e-12)
+        return points[keep]
+
+    found = [inside(element.points)]
+    for k, (_, low, high) in enumerate(cell):
+        first, second = heights[k][element.edges[:, 0]], heights[k][element.edges[:, 1]]
+        for plane in (low, high):
+            if not math.isfinite(plane):
+                continue
+            crossing = (first - plane) * (second - plane) < 0.0
+            fraction = ((plane - first[crossing]) / (second[crossing] - first[crossing]))[:, None]
+            ends = element.points[element.edges[crossing]]  # (crossing edges, 2, 3)
+            found.append(inside(ends[:, 0] + fraction * (ends[:, 1] - ends[:, 0]), skip=k))
+    if len(cell) == 2 and element.faces is not None:
+        (axis_1, low_1, high_1), (axis_2, low_2, high_2) = cell
+        along_1, along_2 = heights[0][element.faces], heights[1][element.faces]  # (F, 3)
+        for plane_1 in (low_1, high_1):
+            for plane_2 in (low_2, high_2):
+                if not (math.isfinite(plane_1) and math.isfinite(plane_2)):
+                    continue
+                straddling = (
+                    (along_1.min(axis=1) <= plane_1) & (along_1.max(axis=1) >= plane_1)
+                    & (along_2.min(axis=1) <= plane_2) & (along_2.max(axis=1) >= plane_2)
+                )  # fmt: skip
+                # p = c0 + a (c1 - c0) + b (c2 - c0) on both planes: a 2x2 system per triangle
+                h1, h2 = along_1[straddling], along_2[straddling]
+                m11, m12, m21, m22 = (
+                    h1[:, 1] - h1[:, 0],
+                    h1[:, 2] - h1[:, 0],
+                    h2[:, 1] - h2[:, 0],
+                    h2[:, 2] - h2[:, 0],
+                )
+                determinant = m11 * m22 - m12 * m21
+                regular = np.abs(determinant) > 1e-15
+                r1, r2 = (plane_1 - h1[:, 0])[regular], (plane_2 - h2[:, 0])[regular]
+                determinant = determinant[regular]
+                a = (r1 * m22[regular] - m12[regular] * r2) / determinant
+                b = (m11[regular] * r2 - r1 * m21[regular]) / determinant
+                hit = (a >= 0.0) & (b >= 0.0) & (a + b <= 1.0)
+                corner = element.points[element.faces[straddling][regular][hit]]  # (H, 3, 3)
+                a, b = a[hit, None], b[hit, None]
+                found.append(
+                    corner[:, 0] + a * (corner[:, 1] - corner[:, 0]) + b * (corner[:, 2] - corner[:, 0])
+                )
+    return np.concatenate(found)
+
+
+def _best_cuts(
+    elements: list[_Element],
+    axis: np.ndarray,
+    count: int,
+    measure=None,
+    candidates=_CUT_CANDIDATES,
+    within=(),
+):
+    """The pieces of :func:`_slab_pieces` in ``count`` slabs across ``axis`` (inside the slabs
+    ``within``), the cuts placed by coordinate descent (each cut in turn moved to the best of
+    ``candidates`` even positions between its neighbours; :data:`_CUT_ROUNDS` rounds) from even
+    spacing, to the least total ``measure(points, pads)`` [m³] of the pieces (default: the
+    volume of :func:`enclosing_capsule`); None when some slab is empty."""
+    measure = measure or (lambda points, pads: _fit(points, pads)[3])
+    inside = _slab_pieces(elements, axis, [], within)
+    if not inside:
+        return None
+    heights = inside[0][0] @ axis
     low, high = float(heights.min()), float(heights.max())
     cuts = list(np.linspace(low, high, count + 1)[1:-1])
 
     def volume_of(cuts):
-        pieces = _slab_pieces(elements, axis, cuts)
-        return sum(_fit(*piece)[3] for piece in pieces) if len(pieces) == count else math.inf
+        pieces = _slab_pieces(elements, axis, cuts, within)
+        return sum(measure(*piece) for piece in pieces) if len(pieces) == count else math.inf
 
     best = volume_of(cuts)
     for _ in range(_CUT_ROUNDS):
         for index in range(len(cuts)):
             below = low if index == 0 else cuts[index - 1]
             above = high if index == len(cuts) - 1 else cuts[index + 1]
-            for candidate in np.linspace(below, above, _CUT_CANDIDATES + 2)[1:-1]:
+            for candidate in np.linspace(below, above, candidates + 2)[1:-1]:
                 trial = cuts[:index] + [float(candidate)] + cuts[index + 1 :]
                 volume = volume_of(trial)
                 if volume < best:
                     best, cuts = volume, trial
-    return _slab_pieces(elements, axis, cuts) if best < math.inf else None
+    return (cuts, _slab_pieces(elements, axis, cuts, within)) if best < math.inf else None
 
 
 def enclosing_capsule(points: np.ndarray, pads: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:

@@ -70,6 +70,20 @@ def _meshes(robot, link):
             yield load_mesh(geometry, robot.package_paths).apply_transform(geometry.origin)
 
 
+def _winding_numbers(mesh, points):
+    """The winding number of a closed mesh around each point (1 inside, 0 outside): its
+    triangles' solid angles seen from the point over 4 pi (Van Oosterom & Strackee 1983)."""
+    total = np.zeros(len(points))
+    for a, b, c in np.asarray(mesh.vertices)[np.asarray(mesh.faces)]:
+        ra, rb, rc = a - points, b - points, c - points
+        la, lb, lc = (np.linalg.norm(r, axis=1) for r in (ra, rb, rc))
+        numerator = np.einsum("ij,ij->i", ra, np.cross(rb, rc))
+        denominator = la * lb * lc + np.einsum("ij,ij->i", ra, rb) * lc
+        denominator += np.einsum("ij,ij->i", rb, rc) * la + np.einsum("ij,ij->i", rc, ra) * lb
+        total += 2.0 * np.arctan2(numerator, denominator)
+    return np.abs(total) / (4.0 * np.pi)
+
+
 def _link_points(robot, link):
     """Every vertex of the link's meshes (no padding): what the single capsule used to hold."""
     points = np.concatenate([np.asarray(mesh.vertices) for mesh in _meshes(robot, link)])
@@ -364,3 +378,56 @@ def test_computed_panda_pairs_agree_with_its_srdf_where_they_must(panda):
     assert {p for p, r in ours.items() if r == "Never"} <= set(reference)
     # tight enough to find every pair the SRDF never checks (one capsule a link missed 3 of 22)
     assert {p for p, r in reference.items() if r == "Never"} <= set(ours)
+
+
+@needs_erd
+def test_the_pieces_of_concave_links_contain_their_meshes_surface_and_solid():
+    """Baxter's pedestal (a post on wide feet) and torso are cut into convex pieces: every mesh
+    vertex, sampled surface point and (for a closed mesh) sampled solid point lies in one piece's
+    hull (grown by its padding) and in both its capsule and its box; the pieces' hulls hold far
+    less than the link's one hull."""
+    from scipy.spatial import ConvexHull
+
+    from ik_node.collision import link_hulls, link_pieces
+    from ik_node.compiled.gjk import gjk_workspace, hull_distance
+
+    robot = load_robot(ROBOTS / "baxter_description" / "urdf" / "baxter.urdf", package_paths=[SHARE])
+    rng = np.random.default_rng(3)
+    work, witness_a, witness_b = gjk_workspace(), np.empty(3), np.empty(3)
+    for link, most in (("pedestal", 0.6), ("torso", 0.8)):
+        pieces = link_pieces(robot, link)
+        whole = ConvexHull(link_hulls(robot)[link][0]).volume
+        assert len(pieces) > 1 and sum(piece.hull_volume for piece in pieces) < most * whole
+        samples = []
+        for mesh in _meshes(robot, link):
+            corners = np.asarray(mesh.vertices)[np.asarray(mesh.faces)]
+            weights = rng.dirichlet(np.ones(3), size=(len(corners), 4))
+            samples += [np.asarray(mesh.vertices), np.einsum("tsk,tkd->tsd", weights, corners).reshape(-1, 3)]
+            welded = mesh.copy()
+            welded.merge_vertices()
+            if welded.is_watertight:  # solid points: inside by their winding number
+                low, high = welded.bounds
+                trial = rng.uniform(low, high, (20000, 3))
+                samples.append(trial[_winding_numbers(welded, trial) > 0.5])
+        points = np.concatenate(samples)
+        held = np.zeros(len(points), dtype=bool)
+        for piece in pieces:
+            hull = ConvexHull(piece.vertices)
+            outside = (points @ hull.equations[:, :3].T + hull.equations[:, 3]).max(axis=1)
+            in_hull = outside <= piece.pad
+            for index in np.flatnonzero(in_hull & (outside > 0.0)):  # near the hull: its distance
+                single = np.vstack([piece.vertices, points[index]])
+                count = len(piece.vertices)
+                gap = hull_distance(
+                    single, 0, count, np.eye(4), count, count + 1, np.eye(4), np.array([1.0, 0.0, 0.0]),
+                    np.inf, witness_a, witness_b, work,
+                )  # fmt: skip
+                in_hull[index] = gap <= piece.pad + 1e-9
+            a, b, radius, _ = piece.capsule
+            axis = b - a
+            t = np.clip((points - a) @ axis / max(axis @ axis, 1e-300), 0.0, 1.0)
+            in_capsule = np.linalg.norm(points - (a + np.outer(t, axis)), axis=1) <= radius + 1e-9
+            box_pose, size = piece.box
+            in_box = np.all(np.abs((points - box_pose[:3, 3]) @ box_pose[:3, :3]) <= size / 2 + 1e-9, axis=1)
+            held |= in_hull & in_capsule & in_box
+        assert held.all(), (link, points[~held][:5])

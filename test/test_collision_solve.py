@@ -147,7 +147,17 @@ def test_hull_distances_equal_coal_between_convex_hulls():
         witness_a, witness_b = np.empty(3), np.empty(3)
         guess = np.array([1.0, 0.0, 0.0])
         distance = hull_distance(
-            np.vstack([a, b]), 0, 40, pose_a, 40, 70, pose_b, guess, math.inf, witness_a, witness_b,
+            np.vstack([a, b]),
+            0,
+            40,
+            pose_a,
+            40,
+            70,
+            pose_b,
+            guess,
+            math.inf,
+            witness_a,
+            witness_b,
             gjk_workspace(),
         )
         reference = _coal_distance(convex(a), pose_a, convex(b), pose_b)
@@ -165,6 +175,31 @@ def test_hull_distances_equal_coal_between_convex_hulls():
         else:
             assert distance <= 1e-9
     assert 50 < apart < 190
+
+
+def test_a_simplified_hull_grown_by_its_error_holds_every_point():
+    """``simplified_hull`` keeps a subset of a hull's points; every point lies within the error it
+    returns of the subset's hull (by coal), whether the subset's size or the tolerance ended it."""
+    from ik_node.compiled.gjk import simplified_hull
+
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(1500, 3))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)  # a sphere's: every point on the hull
+    for count, tolerance in ((24, 1e-3), (400, 0.02)):
+        chosen = np.empty(count, dtype=np.int64)
+        error, used = simplified_hull(points, count, tolerance, chosen)
+        vertices = coal.StdVec_Vec3s()
+        for point in points[chosen[:used]]:
+            vertices.append(point)
+        hull = coal.Convex.convexHull(vertices, False, "")
+        distances = [_coal_distance(coal.Sphere(0.0), _at(point), hull, np.eye(4)) for point in points]
+        assert max(distances) <= error + 1e-9 and max(distances) > 0.5 * error
+
+
+def _at(point) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, 3] = point
+    return pose
 
 
 @needs_erd

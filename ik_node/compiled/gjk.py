@@ -248,8 +248,9 @@ def simplified_hull(points, count, tolerance, chosen):
     """A subset of ``points`` (V, 3) whose hull approximates theirs, as indices into ``chosen``:
     the extreme points along the axes first, then, one at a time, the point farthest from the hull
     of those chosen so far, until none is farther than ``tolerance`` [m] or ``count`` are chosen.
-    Returns (the largest distance [m] of any point from the subset's hull, the subset's size): the
-    subset's hull grown by that distance contains the points' hull."""
+    Returns (the largest distance [m] of any point from the subset's hull, bounded from above by
+    each point's distance when last measured (distances only fall as the subset grows), and the
+    subset's size): the subset's hull grown by that distance contains the points' hull."""
     size = points.shape[0]
     identity = np.eye(4)
     work = np.empty((count + 1, 3))
@@ -290,8 +291,13 @@ def simplified_hull(points, count, tolerance, chosen):
             if distance > worst:
                 worst, farthest = distance, index
         if used == count or farthest < 0 or worst <= tolerance:
-            return worst, used
+            # (a point passed over as within the tolerance may still lie up to it outside)
+            largest = 0.0
+            for index in range(size):
+                largest = max(largest, distances[index])
+            return largest, used
         chosen[used] = farthest
+        distances[farthest] = 0.0
         for c in range(3):
             work[used, c] = points[farthest, c]
         used += 1

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision import collision_model, link_boxes, link_hulls, primitive_points
+from ..collision import collision_model, link_boxes, link_hulls, link_pieces, primitive_points
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 from ..obstacles import Obstacle
@@ -115,7 +115,15 @@ class CollisionTask:
             ) from None
         held = robot.full_tree
         held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
-        rows, owners, self.link_hulls = [], [], []
+        rows, row_owner, owner_links, self.link_hulls = [], [], [], []
+
+        def add_owner(link, shape_rows, hull, offset):
+            vertices, pad = hull
+            self.link_hulls.append((vertices @ offset[:3, :3].T + offset[:3, 3], pad))
+            rows.extend(shape_rows)
+            row_owner.extend([len(owner_links)] * len(shape_rows))
+            owner_links.append(link)
+
         for link in dict.fromkeys(model.link_names):
             anchor = self._anchor(robot, link)
             if anchor is None:
@@ -129,9 +137,21 @@ class CollisionTask:
                 continue
             offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
             shapes = model.shapes_of(link)
-            vertices, pad = hulls[link]
-            self.link_hulls.append((vertices @ offset[:3, :3].T + offset[:3, 3], pad))
-            if link in boxes and not self._moving_joints(frame):
+            static = self.self_collision and not self._moving_joints(frame)
+            pieces = link_pieces(robot, link) if static else []
+            if len(pieces) > 1:  # a concave static link: its convex pieces, each its own owner
+                for piece in pieces:
+                    a, b, radius, volume = piece.capsule
+                    box_pose, size = piece.box
+                    if np.prod(size) < volume:
+                        placed = offset @ box_pose
+                        row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
+                    else:
+                        ends = [offset[:3, :3] @ point + offset[:3, 3] for point in (a, b)]
+                        row = _shape_row(frame, contacts.SWEPT, radius, *ends)
+                    add_owner(link, [row], (piece.vertices, piece.pad), offset)
+                continue
+            if link in boxes and static:
                 box_pose, size = boxes[link]
                 volume = np.prod(size)  # a static link: its box when that fits tightly and better
                 if (
@@ -139,18 +159,20 @@ class CollisionTask:
                     and volume <= BOX_FIT * model.geometry_volume[shapes].sum()
                 ):
                     placed = offset @ box_pose
-                    rows.append(
-                        _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
-                    )
-                    owners.append(link)
+                    row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
+                    add_owner(link, [row], hulls[link], offset)
                     continue
+            shape_rows = []
             for index in shapes:
                 a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
                 b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
-                rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
-                owners.append(link)
+                shape_rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
+            add_owner(link, shape_rows, hulls[link], offset)
         self.link_rows = np.array(rows, dtype=float).reshape(-1, contacts.SHAPE_COLUMNS)
-        self.link_owners = tuple(owners)
+        self.link_owners = tuple(owner_links[owner] for owner in row_owner)
+        self._row_owner = np.array(row_owner, dtype=np.int64)
+        self._owner_links = tuple(owner_links)
+        owners = self.link_owners
         self._moving = [self._moving_joints(int(row[contacts.FRAME])) for row in self.link_rows]
         self.self_pairs = np.zeros((0, 2), dtype=np.int64)
         if self.self_collision and len(owners):
@@ -237,14 +259,14 @@ class CollisionTask:
         moved = [shape for shape in range(count) if self._moving[shape]]
         obstacle_pairs = [(shape, count + k) for k in range(len(obstacles)) for shape in moved]
         pairs = np.vstack([self.self_pairs, np.array(obstacle_pairs, dtype=np.int64).reshape(-1, 2)])
-        self.owners = self.link_owners + tuple(
+        self.owners = self._owner_links + tuple(
             obstacle.name or f"obstacle {k}" for k, obstacle in enumerate(obstacles)
         )
-        # owners: a link's shapes are consecutive rows; each obstacle its own owner
+        # owners: a link's (or a link piece's) shapes are consecutive rows; each obstacle its own
         starts = [
             shape
             for shape in range(count)
-            if shape == 0 or self.link_owners[shape] != self.link_owners[shape - 1]
+            if shape == 0 or self._row_owner[shape] != self._row_owner[shape - 1]
         ]
         bounds = starts + list(range(count, len(self.shapes) + 1))
         hulls = self.link_hulls + [obstacle_hull(obstacle) for obstacle in obstacles]

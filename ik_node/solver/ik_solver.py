@@ -352,8 +352,13 @@ class IKSolver:
             problem.task,
             problem.joints,
             (
-                problem.feature_spec, problem.feature_scale, table.q, table.blocked_features,
-                float(table.spacing), table.blocked_centroids, table.cell_starts,
+                problem.feature_spec,
+                problem.feature_scale,
+                table.q,
+                table.blocked_features,
+                float(table.spacing),
+                table.blocked_centroids,
+                table.cell_starts,
             ),  # fmt: skip
             self._settings,
         )
@@ -592,14 +597,19 @@ class IKSolver:
     def collision_distances(self, q) -> dict:
         """``{(owner_a, owner_b): distance [m]}`` of every checked pair of owners (links or
         obstacles) at ``q``, as the solver measures it: the larger of their shapes' distance and
-        their convex hulls' (see :mod:`~ik_node.compiled.contacts`); negative: overlapping."""
+        their convex hulls' (see :mod:`~ik_node.compiled.contacts`), the least over a concave
+        link's pieces; negative: overlapping."""
         task = self.collision_task
         if task is None:
             return {}
         poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
         distances = np.empty(len(task.groups))
         kernels.group_distances(poses, task.arrays(self.options.collision_margin), distances)
-        return {(task.owners[a], task.owners[b]): float(d) for (a, b, _, _), d in zip(task.groups, distances)}
+        found: dict = {}
+        for (a, b, _, _), distance in zip(task.groups, distances):
+            key = (task.owners[a], task.owners[b])
+            found[key] = min(found.get(key, math.inf), float(distance))
+        return found
 
     def clearance(self, q) -> float:
         """The smallest distance [m] between checked pairs at ``q`` (``inf`` without pairs;
