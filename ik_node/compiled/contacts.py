@@ -197,11 +197,30 @@ def _contact_views(task, contact):
     return records, record, placed, radii, scratch, spheres, gjk, directions
 
 
+@allocating_kernel
+def without_pairs(task):
+    """``task`` with a collision part of no pairs (the same types: the same compiled kernels),
+    which :func:`contacts` measures at no cost."""
+    shapes, _, _, _, margin, hull_points, hull_pads = task[6]
+    collision = (
+        np.zeros((0, shapes.shape[1])),
+        np.zeros((0, 2), dtype=np.int64),
+        np.zeros((0, 4), dtype=np.int64),
+        np.zeros((0, 4), dtype=np.int64),
+        margin,
+        np.zeros((0, hull_points.shape[1])),
+        np.zeros(0, dtype=hull_pads.dtype),
+    )
+    return task[0], task[1], task[2], task[3], task[4], task[5], collision
+
+
 @kernel
 def forget_directions(task, contact):
-    """Clear the groups' GJK warm starts in :func:`contact_workspace` (at each attempt's start,
-    so that an attempt's result never depends on the attempts or targets before it)."""
-    if contact[1].shape[0] == 0:
+    """Clear the near pairs and the groups' GJK warm starts in :func:`contact_workspace` (at each
+    attempt's start, so that an attempt's result never depends on the attempts or targets before
+    it, and an attempt of :func:`without_pairs`'s task sees no near pair)."""
+    contact[0][0], contact[0][1] = 0.0, 0.0
+    if contact[1].shape[0] == 0 or task[6][1].shape[0] == 0:
         return
     directions = _contact_views(task, contact)[7]
     for group in range(directions.shape[0]):

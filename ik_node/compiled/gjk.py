@@ -284,7 +284,17 @@ def simplified_hull(points, count, tolerance, chosen):
             for c in range(3):
                 guess[c] = points[index, c] - work[0, c]
             distance = hull_distance(
-                work, count, count + 1, identity, 0, used, identity, guess, math.inf, witness_a, witness_b,
+                work,
+                count,
+                count + 1,
+                identity,
+                0,
+                used,
+                identity,
+                guess,
+                math.inf,
+                witness_a,
+                witness_b,
                 gjk_work,
             )
             distances[index] = distance

@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contacts, forget_directions
+from .contacts import contacts, forget_directions, without_pairs
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -226,8 +226,8 @@ def search_workspace(tree, task, joints, table, nq):
     (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
     (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
-    probed cells (P,) int and their distances (P,)). Their size does not grow with the table's
-    (a solve's work space is made at each call from Python)."""
+    probed cells (P,) int and their distances (P,); the task :func:`without_pairs`). Their size
+    does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
     cells = cell_starts.shape[0] - 1
@@ -252,6 +252,7 @@ def search_workspace(tree, task, joints, table, nq):
         np.empty(cells),
         np.empty(probed, dtype=np.int64),
         np.empty(probed),
+        without_pairs(task),
     )
 
 
@@ -276,7 +277,11 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     seed is clipped into the limits, its quaternions normalised.
 
     With collision pairs in the task, restarts (table entries and random configurations, not the
-    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most).
+    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most), and each
+    attempt is first run without them (:func:`without_pairs`: an IK search's path need not be
+    collision-free, only its answer): an answer found collision-free ends it; only one in
+    collision sends the attempt again, from the same start, with the collision rows and the
+    acceptance rule of :func:`run_attempt` (the attempt counts once, its iterations both times).
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
@@ -299,7 +304,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance = workspace[12:]
+    cell_distances, probed, probed_distance, task_without_pairs = workspace[12:]
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
@@ -339,12 +344,13 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
         if skip:
             skipped += 1
         else:
+            checked = task[6][1].shape[0] > 0
             for i in range(nq):
                 q[i] = start[i]
             outcome, used = run_attempt(
                 attempt_space,
                 tree,
-                task,
+                task_without_pairs if checked else task,
                 joints,
                 targets,
                 attempt_settings,
@@ -355,6 +361,14 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                 norms,
             )
             iterations += used
+            if checked and outcome == CONVERGED and penetration_at(tree, task, q, attempt_space[1]) > 0.0:
+                for i in range(nq):  # the answer collides: again, keeping the pairs apart
+                    q[i] = start[i]
+                outcome, used = run_attempt(
+                    attempt_space, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY,
+                    deadline, q, norms,
+                )  # fmt: skip
+                iterations += used
             attempts += 1
             converged = outcome == CONVERGED
             blocked = blocked or outcome == COLLISION
