@@ -200,8 +200,10 @@ def _contact_views(task, contact):
 @allocating_kernel
 def without_pairs(task):
     """``task`` with a collision part of no pairs (the same types: the same compiled kernels),
-    which :func:`contacts` measures at no cost."""
-    shapes, _, _, _, margin, hull_points, hull_pads = task[6]
+    which :func:`contacts` measures at no cost; ``task`` itself when it has none."""
+    shapes, pairs, _, _, margin, hull_points, hull_pads = task[6]
+    if pairs.shape[0] == 0:
+        return task
     collision = (
         np.zeros((0, shapes.shape[1])),
         np.zeros((0, 2), dtype=np.int64),
@@ -211,6 +213,16 @@ def without_pairs(task):
         np.zeros((0, hull_points.shape[1])),
         np.zeros(0, dtype=hull_pads.dtype),
     )
+    return task[0], task[1], task[2], task[3], task[4], task[5], collision
+
+
+@allocating_kernel
+def touching_only(task):
+    """``task`` with a collision margin of 0 (the same types): its :func:`contacts` give the same
+    penetration, measuring less (no pair is near unless it overlaps; GJK stops once the hulls
+    are apart)."""
+    shapes, pairs, owners, groups, _, hull_points, hull_pads = task[6]
+    collision = (shapes, pairs, owners, groups, 0.0, hull_points, hull_pads)
     return task[0], task[1], task[2], task[3], task[4], task[5], collision
 
 

@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contacts, forget_directions, without_pairs
+from .contacts import contacts, forget_directions, touching_only, without_pairs
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -40,6 +40,9 @@ NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
 #: less than ``max_joint_move`` (the budget ends the comparison earlier).
 NEAR_CANDIDATES = 16
+#: Answers in collision an attempt without the pairs may find before attempts keep them (see
+#: :func:`search_in`): another start often finds another, collision-free, branch quicker.
+COLLIDING_ANSWERS = 4
 #: Restarts in collision passed over per search at most (each costs an FK and the pairs'
 #: distances, ~1-5 us); past that, colliding restarts are tried as they come.
 SKIPPED_STARTS = 1000
@@ -226,7 +229,8 @@ def search_workspace(tree, task, joints, table, nq):
     (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
     (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
-    probed cells (P,) int and their distances (P,); the task :func:`without_pairs`). Their size
+    probed cells (P,) int and their distances (P,); the task :func:`without_pairs`, and
+    :func:`touching_only`, which measures penetrations). Their size
     does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
@@ -253,6 +257,7 @@ def search_workspace(tree, task, joints, table, nq):
         np.empty(probed, dtype=np.int64),
         np.empty(probed),
         without_pairs(task),
+        touching_only(task),
     )
 
 
@@ -304,7 +309,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance, task_without_pairs = workspace[12:]
+    cell_distances, probed, probed_distance, task_without_pairs, task_touching = workspace[12:]
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
@@ -334,23 +339,24 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
 
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
-    skipped, blocked = 0, False
+    skipped, blocked, colliding_answers = 0, False, 0
     while True:
         skip = (
             attempts > 0
             and skipped < SKIPPED_STARTS
-            and penetration_at(tree, task, start, attempt_space[1]) > 0.0
+            and penetration_at(tree, task_touching, start, attempt_space[1]) > 0.0
         )
         if skip:
             skipped += 1
         else:
             checked = task[6][1].shape[0] > 0
+            unchecked = checked and colliding_answers < COLLIDING_ANSWERS
             for i in range(nq):
                 q[i] = start[i]
             outcome, used = run_attempt(
                 attempt_space,
                 tree,
-                task_without_pairs if checked else task,
+                task_without_pairs if unchecked else task,
                 joints,
                 targets,
                 attempt_settings,
@@ -361,18 +367,26 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                 norms,
             )
             iterations += used
-            if checked and outcome == CONVERGED and penetration_at(tree, task, q, attempt_space[1]) > 0.0:
-                for i in range(nq):  # the answer collides: again, keeping the pairs apart
-                    q[i] = start[i]
-                outcome, used = run_attempt(
-                    attempt_space, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY,
-                    deadline, q, norms,
-                )  # fmt: skip
-                iterations += used
+            if (
+                unchecked
+                and outcome == CONVERGED
+                and penetration_at(tree, task_touching, q, attempt_space[1]) > 0.0
+            ):
+                colliding_answers += 1
+                blocked = True
+                outcome = COLLISION
+                if colliding_answers == COLLIDING_ANSWERS:  # again, keeping the pairs apart
+                    for i in range(nq):
+                        q[i] = start[i]
+                    outcome, used = run_attempt(
+                        attempt_space, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY,
+                        deadline, q, norms,
+                    )  # fmt: skip
+                    iterations += used
             attempts += 1
             converged = outcome == CONVERGED
             blocked = blocked or outcome == COLLISION
-            penetration = 0.0 if converged else penetration_at(tree, task, q, attempt_space[1])
+            penetration = 0.0 if converged else penetration_at(tree, task_touching, q, attempt_space[1])
             rank, value = _score(
                 tree,
                 task,
