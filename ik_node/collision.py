@@ -256,10 +256,11 @@ def _box(points: np.ndarray, pad: float) -> tuple[np.ndarray, np.ndarray]:
 
 #: most slabs a link (or one of its slabs) is cut into by :func:`link_pieces`
 MAX_PIECES = 3
-#: [m³] links whose hull holds less are not cut (grippers, fingers: their hulls' excess is
-#: millimetres; cutting a big mesh takes a second): a torso holds 0.1, a pedestal 0.4
-PIECES_FROM_VOLUME = 0.01
-_PIECE_CUTS = 9  # positions tried for a cut between its neighbours
+#: [m³] links whose hull holds less are not cut (an arm's links, grippers: their hulls' excess
+#: is millimetres to a few centimetres; trying the cuts takes 0.3-2 s a link): Baxter's torso
+#: holds 0.135, its pedestal 0.43; TALOS's torso 0.045 (its mesh is convex)
+PIECES_FROM_VOLUME = 0.05
+_PIECE_CUTS = 5  # positions tried for a cut between its neighbours
 _piece_cache: dict[tuple, list] = {}
 
 
@@ -295,9 +296,9 @@ def link_pieces(robot, link: str, package_paths: Sequence[str] | None = None) ->
     A link whose hull holds :data:`PIECES_FROM_VOLUME` or more is cut (:func:`_split`) into
     slabs across one axis, and each slab again across another, into cells (:func:`_cell_part`:
     each cell's hull contains the geometry's part in it); a split is kept only where its hulls
-    hold :data:`SPLIT_GAIN` less volume than the whole. One piece when no split gains that
-    much. Empty for a link without readable geometry; built once per description, package paths
-    and link."""
+    hold :data:`SPLIT_GAIN` less volume than the whole. Empty when no split gains that much (the
+    link is one convex piece: :func:`link_hulls`) or it has no readable geometry; built once per
+    description, package paths and link."""
     key = _cache_key(robot, package_paths)
     if robot.description_hash is not None and (key, link) in _piece_cache:
         return _piece_cache[key, link]
@@ -307,15 +308,12 @@ def link_pieces(robot, link: str, package_paths: Sequence[str] | None = None) ->
         points = np.concatenate([element.points for element in elements])
         axes = np.concatenate([np.eye(3), _principal_axes(points)[1].T])
         split = _split(elements, axes, ()) if _hull_volume(points) >= PIECES_FROM_VOLUME else None
-        if split is None:
-            cells = [_slab_pieces(elements, axes[0], [])[0]]
-        else:
+        if split is not None:
             axis, cuts, slabs = split
             bounds = [-math.inf, *cuts, math.inf]
             across = axes[np.abs(axes @ axis) < 0.99]
             for slab, lower, upper in zip(slabs, bounds[:-1], bounds[1:], strict=True):
-                big = _hull_volume(slab[0]) >= PIECES_FROM_VOLUME
-                inner = _split(elements, across, ((axis, lower, upper),)) if big else None
+                inner = _split(elements, across, ((axis, lower, upper),))
                 cells.extend([slab] if inner is None else inner[2])
     pieces = []
     for cell_points, cell_pads in cells:

@@ -282,11 +282,13 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     seed is clipped into the limits, its quaternions normalised.
 
     With collision pairs in the task, restarts (table entries and random configurations, not the
-    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most), and each
-    attempt is first run without them (:func:`without_pairs`: an IK search's path need not be
-    collision-free, only its answer): an answer found collision-free ends it; only one in
-    collision sends the attempt again, from the same start, with the collision rows and the
-    acceptance rule of :func:`run_attempt` (the attempt counts once, its iterations both times).
+    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most), and
+    attempts are first run without them (:func:`without_pairs`: an IK search's path need not be
+    collision-free, only its answer), their answers measured (:func:`touching_only`). A
+    collision-free answer counts as converged; one in collision ends its attempt as
+    ``COLLISION`` and the search goes on to its next start, until ``COLLIDING_ANSWERS`` such
+    answers: that attempt runs again from its start with the collision rows and the acceptance
+    rule of :func:`run_attempt` (counted once, its iterations both times), as do all after it.
 
     Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
     the table's typical spacing and a table entry lies nearer, that entry first and the seed next.

@@ -3,7 +3,9 @@ obstacles in the base frame, and the pairs to keep apart, as the arrays of
 :mod:`ik_node.compiled.contacts`.
 
 Links: each link's capsules (:func:`ik_node.collision.collision_model`), or for a link the solve
-does not move its oriented box when that fits tightly (:func:`ik_node.collision.link_boxes`,
+does not move its convex pieces when it is concave (:func:`ik_node.collision.link_pieces`, each
+piece an owner of its own with its hull and its capsule or box: a pedestal, a post on wide feet),
+else its oriented box when that fits tightly (:func:`ik_node.collision.link_boxes`,
 ``BOX_FIT``: a torso), are fixed to the frame of the solve's tree that carries the link: the
 link's own frame when it lies on the tree's paths, else the last link of the tree on the path
 from the base to it, through joints the solve does not move, held at their neutral value clipped
