@@ -25,7 +25,7 @@ from .bundles import (
     STUCK,
     WEIGHT,
 )
-from .contacts import MAX_CONTACT_ROWS, forget_directions
+from .contacts import MAX_CONTACT_ROWS, clear_contacts
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
@@ -289,8 +289,8 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
     space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
     candidate, step, work, constraint = workspace[6:]
     min_damping2 = min_damping * min_damping
-    forget_directions(task, space[5])
-    forget_directions(task, candidate_space[5])
+    clear_contacts(task, space[5])
+    clear_contacts(task, candidate_space[5])
 
     penetration = evaluate(tree, task, targets, q, space, error, norms)
     posture_budget = 0

@@ -227,7 +227,7 @@ def touching_only(task):
 
 
 @kernel
-def forget_directions(task, contact):
+def clear_contacts(task, contact):
     """Clear the near pairs and the groups' GJK warm starts in :func:`contact_workspace` (at each
     attempt's start, so that an attempt's result never depends on the attempts or targets before
     it, and an attempt of :func:`without_pairs`'s task sees no near pair)."""

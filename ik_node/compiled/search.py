@@ -22,7 +22,7 @@ from .bundles import (
     SPEED,
     WEIGHT,
 )
-from .contacts import contacts, forget_directions, touching_only, without_pairs
+from .contacts import clear_contacts, contacts, touching_only, without_pairs
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
@@ -89,7 +89,7 @@ def penetration_at(tree, task, q, space):
     if task[6][1].shape[0] == 0:
         return 0.0
     forward_kinematics(tree[0], tree[1], q, space[0])
-    forget_directions(task, space[5])
+    clear_contacts(task, space[5])
     return contacts(task, space[0], space[5])
 
 
@@ -342,6 +342,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked, colliding_answers = 0, False, 0
+    checked = task[6][1].shape[0] > 0  # (collision pairs: attempts first run without them)
     while True:
         skip = (
             attempts > 0
@@ -351,7 +352,6 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
         if skip:
             skipped += 1
         else:
-            checked = task[6][1].shape[0] > 0
             unchecked = checked and colliding_answers < COLLIDING_ANSWERS
             for i in range(nq):
                 q[i] = start[i]
@@ -369,11 +369,10 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                 norms,
             )
             iterations += used
-            if (
-                unchecked
-                and outcome == CONVERGED
-                and penetration_at(tree, task_touching, q, attempt_space[1]) > 0.0
-            ):
+            penetration = -1.0  # (not measured yet)
+            if unchecked and outcome == CONVERGED:
+                penetration = penetration_at(tree, task_touching, q, attempt_space[1])
+            if penetration > 0.0:
                 colliding_answers += 1
                 blocked = True
                 outcome = COLLISION
@@ -385,10 +384,14 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                         deadline, q, norms,
                     )  # fmt: skip
                     iterations += used
+                    penetration = -1.0
             attempts += 1
             converged = outcome == CONVERGED
             blocked = blocked or outcome == COLLISION
-            penetration = 0.0 if converged else penetration_at(tree, task_touching, q, attempt_space[1])
+            if converged:
+                penetration = 0.0
+            elif penetration < 0.0:
+                penetration = penetration_at(tree, task_touching, q, attempt_space[1])
             rank, value = _score(
                 tree,
                 task,
