@@ -123,7 +123,7 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
         began = time.monotonic()
         if not spin_until(lambda: ready and ready[-1], 1.0):
             print(
-                "the node is preparing its IK kernels (a first start after an install compiles them: 35-60 s)"
+                "the node is preparing its IK kernels (a first start after an install compiles them: 35-70 s)"
             )
             if not spin_until(lambda: ready and ready[-1], READY_WAIT):
                 raise RuntimeError(f"the node was not ready within {READY_WAIT:.0f} s")

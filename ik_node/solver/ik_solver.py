@@ -48,7 +48,7 @@ PREPARED_PRIORITY_TIPS = 4
 
 #: Said once (``logging`` warning, shown without any logging set up) before a cold compile.
 COLD_COMPILE_NOTICE = (
-    "compiling the IK kernels (the first run after an install or an update: 35-60 s on 2 cores; later runs "
+    "compiling the IK kernels (the first run after an install or an update: 35-70 s on 2 cores; later runs "
     "load them from the cache in well under a second)"
 )
 
