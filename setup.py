@@ -88,7 +88,7 @@ setup(
     entry_points={
         "console_scripts": [
             "ik_node = ik_node.cli:main",
-            "ik_node_demo = ik_node.demo:main",
+            "ik_node_demo = ik_node.ros.demo:main",
         ],
     },
 )

@@ -25,9 +25,10 @@ import time
 
 import numpy as np
 
-from ik_node import IKSolver, catalogue, load_robot
+from ik_node import IKSolver, load_robot
+from ik_node.description import catalogue
 
-ARMS = ("arm6", "arm7", "mobile_manipulator", "dual_arm_left")  # bundled chains (ik_node.catalogue)
+ARMS = ("arm6", "arm7", "mobile_manipulator", "dual_arm_left")  # bundled chains (catalogue)
 STEP_DISTANCE = 1e-3  # m: largest goal-to-goal move
 STEP_ANGLE = np.radians(0.5)  # rad: largest goal-to-goal rotation
 SMALL, LARGE = 0.05, 0.5  # rad: the goal's thresholds on the largest joint change

@@ -47,7 +47,7 @@ import numpy as np
 
 import ik_node
 from ik_node import IKSolver, Obstacle, load_robot
-from ik_node.catalogue import RobotCase
+from ik_node.description.catalogue import RobotCase
 
 BENCHMARK_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARK_DIR))

@@ -43,8 +43,9 @@ from pathlib import Path
 import numpy as np
 
 import ik_node
-from ik_node import IKSolver, catalogue, load_robot
-from ik_node.catalogue import RobotCase as Case
+from ik_node import IKSolver, load_robot
+from ik_node.description import catalogue
+from ik_node.description.catalogue import RobotCase as Case
 
 BENCHMARK_DIR = Path(__file__).resolve().parent
 PACKAGE_ROOT = BENCHMARK_DIR.parent

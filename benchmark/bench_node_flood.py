@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ik_node.process import NodeProcess
+from ik_node.ros.process import NodeProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -178,7 +178,7 @@ class Bench:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Header
 
-        from ik_node.conversions import pose_to_fields
+        from ik_node.ros.conversions import pose_to_fields
 
         self._rclpy, self._pose_to_fields = rclpy, pose_to_fields
         self._geometry, self._header = geometry_msgs.msg, Header

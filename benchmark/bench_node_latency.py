@@ -2,7 +2,7 @@
 
 Usage: python benchmark/bench_node_latency.py [--rates HZ ...] [--seconds S] [--domain-id N]
 
-Method: the node runs as its own process (``python -m ik_node.node --ros-args --params-file
+Method: the node runs as its own process (``python -m ik_node.ros.node --ros-args --params-file
 config/arm7.yaml``, solve mode); this process publishes ``geometry_msgs/PoseStamped`` goals on
 ``/ik_node/target_pose`` and records ``/ik_node/joint_commands`` and ``/diagnostics``. DDS stays on
 this machine (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, a domain of our own, the Fast DDS profile
@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 from machine import cpu_model  # (benchmark/, the script's directory)
 
-from ik_node.process import NodeProcess, ros_environment
+from ik_node.ros.process import NodeProcess, ros_environment
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 PARAMS_FILE = PACKAGE_ROOT / "config" / "arm7.yaml"
@@ -76,7 +76,7 @@ WARMUP_GOALS, WARMUP_RATE = 50, 50.0
 
 def configure_environment(domain_id: int, log_dir: str) -> dict:
     """Set the ROS/DDS variables in this process (before rclpy is imported; the node process's
-    environment by :func:`ik_node.process.ros_environment`) and return them."""
+    environment by :func:`ik_node.ros.process.ros_environment`) and return them."""
     environment = ros_environment({**os.environ, "ROS_LOG_DIR": log_dir}, domain_id=domain_id)
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(PACKAGE_ROOT), *filter(None, [environment.get("PYTHONPATH")])]
@@ -245,7 +245,7 @@ def run(args, environment: dict, log_dir: str) -> int:
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
-    from ik_node.conversions import pose_to_fields
+    from ik_node.ros.conversions import pose_to_fields
 
     path = GoalPath()
     process = None

@@ -1,11 +1,11 @@
-"""The node's start-up, as a newcomer meets it: from spawning ``python -m ik_node.node`` (bundled
+"""The node's start-up, as a newcomer meets it: from spawning ``python -m ik_node.ros.node`` (bundled
 arm7, config/arm7.yaml) to its first ``~/joint_states`` message (the stamp the node put on it:
 its clock is wall time) and to ``~/ready`` (received), with an empty numba cache (the first start
 after an install: the kernels compile in the background) and with the cache warm.
 
 Usage: python benchmark/bench_node_start.py [--repeats N]
 
-DDS stays on this machine (``ik_node.process.ros_environment``). Prints one row per start and
+DDS stays on this machine (``ik_node.ros.process.ros_environment``). Prints one row per start and
 the minimum per case.
 """
 
@@ -21,8 +21,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
-from ik_node.process import NodeProcess, ros_environment
-from ik_node.resources import share_directory
+from ik_node.description.resources import share_directory
+from ik_node.ros.process import NodeProcess, ros_environment
 
 #: Seconds to wait for readiness (a cold compile on a loaded machine included).
 READY_WAIT = 300.0

@@ -38,9 +38,10 @@ from pathlib import Path
 import numpy as np
 from machine import cpu_model  # (benchmark/, the script's directory)
 
-from ik_node import IKSolver, catalogue, load_robot
+from ik_node import IKSolver, load_robot
+from ik_node.description import catalogue
 from ik_node.reach import reachability_map
-from ik_node.reach_sampling import orientation_samples
+from ik_node.reach.sampling import orientation_samples
 
 
 def _robot(name: str):

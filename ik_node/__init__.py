@@ -1,13 +1,19 @@
 """ik_node: inverse kinematics for URDF robots, as a library and as a ROS 2 node.
 
-The math core (:mod:`ik_node.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.solver`,
-:mod:`ik_node.lie`) does not import rclpy; :mod:`ik_node.node` is the ROS 2 layer.
+Packages by concern: :mod:`ik_node.description` (URDF and xacro into a robot model),
+:mod:`ik_node.kinematics` (kinematic trees), :mod:`ik_node.solver` (IK) over :mod:`ik_node.compiled`
+(the numba kernels), :mod:`ik_node.collision` (collision models, obstacles, SRDF pairs),
+:mod:`ik_node.reach` (reachability maps), :mod:`ik_node.cli` (the ``ik_node`` command) and
+:mod:`ik_node.ros`, with :mod:`ik_node.errors` and :mod:`ik_node.lie` beneath them all.
+
+The math core (:mod:`ik_node.description.model`, :mod:`ik_node.kinematics`, :mod:`ik_node.solver`,
+:mod:`ik_node.lie`) does not import rclpy; :mod:`ik_node.ros.node` is the ROS 2 layer.
 """
 
+from .collision.obstacles import Obstacle
+from .description.model import Joint, Robot, load_robot
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
-from .kinematics import KinematicTree
-from .model import Joint, Robot, load_robot
-from .obstacles import Obstacle
+from .kinematics.tree import KinematicTree
 from .solver import BatchResult, IKResult, IKSolver, SolverOptions, TipTask
 
 __all__ = [

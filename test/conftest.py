@@ -12,7 +12,7 @@ from domain_coordinator import domain_id
 
 # Set before anything imports rclpy: discovery stays on this machine (Iron and later read
 # ROS_AUTOMATIC_DISCOVERY_RANGE; Humble reads ROS_LOCALHOST_ONLY, which Jazzy's rcl warns about:
-# the same rule as ik_node.process.ros_environment), and each pytest process (every xdist worker,
+# the same rule as ik_node.ros.process.ros_environment), and each pytest process (every xdist worker,
 # and the controller) holds a ROS domain of its own for its lifetime, so parallel node tests, and
 # other test runs on this machine that use domain_coordinator (ROS's own test practice: it
 # reserves a port per domain), never see each other. Assigned, not defaulted: xdist workers

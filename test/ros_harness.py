@@ -1,6 +1,6 @@
 """Real ROS 2 plumbing for the node tests: the node as a separate process, and a client node in
 the test process that publishes goals and joint states and records what the node publishes (the
-node process itself is :class:`ik_node.process.NodeProcess`, shared with the demo and benchmarks).
+node process itself is :class:`ik_node.ros.process.NodeProcess`, shared with the demo and benchmarks).
 
 DDS stays on loopback (test/conftest.py sets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a
 ``ROS_DOMAIN_ID`` per worker); ``config/fastdds_profile.xml`` makes discovery take < 0.3 s.
@@ -24,7 +24,7 @@ from std_msgs.msg import Bool, String
 from transforms3d.quaternions import mat2quat
 from visualization_msgs.msg import MarkerArray
 
-from ik_node.process import NodeProcess, ros_environment
+from ik_node.ros.process import NodeProcess, ros_environment
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 CONFIG_DIR = PACKAGE_ROOT / "config"

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from ik_node import load_robot
-from ik_node.catalogue import URDF_DIR
-from ik_node.cli import SUBCOMMANDS, _parser, _task, main
+from ik_node.cli.main import SUBCOMMANDS, _parser, _task, main
+from ik_node.description.catalogue import URDF_DIR
 from ik_node.solver import TipTask
 
 ARM7 = str(URDF_DIR / "arm7.urdf")

@@ -26,8 +26,9 @@ import yaml
 from ros_harness import running_node
 
 from ik_node import load_robot
-from ik_node.catalogue import URDF_DIR
-from ik_node.parameters import (
+from ik_node.cli.robot_setup import yaml_scalar
+from ik_node.description.catalogue import URDF_DIR
+from ik_node.ros.parameters import (
     NODE_PARAMETERS,
     TIP_PARAMETERS,
     NodeSettings,
@@ -35,8 +36,7 @@ from ik_node.parameters import (
     overridden_names,
     spec_of,
 )
-from ik_node.policy import plan_model
-from ik_node.robot_setup import yaml_scalar
+from ik_node.ros.policy import plan_model
 from ik_node.solver import TipTask
 
 XACRO_DIR = Path(__file__).resolve().parent / "xacro"

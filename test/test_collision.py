@@ -1,4 +1,4 @@
-"""The collision model (ik_node.collision) and SRDF pairs (ik_node.srdf): the approximation
+"""The collision model (ik_node.collision) and SRDF pairs (ik_node.collision.srdf): the approximation
 contains the real geometry (never more clearance than pinocchio + coal measure on the meshes)."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
-from ik_node.catalogue import example_robot_data_dir
 from ik_node.collision import (
     MAX_SHAPES_PER_LINK,
     collision_model,
@@ -19,6 +18,7 @@ from ik_node.collision import (
     load_mesh,
     shape_distance,
 )
+from ik_node.description.catalogue import example_robot_data_dir
 
 trimesh = pytest.importorskip("trimesh", reason="the collision extra (trimesh) is not installed")
 ROBOTS = example_robot_data_dir()
@@ -295,7 +295,7 @@ def test_load_robot_never_imports_trimesh_and_the_modules_never_import_rclpy():
     code = (
         "import sys; from ik_node import load_robot; "
         f"load_robot({str(Path(PANDA)) if PANDA else ''!r} or {PRIMITIVES!r}); "
-        "assert 'trimesh' not in sys.modules; import ik_node.collision, ik_node.srdf; "
+        "assert 'trimesh' not in sys.modules; import ik_node.collision, ik_node.collision.srdf; "
         "assert 'rclpy' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -328,7 +328,7 @@ SRDF = """<robot name="shapes">
 
 
 def test_srdf_pairs_are_read_and_unknown_links_warned_and_ignored(tmp_path):
-    from ik_node.srdf import collision_pairs, disabled_pairs
+    from ik_node.collision.srdf import collision_pairs, disabled_pairs
 
     robot = load_robot(PRIMITIVES)
     with pytest.warns(
@@ -345,8 +345,8 @@ def test_srdf_pairs_are_read_and_unknown_links_warned_and_ignored(tmp_path):
 
 
 def test_srdf_errors_name_the_problem():
+    from ik_node.collision.srdf import disabled_pairs
     from ik_node.errors import URDFError
-    from ik_node.srdf import disabled_pairs
 
     robot = load_robot(PRIMITIVES)
     with pytest.raises(URDFError, match="SRDF file not found"):
@@ -356,7 +356,7 @@ def test_srdf_errors_name_the_problem():
 
 
 def test_computed_pairs_are_adjacent_first_and_seeded():
-    from ik_node.srdf import compute_disabled_pairs
+    from ik_node.collision.srdf import compute_disabled_pairs
 
     robot = load_robot(PRIMITIVES)
     pairs = compute_disabled_pairs(robot, samples=500, seed=1)
@@ -368,7 +368,7 @@ def test_computed_pairs_are_adjacent_first_and_seeded():
 def test_computed_panda_pairs_agree_with_its_srdf_where_they_must(panda):
     """The Setup Assistant's reasons on our capsules: the SRDF's adjacent pairs are adjacent here
     too, and a pair never in contact on our (larger) capsules is disabled in the SRDF as well."""
-    from ik_node.srdf import compute_disabled_pairs, disabled_pairs
+    from ik_node.collision.srdf import compute_disabled_pairs, disabled_pairs
 
     reference = disabled_pairs(ROBOTS / "panda_description" / "srdf" / "panda.srdf", panda)
     ours = compute_disabled_pairs(panda)

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from ik_node import IKNodeError, IKSolver, Obstacle, load_robot
-from ik_node.catalogue import example_robot_data_dir
 from ik_node.compiled import contacts
+from ik_node.description.catalogue import example_robot_data_dir
 from ik_node.solver import kernels
 from ik_node.solver.collision_task import obstacle_row
 

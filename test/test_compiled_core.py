@@ -16,7 +16,7 @@ import pytest
 from conftest import URDF_DIR
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import BUNDLED
+from ik_node.description.catalogue import BUNDLED
 from ik_node.errors import TargetError
 
 BY_NAME = {case.name: case for case in BUNDLED}
@@ -265,7 +265,7 @@ def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
 
 COLD_PROBE = """
 from ik_node.solver import kernels
-from ik_node.jit import cache_is_cold
+from ik_node.compiled.jit import cache_is_cold
 print(cache_is_cold(kernels.search))
 """
 

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transforms3d.euler import euler2mat
 
-from ik_node.control import (
+from ik_node.errors import IKNodeError, TargetError
+from ik_node.ros.control import (
     JointLayout,
     command_violation,
     current_state,
@@ -25,8 +26,7 @@ from ik_node.control import (
     trajectory_duration,
     velocity_limited_step,
 )
-from ik_node.conversions import pose_from_message, pose_to_fields
-from ik_node.errors import IKNodeError, TargetError
+from ik_node.ros.conversions import pose_from_message, pose_to_fields
 
 
 def limits(**overrides):

@@ -31,7 +31,7 @@ def test_demo_meets_every_reachable_goal_reports_the_unreachable_one_and_draws(t
     environment[marker.split("=")[0]] = marker.split("=")[1]
     picture = tmp_path / "demo.png"
     finished = subprocess.run(
-        [sys.executable, "-m", "ik_node.demo", "--plot", str(picture)],
+        [sys.executable, "-m", "ik_node.ros.demo", "--plot", str(picture)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ik_node import IKNodeError, IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 
 URDF_CASES = 2500
 SOLVER_CASES = 2500

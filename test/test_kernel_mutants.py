@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 from ik_node.solver import kernels
 
 pytestmark = pytest.mark.plain_python  # every test here takes well under a second as plain Python

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
-from ik_node.catalogue import BUNDLED, RobotCase, all_cases
+from ik_node.description.catalogue import BUNDLED, RobotCase, all_cases
 
 CONFIGURATIONS = 100
 FD_STEP = 1e-6

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 
 GOALS = 30
 

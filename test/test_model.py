@@ -214,8 +214,8 @@ def test_core_imports_without_rclpy():
                 if name.split('.')[0] in ('rclpy', 'rclpy_message_converter'):
                     raise ImportError('rclpy is blocked in this test')
         sys.meta_path.insert(0, BlockROS())
-        import ik_node, ik_node.model, ik_node.kinematics, ik_node.lie, ik_node.control
-        import ik_node.conversions, ik_node.solver, ik_node.errors
+        import ik_node, ik_node.description.model, ik_node.kinematics, ik_node.lie, ik_node.ros.control
+        import ik_node.ros.conversions, ik_node.solver, ik_node.errors
         from ik_node import load_robot
         assert 'rclpy' not in sys.modules
         """

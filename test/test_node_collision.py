@@ -1,5 +1,5 @@
 """Collision-aware IK in the node (issue 18): obstacles from ``visualization_msgs/MarkerArray``
-(:mod:`ik_node.obstacle_messages`, without ROS), and the node through real topics: obstacles on
+(:mod:`ik_node.ros.obstacle_messages`, without ROS), and the node through real topics: obstacles on
 ``~/obstacles`` and by parameter avoided (each answer's clearance checked independently, with
 pinocchio + coal on the URDF's own collision geometry: ``benchmark/collision_reference.py``),
 the reason ``collision`` on ``/diagnostics`` with the last command kept, ``~/collision_markers``,
@@ -22,9 +22,9 @@ from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ik_node import IKSolver, Obstacle, load_robot
+from ik_node.collision.srdf import compute_disabled_pairs
 from ik_node.errors import IKNodeError
-from ik_node.obstacle_messages import MarkerObstacles, collision_markers, marker_obstacle
-from ik_node.srdf import compute_disabled_pairs
+from ik_node.ros.obstacle_messages import MarkerObstacles, collision_markers, marker_obstacle
 
 ARM7 = PACKAGE_ROOT / "urdf" / "arm7.urdf"
 JOINTS = [f"joint{index}" for index in range(1, 8)]

@@ -18,8 +18,8 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import InteractiveMarkerControl, InteractiveMarkerFeedback
 from visualization_msgs.srv import GetInteractiveMarkers
 
-from ik_node.conversions import pose_from_message
-from ik_node.messages import interactive_goal_marker, pose_message
+from ik_node.ros.conversions import pose_from_message
+from ik_node.ros.messages import interactive_goal_marker, pose_message
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 #: The marker server ignores a new client's feedback within 1 s of the marker's last change

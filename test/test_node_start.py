@@ -15,7 +15,7 @@ import pytest
 from ros_harness import CONFIG_DIR, Client
 from sensor_msgs.msg import JointState
 
-from ik_node.process import NodeProcess, ros_environment
+from ik_node.ros.process import NodeProcess, ros_environment
 
 #: The node must publish its state this soon after its process starts [s] (the stamp of the first
 #: state received; the node's clock is wall time): about 1 s of its own start (Python imports,

@@ -1,4 +1,4 @@
-"""The node's parameter schema without ROS (ik_node.parameters): every default of its kind and
+"""The node's parameter schema without ROS (ik_node.ros.parameters): every default of its kind and
 within its range or choices, every spec's refusals (kind, range with its bounds and unit,
 non-finite numbers, choices listed), the per-joint and per-tip patterns (the tip's task, axes and
 offset included), the rules across parameters, the names a command line overrides, the typed
@@ -17,7 +17,7 @@ import pytest
 
 from ik_node import load_robot
 from ik_node.errors import IKNodeError
-from ik_node.parameters import (
+from ik_node.ros.parameters import (
     JOINT_PARAMETERS,
     KINDS,
     NODE_PARAMETERS,

@@ -1,4 +1,4 @@
-"""The node's decisions without ROS (ik_node.policy): readiness, goals kept while the solver is
+"""The node's decisions without ROS (ik_node.ros.policy): readiness, goals kept while the solver is
 prepared, frames (the model's links, tf2 through a lookup, refusal without one), pause and
 reset, the seed, tracking steps, and the limit guard. FK checks use the model's own full-robot FK
 (not the solver's tree)."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ik_node.errors import IKNodeError
-from ik_node.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.policy import COLLISION, Command, GoalRequest, IKPolicy, build_solver, plan_model
+from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
+from ik_node.ros.policy import COLLISION, Command, GoalRequest, IKPolicy, build_solver, plan_model
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -166,7 +166,7 @@ def test_frames_a_link_through_the_model_another_through_tf_or_refused_naming_it
     world_to_base[:3, 3] = [1.0, -2.0, 0.5]
     asked = []
 
-    def lookup(frame, base, stamp):  # as ik_node.frames' tf2 lookup answers: T_base_frame
+    def lookup(frame, base, stamp):  # as ik_node.ros.frames' tf2 lookup answers: T_base_frame
         asked.append((frame, base, stamp))
         return np.linalg.inv(world_to_base)
 
@@ -297,7 +297,7 @@ HUMANOID_TIPS = ["left_foot", "right_foot", "left_hand"]
 @pytest.fixture(scope="module")
 def floating_humanoid():
     from ik_node import load_robot
-    from ik_node.catalogue import URDF_DIR
+    from ik_node.description.catalogue import URDF_DIR
 
     return load_robot(URDF_DIR / "humanoid.urdf", root_joint="floating")
 
@@ -305,7 +305,7 @@ def floating_humanoid():
 def floating_policy(robot, **overrides) -> IKPolicy:
     """A ready policy for the humanoid's floating base (world) to both feet and the left hand,
     with the per-joint parameters the node declares (joint_parameter_defaults: 1-DOF joints)."""
-    from ik_node.parameters import joint_parameter_defaults
+    from ik_node.ros.parameters import joint_parameter_defaults
 
     values = {spec.name: spec.default for spec in NODE_PARAMETERS}
     values.update(root_joint="floating", base_link="world", tip_links=HUMANOID_TIPS)
@@ -490,7 +490,7 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
 def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
     """(e.g. self_collision without an optional package the collision model needs): the change is
     refused as a bad value is, and the solver in use stays."""
-    import ik_node.policy
+    import ik_node.ros.policy
 
     policy = ready_policy(arm7)
     solver = policy.model.solver
@@ -498,7 +498,7 @@ def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(ar
     def missing(model):
         raise ModuleNotFoundError("No module named 'scipy'")
 
-    monkeypatch.setattr(ik_node.policy, "build_solver", missing)
+    monkeypatch.setattr(ik_node.ros.policy, "build_solver", missing)
     values = dict(policy.settings.values, self_collision=True)
     with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named"):
         policy.candidate(values, frozenset({"self_collision"}))

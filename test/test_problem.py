@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 from ik_node.solver import TipTask, kernels
 from ik_node.solver.problem import MIN_ROTATION_SCALE, Problem
 

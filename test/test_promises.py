@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 
 TOLERANCE = 1e-5  # the solver's default position [m] and orientation [rad] tolerance
 

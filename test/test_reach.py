@@ -20,14 +20,14 @@ import pytest
 
 from ik_node import IKNodeError, lie, load_robot
 from ik_node.reach import load_map, main, reachability_map
-from ik_node.reach_sampling import (
+from ik_node.reach.sampling import (
     approach_directions,
     orientation_samples,
     quaternions_xyzw,
     voxel_count,
     voxel_grid,
 )
-from ik_node.reach_store import ChunkStore
+from ik_node.reach.store import ChunkStore
 
 h5py = pytest.importorskip("h5py", reason="maps are HDF5 files (the reach extra)")
 pin = pytest.importorskip("pinocchio", reason="the independent FK of the map's solutions")
@@ -448,7 +448,7 @@ def test_unwritable_output_and_existing_file_are_refused(tmp_path):
 def test_reach_imports_without_rclpy():
     code = (
         "import sys; sys.modules['rclpy'] = None\n"
-        "import ik_node.reach, ik_node.reach_job, ik_node.reach_file\n"
+        "import ik_node.reach, ik_node.reach.job, ik_node.reach.file\n"
         "assert 'rclpy' not in sys.modules or sys.modules['rclpy'] is None"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -430,7 +430,7 @@ def test_module_uses_only_humble_rclpy_api_or_feature_detects_it(path):
 
 def test_the_package_has_modules_that_import_rclpy_and_a_node_class():
     modules = rclpy_modules()
-    assert PACKAGE_ROOT / "ik_node" / "node.py" in modules
+    assert PACKAGE_ROOT / "ik_node" / "ros" / "node.py" in modules
     classes = [
         definition.name
         for path in modules
@@ -538,7 +538,7 @@ def test_humble_data_has_the_known_gaps():
 def test_node_processes_keep_dds_on_loopback_by_the_switch_their_distribution_reads(
     distribution, localhost_only
 ):
-    from ik_node.process import ros_environment
+    from ik_node.ros.process import ros_environment
 
     base = {"ROS_LOCALHOST_ONLY": "1", "ROS_LOG_DIR": "/nonexistent"}  # as a user's shell may have it
     if distribution is not None:

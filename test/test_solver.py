@@ -14,9 +14,9 @@ import pytest
 from transforms3d.axangles import axangle2mat, mat2axangle
 
 from ik_node import load_robot
-from ik_node.catalogue import BUNDLED, RobotCase, example_robot_data_cases
+from ik_node.compiled.jit import COMPILED, SLOWDOWN_WITHOUT_NUMBA
+from ik_node.description.catalogue import BUNDLED, RobotCase, example_robot_data_cases
 from ik_node.errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
-from ik_node.jit import COMPILED, SLOWDOWN_WITHOUT_NUMBA
 from ik_node.solver import METHODS, IKSolver, TipTask
 
 EXAMPLE_ROBOTS = example_robot_data_cases() or [

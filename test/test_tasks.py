@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, TipTask, load_robot
-from ik_node.catalogue import URDF_DIR
+from ik_node.description.catalogue import URDF_DIR
 
 FD_STEP = 1e-6
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.catalogue import URDF_DIR, example_robot_data_dir
+from ik_node.description.catalogue import URDF_DIR, example_robot_data_dir
 from ik_node.errors import URDFError
 
 REVOLUTE = '<limit lower="-2" upper="2" effort="1" velocity="1"/>'
@@ -203,7 +203,7 @@ def test_cli_prints_warnings_as_plain_lines(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stderr.startswith("warning: URDF: joint 'j3' mimics 'index_q1'"), run.stderr
-    assert "cli.py" not in run.stderr and "UserWarning" not in run.stderr
+    assert "cli/main.py" not in run.stderr and "UserWarning" not in run.stderr
 
 
 # ---------------------------------------------------------------- 5, 6, 7, 9. XML strictness

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ik_node import Joint, Robot, load_robot
-from ik_node.catalogue import URDF_DIR, example_robot_data_dir
+from ik_node.description.catalogue import URDF_DIR, example_robot_data_dir
 from ik_node.errors import TargetError, URDFError
 from ik_node.lie import adjoint, inverse
 

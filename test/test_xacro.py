@@ -1,5 +1,5 @@
-"""xacro descriptions in load_robot (ik_node.xacro_expansion) and ROS package lookups
-(ik_node.resources.find_package).
+"""xacro descriptions in load_robot (ik_node.description.xacro_expansion) and ROS package lookups
+(ik_node.description.resources.find_package).
 
 The fixture package test/xacro/packages/my_robot_description holds a xacro arm: arguments,
 properties with math, a macro with default and block parameters in a file included through
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
+from ik_node.description.resources import PackageNotFoundError, find_package, resolve_path
 from ik_node.errors import URDFError
-from ik_node.resources import PackageNotFoundError, find_package, resolve_path
 
 xacro = pytest.importorskip("xacro", reason="xacro (PyPI 'xacro') is a test extra")
 

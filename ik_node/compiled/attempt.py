@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, kernel, monotonic_ns
 from .bundles import (
     CCD,
     COLLISION,
@@ -26,6 +25,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import MAX_CONTACT_ROWS, clear_contacts
+from .jit import allocating_kernel, kernel, monotonic_ns
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step

@@ -44,9 +44,9 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import IN_BASE_AXES
 from .gjk import GJK_WORK, gjk_workspace, hull_distance
+from .jit import allocating_kernel, inline_kernel, kernel
 from .shapes import segment_box_gap, segment_parameters, swept_box_distance
 from .spatial import point_jacobian
 

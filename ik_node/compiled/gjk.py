@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, kernel
+from .jit import allocating_kernel, kernel
 
 #: Relative tolerance on the squared distance, and the iterations at most.
 GJK_TOLERANCE, GJK_ITERATIONS = 1e-10, 64

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ..jit import kernel
 from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
+from .jit import kernel
 from .spatial import difference, integrate
 
 

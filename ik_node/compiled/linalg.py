@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, inline_kernel, kernel, reduction_kernel
 from .bundles import FIRST_ROW
+from .jit import allocating_kernel, inline_kernel, kernel, reduction_kernel
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
 NULL_SPACE_REGULARISATION = 1e-10

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
 from .attempt import attempt_workspace, run_attempt
 from .bundles import (
     COLLISION,
@@ -23,6 +22,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts, touching_only, without_pairs
+from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..jit import kernel
+from .jit import kernel
 
 #: Golden-section iterations of the segment-box distance (the bracket shrinks to 0.618^40 ~
 #: 4e-9 of the segment).

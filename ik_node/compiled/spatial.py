@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, kernel
 
 # ------------------------------------------------------------------ named columns
 ROTATION, TRANSLATION, AXIS, MULTIPLIER, OFFSET = 0, 9, 12, 15, 16

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, inline_kernel, kernel
 from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
+from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
 from .linalg import free_step
 from .spatial import forward_kinematics, point_jacobian

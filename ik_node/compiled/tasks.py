@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from ..jit import allocating_kernel, batch_kernel, inline_kernel, kernel
 from .bundles import BASE_AXES
 from .contacts import contact_workspace, contacts
+from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel
 from .linalg import manipulability
 from .spatial import forward_kinematics, point_jacobian, point_pose, so3_log
 

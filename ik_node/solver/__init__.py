@@ -4,7 +4,7 @@ A newcomer's map: :mod:`.options` (what can be asked: :class:`SolverOptions`, :c
 :mod:`.problem` (the arrays a solve runs on), :mod:`.seed_table` (where restarts begin),
 :mod:`.kernels` (what it calls of the compiled core, :mod:`ik_node.compiled`: FK, Jacobians, the
 damped step with limit rows, one loop with a step per method, the restart search; numba or plain
-Python: :mod:`ik_node.jit`), and
+Python: :mod:`ik_node.compiled.jit`), and
 :mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results).
 """
 

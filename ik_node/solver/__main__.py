@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 
-from ..collision import HULL_TOLERANCE, HULL_VERTICES
+from ..collision.geometry import HULL_TOLERANCE, HULL_VERTICES
+from ..collision.obstacles import Obstacle
 from ..compiled.gjk import simplified_hull
-from ..jit import COMPILED
-from ..model import load_robot
-from ..obstacles import Obstacle
+from ..compiled.jit import COMPILED
+from ..description.model import load_robot
 from .ik_solver import IKSolver, prepare_kernels
 
 #: Two revolute joints and a prismatic one: every kernel and branch type the solver compiles; and

@@ -12,7 +12,7 @@ from the base to it, through joints the solve does not move, held at their neutr
 into their limits (a gripper's fingers, the other arm, the head). Pairs:
 
 * self-collision (``self_collision``): the link pairs that the SRDF leaves enabled, or the
-  pairs :func:`ik_node.srdf.compute_disabled_pairs` leaves (computed once per description);
+  pairs :func:`ik_node.collision.srdf.compute_disabled_pairs` leaves (computed once per description);
 * obstacles: every link shape that the solve moves, with every obstacle (whether or not
   ``self_collision`` is on);
 
@@ -32,11 +32,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision import collision_model, link_boxes, link_hulls, link_pieces, primitive_points
+from ..collision.geometry import collision_model, link_boxes, link_hulls, link_pieces, primitive_points
+from ..collision.obstacles import Obstacle
+from ..collision.srdf import collision_pairs
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
-from ..obstacles import Obstacle
-from ..srdf import collision_pairs
 
 __all__ = ["CollisionTask", "no_collision"]
 
@@ -244,7 +244,7 @@ class CollisionTask:
         return frozenset(moving)
 
     def set_obstacles(self, obstacles: Sequence[Obstacle]) -> None:
-        """Replace the obstacles (:class:`~ik_node.obstacles.Obstacle`, base frame)."""
+        """Replace the obstacles (:class:`~ik_node.collision.obstacles.Obstacle`, base frame)."""
         obstacles = tuple(obstacles or ())
         for index, obstacle in enumerate(obstacles):
             if not isinstance(obstacle, Obstacle):

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..compiled.jit import BATCH_THREADS, COMPILED, cache_is_cold
 from ..errors import IKNodeError, TargetError
-from ..jit import BATCH_THREADS, COMPILED, cache_is_cold
 from . import kernels
 from .collision_task import CollisionTask
 from .inputs import (
@@ -165,7 +165,7 @@ def _batch_threads() -> ThreadPoolExecutor:
 def in_slices(count: int, work) -> None:
     """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
     thread, which the threads take in turn (the caller's thread alone for one thread or item);
-    ``work`` must release the GIL (a :func:`~ik_node.jit.batch_kernel`) to run in parallel."""
+    ``work`` must release the GIL (a :func:`~ik_node.compiled.jit.batch_kernel`) to run in parallel."""
     slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
     if BATCH_THREADS == 1 or slices <= 1:
         work(0, count)
@@ -497,7 +497,7 @@ class IKSolver:
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
         """Solve N goals at once, spread over the machine's cores (slices of the batch on
-        :data:`~ik_node.jit.BATCH_THREADS` threads).
+        :data:`~ik_node.compiled.jit.BATCH_THREADS` threads).
 
         ``targets``: ``{tip: (N, 4, 4)}`` for every tip (an ``(N, 4, 4)`` array for one tip);
         ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
@@ -573,11 +573,11 @@ class IKSolver:
 
     @property
     def obstacles(self) -> tuple:
-        """The obstacles the solves avoid (:class:`~ik_node.obstacles.Obstacle`, base frame)."""
+        """The obstacles the solves avoid (:class:`~ik_node.collision.obstacles.Obstacle`, base frame)."""
         return () if self.collision_task is None else self.collision_task.obstacles
 
     def set_obstacles(self, obstacles) -> None:
-        """Replace the obstacles (:class:`~ik_node.obstacles.Obstacle`, base frame) for the next
+        """Replace the obstacles (:class:`~ik_node.collision.obstacles.Obstacle`, base frame) for the next
         solves; ``()`` removes them. Raises :class:`IKNodeError` naming a bad entry."""
         if self.collision_task is None:
             if not obstacles:

@@ -1,5 +1,5 @@
 """The solver's entry to its compiled core, :mod:`ik_node.compiled` (numba kernels over flat
-arrays; see :mod:`ik_node.jit`), by concern:
+arrays; see :mod:`ik_node.compiled.jit`), by concern:
 
 * :mod:`~ik_node.compiled.spatial`: FK, Jacobians from trimmed adjoint blocks, the configuration
   manifold;

@@ -1,7 +1,7 @@
 """The solver's options, specified once: :data:`OPTIONS` (one :class:`OptionSpec` per scalar option:
 name, kind, default, unit, valid range or choices, description), from which
 :class:`SolverOptions` validates its values and the node declares and checks its parameters for
-the same options (:mod:`ik_node.parameters`); and :class:`TipTask` (what one tip controls).
+the same options (:mod:`ik_node.ros.parameters`); and :class:`TipTask` (what one tip controls).
 Units: metres, radians, seconds."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled.jit import COMPILED
 from ..errors import IKNodeError
-from ..jit import COMPILED
 from . import kernels
 
 __all__ = [
@@ -77,7 +77,7 @@ class OptionSpec:
     ``default``, ``unit``, an inclusive range ``low``-``high`` (None: no bound on that side) or
     ``choices``, ``optional`` (None accepted: the option is off), ``per_joint`` (the solver also
     takes ``{joint: value}`` or an array, each value in the range), ``node`` (also a node
-    parameter of the same name, range and choices: :mod:`ik_node.parameters`) and a one-line
+    parameter of the same name, range and choices: :mod:`ik_node.ros.parameters`) and a one-line
     ``description``."""
 
     name: str
@@ -336,7 +336,7 @@ class SolverOptions:
       ``NEAR_CANDIDATES`` found within the budget is returned (no branch flips while following a
       path).
     * ``self_collision``: no answer in self-collision (the link pairs the SRDF leaves enabled,
-      ``srdf`` a path or the XML; else the pairs :func:`ik_node.srdf.compute_disabled_pairs`
+      ``srdf`` a path or the XML; else the pairs :func:`ik_node.collision.srdf.compute_disabled_pairs`
       leaves) nor in an ``obstacles`` entry (:class:`ik_node.Obstacle`, base frame; checked
       whether or not ``self_collision`` is on); ``collision_margin`` [m]: pairs closer than
       this become constraint rows of the step (:mod:`ik_node.compiled.contacts`).

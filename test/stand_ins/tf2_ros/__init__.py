@@ -4,7 +4,7 @@ neither tf2_ros nor tf2_msgs): put this directory first on the node process's ``
 Its :class:`TransformBroadcaster` publishes every ``geometry_msgs/TransformStamped`` it is given on
 :data:`TOPIC` (the real one publishes ``tf2_msgs/TFMessage`` on ``/tf``), so a test sees what the
 node broadcasts and when; its :class:`Buffer` knows no transform (every lookup raises
-:class:`TransformException`), which is all ``ik_node.frames.transform_lookup`` needs to start.
+:class:`TransformException`), which is all ``ik_node.ros.frames.transform_lookup`` needs to start.
 """
 
 from __future__ import annotations

@@ -1,0 +1,228 @@
+"""How the solver's kernels are compiled: numba's ``njit`` with an on-disk cache, or plain Python.
+
+* With numba, kernels are ``@njit(cache=True)``. numba caches next to the source
+  (``__pycache__``), or, when that is not writable (a system install), in the user's cache
+  directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
+  that is said once (every process then compiles again: about 35 s).
+* numba finds a cached kernel again while the stamp of its own source file is unchanged, although
+  the kernel holds the code of every kernel it calls, in other modules too. So every kernel's
+  stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`:
+  ``ik_node/compiled/*.py``, where every kernel lives, this module among them): an edit in any of
+  them recompiles all kernels at their next use.
+* Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
+  plain Python, several hundred times slower; a warning says so once, with how to install numba.
+
+:func:`monotonic_ns` reads ``CLOCK_MONOTONIC`` [ns] inside compiled code (nopython mode cannot
+call ``time``), so a solve can stop at its deadline between two iterations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import warnings
+from pathlib import Path
+
+__all__ = [
+    "BATCH_THREADS",
+    "COMPILED",
+    "SLOWDOWN_WITHOUT_NUMBA",
+    "allocating_kernel",
+    "batch_kernel",
+    "cache_is_cold",
+    "inline_kernel",
+    "kernel",
+    "monotonic_ns",
+    "reduction_kernel",
+]
+
+#: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
+#: this many times slower than compiled ones.
+SLOWDOWN_WITHOUT_NUMBA = 300
+
+try:
+    import numba
+    from numba import config as _numba_config
+except ImportError:  # pragma: no cover - exercised by the no-numba CI run's import path
+    numba = None
+
+COMPILED = numba is not None and not _numba_config.DISABLE_JIT
+
+if numba is None or not COMPILED:
+    warnings.warn(
+        "ik_node's IK kernels run as plain Python ("
+        + ("numba is not installed" if numba is None else "NUMBA_DISABLE_JIT is set")
+        + f"): solves are about {SLOWDOWN_WITHOUT_NUMBA} times slower and most 5 ms budgets will "
+        "not be met. Install numba ('pip install numba', or apt's python3-numba) for real use.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+_cache_refused = False
+
+_PACKAGE = Path(__file__).resolve().parent
+#: The files whose kernels call each other; any change to one invalidates every cached kernel.
+KERNEL_SOURCES = tuple(sorted(_PACKAGE.glob("*.py")))
+
+
+def _sources_stamp() -> str:
+    """SHA-256 of the kernel sources' contents, in order (the stamp of every cached kernel)."""
+    digest = hashlib.sha256()
+    for path in KERNEL_SOURCES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+_STAMP = _sources_stamp()
+
+
+def _stamp_with_sources(dispatcher) -> None:
+    """Give ``dispatcher``'s cache the stamp of every kernel source rather than of its own file
+    (numba reads the stamp when the cache object is made; its index keeps the kernel while the
+    stamp matches). numba versions whose cache lacks these attributes keep numba's own stamp."""
+    try:
+        dispatcher._cache._cache_file._source_stamp = _STAMP
+    except AttributeError:  # pragma: no cover - another numba's internals
+        pass
+
+
+def _compile(function, **options):
+    """``numba.njit(cache=True, **options)(function)``, or without the cache when numba has no
+    writable location for it (said once)."""
+    global _cache_refused
+    if numba is None:
+        return function
+    if not _cache_refused:
+        try:
+            dispatcher = numba.njit(cache=True, **options)(function)
+            _stamp_with_sources(dispatcher)
+            return dispatcher
+        except RuntimeError as error:  # "cannot cache function ...: no locator available"
+            _cache_refused = True
+            warnings.warn(
+                f"ik_node cannot cache its compiled IK kernels ({error}); every process compiles "
+                "them again at its first solve (about 35 s). Set NUMBA_CACHE_DIR to a writable "
+                "directory to keep them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return numba.njit(cache=False, **options)(function)
+
+
+def cache_is_cold(compiled_function) -> bool:
+    """Whether numba will compile ``compiled_function`` (a :func:`kernel`) at its first call
+    rather than load it: no cache index for it, or one older than a kernel source (numba then
+    compiles again). False without numba or without a cache."""
+    if not COMPILED or compiled_function._cache is None:
+        return False
+    try:
+        index = compiled_function._cache._cache_file._index_path
+        newest_source = max(os.path.getmtime(path) for path in KERNEL_SOURCES)
+        return not os.path.exists(index) or os.path.getmtime(index) < newest_source
+    except (AttributeError, OSError):  # another numba's internals: say nothing rather than guess
+        return False
+
+
+def _reference_counting_option() -> dict:
+    """numba's switch that compiles a function without its runtime's reference counting
+    (``_nrt=False``), where this numba's CPU target has it (else kernels keep the counting)."""
+    if numba is None:
+        return {}
+    try:
+        from numba.core.cpu import CPUTargetOptions
+    except ImportError:  # pragma: no cover - an older numba
+        return {}
+    known = hasattr(CPUTargetOptions, "_nrt") or "_nrt" in getattr(CPUTargetOptions, "OPTIONS", {})
+    return {"_nrt": False} if known else {}
+
+
+#: The options of a kernel that creates no arrays (see :func:`kernel`), and of one that does
+#: (said explicitly: a function without the option inherits its caller's).
+_WITHOUT_REFERENCE_COUNTS = _reference_counting_option()
+_WITH_REFERENCE_COUNTS = {key: True for key in _WITHOUT_REFERENCE_COUNTS}
+
+
+def kernel(function):
+    """Compile ``function`` in nopython mode, cached (a no-op without numba), without numba's
+    reference counting: it may not create arrays (``np.empty``, ``copy``) nor return one (views
+    included), only read and write the arrays it is given and call kernels.
+
+    Why: numba counts references to every array a function receives, views and tuples of arrays
+    included, with an atomic increment and decrement (a full memory barrier) that its pruning
+    pass often cannot remove. Measured on arm7's ``solve_many`` (perf, one thread): 31 % of the
+    time was in ``NRT_incref``/``NRT_decref``. A function that needs arrays made uses
+    :func:`allocating_kernel`; a search's work arrays are made once (per batch slice in
+    ``solve_many``) and handed down."""
+    return _compile(function, **_WITHOUT_REFERENCE_COUNTS)
+
+
+def allocating_kernel(function):
+    """Like :func:`kernel`, with numba's reference counting: for the functions that create arrays
+    (work space, copies) or return them. Called from a :func:`kernel`, it must return no array."""
+    return _compile(function, **_WITH_REFERENCE_COUNTS)
+
+
+def inline_kernel(function):
+    """Like :func:`kernel`, inlined into its compiled callers (numba's ``inline="always"``): for
+    small helpers on the hot path that return several values (a call and its tuple cost more than
+    their arithmetic), or views of a caller's arrays, and for the hot path's functions that take
+    the bundles and call on (numba passes each array of a tuple as its own seven or more
+    arguments, so such a call copies a few hundred words: arm7's ``evaluate_task`` took ~110 ns
+    to call beside its ~320 ns of work). Not for a :func:`reduction_kernel`: inlined, it would
+    lose its floating-point flags."""
+    return _compile(function, inline="always", **_WITHOUT_REFERENCE_COUNTS)
+
+
+def reduction_kernel(function):
+    """Like :func:`kernel`, with floating-point sums reassociated and multiply-adds fused (numba's
+    ``fastmath={"reassoc", "contract"}``; no assumptions about NaN or infinity), so that LLVM
+    vectorises its dot products: for the dense linear algebra of many rows. Results differ from
+    the sequential sums by rounding only."""
+    return _compile(function, fastmath={"reassoc", "contract"}, **_WITHOUT_REFERENCE_COUNTS)
+
+
+def batch_kernel(function):
+    """Like :func:`allocating_kernel`, releasing the GIL while it runs, so that threads can run it
+    on slices of a batch at once (:data:`BATCH_THREADS`). Not numba's ``parallel=True`` and
+    ``prange``: its gufunc lowering compiles the whole call tree three times over (arm7: 6.8 s,
+    against 1.8 s)."""
+    return _compile(function, nogil=True, **_WITH_REFERENCE_COUNTS)
+
+
+#: Threads a batch is spread over: numba's thread count (``NUMBA_NUM_THREADS``, default every
+#: CPU), read without starting numba's threading layer; 1 in plain Python (the GIL serialises).
+BATCH_THREADS = _numba_config.NUMBA_NUM_THREADS if COMPILED else 1
+
+
+if COMPILED:
+    import llvmlite.ir as _ir
+    from numba import types as _types
+    from numba.core import cgutils as _cgutils
+    from numba.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def _clock_monotonic_ns(typing_context):
+        """``clock_gettime(CLOCK_MONOTONIC)`` in ns, as LLVM IR calling libc (POSIX)."""
+
+        def codegen(context, builder, signature, arguments):
+            int64, int32 = _ir.IntType(64), _ir.IntType(32)
+            timespec = _ir.LiteralStructType([int64, int64])
+            function_type = _ir.FunctionType(int32, [int32, timespec.as_pointer()])
+            clock_gettime = _cgutils.get_or_insert_function(builder.module, function_type, "clock_gettime")
+            slot = _cgutils.alloca_once(builder, timespec)
+            builder.call(clock_gettime, [_ir.Constant(int32, 1), slot])  # 1: CLOCK_MONOTONIC
+            zero = _ir.Constant(int32, 0)
+            seconds = builder.load(builder.gep(slot, [zero, zero]))
+            nanoseconds = builder.load(builder.gep(slot, [zero, _ir.Constant(int32, 1)]))
+            return builder.add(builder.mul(seconds, _ir.Constant(int64, 1_000_000_000)), nanoseconds)
+
+        return _types.int64(), codegen
+
+    @kernel
+    def monotonic_ns():
+        """Monotonic clock [ns], the same as ``time.monotonic_ns()`` on Linux."""
+        return _clock_monotonic_ns()
+
+else:
+    monotonic_ns = time.monotonic_ns

@@ -1,0 +1,6 @@
+"""Kinematic trees: the part of a robot between a base link and its tips, with forward kinematics
+and Jacobians over :mod:`ik_node.compiled.spatial` (:mod:`.tree`)."""
+
+from .tree import TASK_ROWS, KinematicTree, task_rows
+
+__all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]

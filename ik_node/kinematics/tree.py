@@ -1,0 +1,435 @@
+"""Forward kinematics and Jacobians of a base-to-tips tree, built from trimmed adjoint blocks.
+
+A :class:`KinematicTree` is the part of a :class:`~ik_node.description.model.Robot` on the paths from a base
+link to one or more tip links, as the flat arrays of :mod:`ik_node.compiled.spatial` (the one
+implementation of FK and Jacobians; see there for the layout, the joint types and the
+configuration manifold). The base may be any link: a path goes up the tree (joints crossed from
+child to parent, e.g. from a stance foot) and down again.
+
+Frames. The tree keeps one *frame* per joint that moves (at its child link, or at its parent link
+when crossed upward), one per tip link, and the base (frame 0). Links joined by fixed joints sit at
+constant offsets from the nearest frame. Memory and build time are linear in the number of links
+on the paths.
+
+Configurations and tangents. :attr:`KinematicTree.joint_names` names the configuration
+coordinates (a 1-DOF joint by its name; ``root_joint/x`` ... ``root_joint/qw`` for a floating
+joint, see :data:`ik_node.description.model.COORDINATE_SUFFIXES`); Jacobians have one column per tangent
+coordinate (:attr:`KinematicTree.tangent_names`, twists ``[v; w]`` in each joint's frame). For
+trees of 1-DOF joints the two coincide.
+
+Jacobians (twists ``[v; w]``, see :mod:`ik_node.lie`): the body Jacobian of a frame ``e`` stacks,
+for every joint ``j`` on its path, the adjoint ``Ad(T_e_j)`` trimmed to the joint's unit twists,
+``Ad(T) = [[R, hat(t) R], [0, R]]`` (PoE body Jacobian, Lynch & Park eq. 5.18); the *mixed* one
+gives the velocity of the frame's origin and its angular velocity in base axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..compiled import spatial
+from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
+from ..lie import inverse
+
+__all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]
+
+#: Rows of a ``[v; w]`` Jacobian that each task kind controls.
+TASK_ROWS = {
+    "pose": (0, 1, 2, 3, 4, 5),
+    "position": (0, 1, 2),
+    "orientation": (3, 4, 5),
+}
+
+_TYPE_CODES = {
+    "revolute": spatial.REVOLUTE,
+    "continuous": spatial.REVOLUTE,
+    "prismatic": spatial.PRISMATIC,
+    "planar": spatial.PLANAR,
+    "ball": spatial.BALL,
+    "floating": spatial.FLOATING,
+}
+
+#: The central-difference step of :meth:`KinematicTree.jacobian_derivative` [s].
+DERIVATIVE_STEP = 1e-6
+
+
+def task_rows(task) -> np.ndarray:
+    """Row indices for a task: ``'pose'``, ``'position'``, ``'orientation'`` or a 6-element mask
+    over ``(vx, vy, vz, wx, wy, wz)`` (tip-frame axes for the body Jacobian)."""
+    if isinstance(task, str):
+        if task not in TASK_ROWS:
+            raise IKNodeError(f"unknown task '{task}'; use one of {sorted(TASK_ROWS)} or a 6-axis mask")
+        return np.array(TASK_ROWS[task])
+    mask = np.asarray(task, dtype=bool)
+    if mask.shape != (6,) or not mask.any():
+        raise IKNodeError(f"a task mask needs 6 booleans (vx vy vz wx wy wz) with one set, got {task}")
+    return np.flatnonzero(mask)
+
+
+def plane_basis(normal: np.ndarray) -> np.ndarray:
+    """A rotation whose z column is the unit ``normal`` (a planar joint's axis): the joint moves
+    in the xy plane of this basis. The identity for ``normal = z``; otherwise x is the unit
+    vector of ``normal x e`` with ``e`` the coordinate axis least aligned with the normal."""
+    normal = np.asarray(normal, dtype=float)
+    if np.allclose(normal, (0.0, 0.0, 1.0)):
+        return np.eye(3)
+    helper = np.eye(3)[int(np.argmin(np.abs(normal)))]
+    x = np.cross(helper, normal)
+    x /= np.linalg.norm(x)
+    return np.column_stack((x, np.cross(normal, x), normal))
+
+
+class KinematicTree:
+    """Forward kinematics and Jacobians between ``base_link`` and ``tip_links``.
+
+    Attributes: ``joint_names`` (configuration coordinates, base to tips, each joint once even
+    when shared by several tips), ``tangent_names`` (Jacobian columns), ``joints`` (the
+    independent joints, in order), ``lower``/``upper`` (position limits per configuration
+    coordinate, rad or m, ``-inf``/``inf`` for continuous joints and multi-DOF coordinates),
+    ``max_velocity`` (rad/s or m/s), ``continuous`` (coordinates that turn freely),
+    ``neutral`` (the configuration with every coordinate 0 and unit quaternions), ``link_names``
+    (every link on the paths), ``frame_count``.
+    """
+
+    def __init__(self, robot, base_link: str, tip_links: str | Sequence[str]):
+        tips = [tip_links] if isinstance(tip_links, str) else list(tip_links)
+        if not tips:
+            raise URDFError("at least one tip link is needed")
+        if len(set(tips)) != len(tips):
+            raise URDFError(f"tip links are repeated: {tips}")
+        self.robot = robot
+        self.base_link = base_link
+        self.tip_links = tuple(tips)
+        paths = [robot.usable_path(base_link, tip) for tip in tips]
+
+        # Independent joints (mimic leaders) in order of first appearance, and their coordinates.
+        leaders: dict[str, object] = {}
+        for path in paths:
+            for joint, _ in path:
+                if joint.is_movable:
+                    leader = robot.joints[robot.leader_of(joint.name)]
+                    leaders.setdefault(leader.name, leader)
+        self.joints = tuple(leaders.values())
+        spans, names, tangent_names, config_at, tangent_at = [], [], [], {}, {}
+        for joint in self.joints:
+            config_at[joint.name], tangent_at[joint.name] = len(names), len(tangent_names)
+            spans.append((_TYPE_CODES[joint.type], len(names), len(tangent_names)))
+            names += joint.coordinate_names
+            tangent_names += joint.tangent_names
+        self.joint_names = tuple(names)
+        self.tangent_names = tuple(tangent_names)
+        self._coordinate_index = {name: index for index, name in enumerate(names)}
+        self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
+        lower, upper, velocity, continuous = [], [], [], []
+        for joint in self.joints:
+            count = len(joint.coordinate_names)
+            single = not joint.is_multi_dof
+            lower += [joint.lower if single else -np.inf] * count
+            upper += [joint.upper if single else np.inf] * count
+            velocity += [joint.max_velocity if single else np.inf] * count
+            continuous += [joint.type == "continuous"] * count
+        self.lower, self.upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
+        self.max_velocity = np.array(velocity, dtype=float)
+        self.continuous = np.array(continuous, dtype=bool)
+        self.neutral = np.zeros(len(names))
+        for kind, at, _ in self.spans:
+            if spatial.QUATERNION_AT[kind] >= 0:
+                self.neutral[at + spatial.QUATERNION_AT[kind] + 3] = 1.0
+
+        # Frames: walk each path from the base, adding a frame per moving joint crossed.
+        frames: list[np.ndarray] = []
+        links: list[tuple] = []
+        self._link_frame: dict[str, tuple[int, np.ndarray]] = {base_link: (0, np.eye(4))}
+
+        def add_frame(
+            parent: int, constant: np.ndarray, link_row: tuple, axis=(0.0, 0.0, 0.0), mimic=(1.0, 0.0)
+        ):
+            row = np.zeros(spatial.FRAME_COLUMNS)
+            row[spatial.ROTATION : spatial.ROTATION + 9] = constant[:3, :3].reshape(-1)
+            row[spatial.TRANSLATION : spatial.TRANSLATION + 3] = constant[:3, 3]
+            row[spatial.AXIS : spatial.AXIS + 3] = axis
+            row[spatial.MULTIPLIER], row[spatial.OFFSET] = mimic
+            frames.append(row)
+            links.append((parent, *link_row))
+            return len(frames)  # pose index
+
+        for path in paths:
+            link = base_link
+            for joint, upward in path:
+                reached = joint.parent if upward else joint.child
+                if reached not in self._link_frame:
+                    frame, offset = self._link_frame[link]
+                    self._link_frame[reached] = self._cross(
+                        joint, upward, frame, offset, add_frame, config_at, tangent_at
+                    )
+                link = reached
+        for tip in self.tip_links:  # every tip gets a frame of its own
+            frame, offset = self._link_frame[tip]
+            if not np.array_equal(offset, np.eye(4)):
+                self._link_frame[tip] = (add_frame(frame, offset, (spatial.FIXED, -1, -1, 0)), np.eye(4))
+        self.link_names = tuple(self._link_frame)
+        self.frames = np.ascontiguousarray(np.array(frames, dtype=float).reshape(-1, spatial.FRAME_COLUMNS))
+        self.frame_links = np.ascontiguousarray(
+            np.array(links, dtype=np.int64).reshape(-1, spatial.LINK_COLUMNS)
+        )
+        self.frame_count = len(frames) + 1
+
+    def _cross(self, joint, upward: bool, frame: int, offset: np.ndarray, add_frame, config_at, tangent_at):
+        """Where the link reached across ``joint`` sits, ``(frame, offset)``, adding its frame."""
+        if not joint.is_movable:
+            return frame, offset @ (inverse(joint.origin) if upward else joint.origin)
+        leader, multiplier, mimic_offset = self.robot.mimic_map(joint.name)
+        kind = _TYPE_CODES[joint.type]
+        basis = np.eye(4)
+        if joint.type == "planar":  # the motion in the xy plane of a basis whose z is the axis
+            basis[:3, :3] = plane_basis(joint.axis)
+        axis = joint.axis if kind in (spatial.REVOLUTE, spatial.PRISMATIC) else (0.0, 0.0, 0.0)
+        link_row = (kind, config_at[leader], tangent_at[leader], int(upward))
+        if not upward:  # T_parent_child = origin B M(q) B^T
+            index = add_frame(
+                frame, offset @ joint.origin @ basis, link_row, axis, (multiplier, mimic_offset)
+            )
+            return index, basis.T
+        # T_child_parent = B M(q)^-1 B^T origin^-1: a frame at B holding no motion, if needed, then
+        # the reversed motion with C = I (its Jacobian columns act at its parent's pose)
+        anchor = offset @ basis
+        if not np.array_equal(anchor, np.eye(4)):
+            frame = add_frame(frame, anchor, (spatial.FIXED, -1, -1, 0))
+        index = add_frame(frame, np.eye(4), link_row, axis, (multiplier, mimic_offset))
+        return index, basis.T @ inverse(joint.origin)
+
+    def __repr__(self) -> str:
+        return (
+            f"KinematicTree(base={self.base_link!r}, tips={list(self.tip_links)}, "
+            f"joints={list(self.joint_names)})"
+        )
+
+    # ------------------------------------------------------------------ joint vectors
+
+    def joint_vector(self, q, what: str = "joint vector") -> np.ndarray:
+        """``q`` as a configuration in :attr:`joint_names` order, quaternions normalised.
+
+        A mapping may name any subset of the coordinates (the rest at :attr:`neutral`), and a
+        multi-DOF joint by its name with all its coordinates; an array must have one finite value
+        per coordinate. ``what`` names ``q`` in error messages. A quaternion of norm 0 is refused,
+        naming the joint.
+        """
+        if isinstance(q, Mapping):
+            vector = self.neutral.copy()
+            for name, value in q.items():
+                index = self._coordinate_index.get(name)
+                joint = self.robot.joints.get(name)
+                if (
+                    index is None
+                    and joint is not None
+                    and joint.is_multi_dof
+                    and joint.coordinate_names[0] in self._coordinate_index
+                ):
+                    first = self._coordinate_index[joint.coordinate_names[0]]
+                    values = np.asarray(value, dtype=float).reshape(-1)
+                    if values.shape != (len(joint.coordinate_names),):
+                        raise TargetError(
+                            f"{what}: joint '{name}' takes {len(joint.coordinate_names)} values "
+                            f"{list(joint.coordinate_names)}, got {values.size}"
+                        )
+                    vector[first : first + values.size] = values
+                    continue
+                if index is None:
+                    if joint is not None and joint.mimic is not None:
+                        raise TargetError(
+                            f"joint '{name}' mimics '{self.robot.leader_of(name)}'; set the leader"
+                        )
+                    raise UnknownJointError(name, self.joint_names, what="joint of this tree")
+                vector[index] = value
+        else:
+            vector = np.array(q, dtype=float).reshape(-1)
+            if vector.shape != (len(self.joint_names),):
+                raise TargetError(
+                    f"{what} has {vector.size} values; expected {len(self.joint_names)} "
+                    f"for joints {list(self.joint_names)}"
+                )
+        if not np.all(np.isfinite(vector)):
+            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(vector))]
+            raise TargetError(f"{what} contains NaN or infinity for joints {bad}")
+        return self.normalized(vector, what)
+
+    def normalized(self, q: np.ndarray, what: str = "joint vector") -> np.ndarray:
+        """``q`` (nq,) or (B, nq) with every quaternion scaled to unit norm (a new array when one
+        is not unit); a zero quaternion raises :class:`TargetError` naming the joint."""
+        for joint, (kind, at, _) in zip(self.joints, self.spans):
+            start = spatial.QUATERNION_AT[kind]
+            if start < 0:
+                continue
+            quaternion = q[..., at + start : at + start + 4]
+            norm = np.linalg.norm(quaternion, axis=-1, keepdims=True)
+            if np.any(norm < 1e-9):
+                raise TargetError(f"{what}: the quaternion of joint '{joint.name}' (qx, qy, qz, qw) is zero")
+            if not np.allclose(norm, 1.0, rtol=0.0, atol=1e-12):
+                q = np.array(q, dtype=float)
+                q[..., at + start : at + start + 4] = quaternion / norm
+        return q
+
+    def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """``q (+) dq``: configuration ``q`` (nq,) moved by tangent ``dq`` (nv,) (see
+        :func:`ik_node.compiled.spatial.integrate`; no limits applied)."""
+        out = np.array(q, dtype=float)
+        spatial.integrate(self.spans, out, np.ascontiguousarray(dq, dtype=float), out)
+        return out
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """The tangent displacement (nv,) from ``q0`` to ``q1`` (see
+        :func:`ik_node.compiled.spatial.difference`)."""
+        out = np.empty(len(self.tangent_names))
+        spatial.difference(
+            self.spans, np.ascontiguousarray(q0, dtype=float), np.ascontiguousarray(q1, dtype=float), out
+        )
+        return out
+
+    # ------------------------------------------------------------------ forward kinematics
+
+    def link_poses(self, q: np.ndarray) -> np.ndarray:
+        """Poses ``T_base_frame`` (4x4) of every frame of the tree, base first, for ``q`` (nq,) in
+        :attr:`joint_names` order (m, rad, unit quaternions), or a batch ``(B, nq)`` giving
+        ``(B, frames, 4, 4)``. Read one link's pose with :meth:`pose_of`."""
+        q = np.asarray(q, dtype=float)
+        batch = np.ascontiguousarray(q.reshape((int(np.prod(q.shape[:-1])), q.shape[-1])))
+        poses = np.empty((len(batch), self.frame_count, 4, 4))
+        spatial.forward_kinematics_many(self.frames, self.frame_links, batch, poses)
+        return poses.reshape(q.shape[:-1] + poses.shape[1:])
+
+    def reach(self, link: str) -> tuple[np.ndarray, float]:
+        """A sphere (centre in the base frame [m], radius [m]) containing every position of
+        ``link`` over all joint values: centred on the first moving joint's frame on the way from
+        the base (its origin does not move), its radius the sum of the offsets between the frames
+        after it and the link, plus prismatic travel; infinite behind a planar or floating joint."""
+        frame, offset = self._link_location(link)
+        chain = [frame]  # pose indices from the link up to the base
+        while chain[-1] != 0:
+            chain.append(int(self.frame_links[chain[-1] - 1, spatial.PARENT]))
+        moving = [
+            index for index in chain[:-1] if self.frame_links[index - 1, spatial.JOINT_TYPE] != spatial.FIXED
+        ]
+        poses = self.link_poses(self.neutral)
+        if not moving:  # nothing moves the link
+            return self.pose_of(poses, link)[:3, 3], 0.0
+        first = moving[-1]
+        anchor = poses[int(self.frame_links[first - 1, spatial.PARENT])]
+        anchor_point = (anchor @ self._constant(first))[:3, 3]
+        radius = float(np.linalg.norm(offset[:3, 3]))
+        for index in chain[: chain.index(first)]:
+            radius += float(
+                np.linalg.norm(self.frames[index - 1, spatial.TRANSLATION : spatial.TRANSLATION + 3])
+            )
+        for index in moving:
+            kind = self.frame_links[index - 1, spatial.JOINT_TYPE]
+            if kind in (spatial.PLANAR, spatial.FLOATING):
+                return anchor_point, float("inf")
+            if kind == spatial.PRISMATIC:
+                at = self.frame_links[index - 1, spatial.Q_INDEX]
+                travel = max(abs(self.lower[at]), abs(self.upper[at]))
+                radius += abs(self.frames[index - 1, spatial.MULTIPLIER]) * travel + abs(
+                    self.frames[index - 1, spatial.OFFSET]
+                )
+        return anchor_point, radius
+
+    def _constant(self, index: int) -> np.ndarray:
+        constant = np.eye(4)
+        row = self.frames[index - 1]
+        constant[:3, :3] = row[spatial.ROTATION : spatial.ROTATION + 9].reshape(3, 3)
+        constant[:3, 3] = row[spatial.TRANSLATION : spatial.TRANSLATION + 3]
+        return constant
+
+    def frame_index(self, link: str) -> int:
+        """Index into :meth:`link_poses` of a tip, the base or the child link of a moving joint."""
+        frame, offset = self._link_location(link)
+        if not np.array_equal(offset, np.eye(4)):
+            raise IKNodeError(f"link '{link}' sits at an offset from a frame of the tree; use pose_of")
+        return frame
+
+    def pose_of(self, poses: np.ndarray, link: str) -> np.ndarray:
+        """Pose ``T_base_link`` of any link on the tree's paths, read from :meth:`link_poses`."""
+        frame, offset = self._link_location(link)
+        return poses[..., frame, :, :] @ offset
+
+    def forward(self, q, link: str | None = None) -> np.ndarray:
+        """4x4 pose ``T_base_link`` of ``link`` (default: the first tip); ``q`` array or mapping."""
+        return self.pose_of(self.link_poses(self.joint_vector(q)), link or self.tip_links[0])
+
+    # ------------------------------------------------------------------ Jacobians
+
+    def _jacobian(self, q, link: str | None, offset, base_axes: bool) -> np.ndarray:
+        q = self.joint_vector(q)
+        frame, link_offset = self._link_location(link or self.tip_links[0])
+        jacobian = np.empty((6, len(self.tangent_names)))
+        spatial.frame_jacobian(
+            self.frames, self.frame_links, q, frame, np.ascontiguousarray(link_offset @ _as_offset(offset)),
+            base_axes, jacobian,
+        )  # fmt: skip
+        return jacobian
+
+    def body_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:
+        """Body Jacobian (6 x nv) of ``link`` (default: the first tip) or of a frame fixed to it:
+        ``offset`` is a 3-vector (a point on the link, m, link axes) or a 4x4 pose ``T_link_f``."""
+        return self._jacobian(q, link, offset, False)
+
+    def mixed_jacobian(self, q, link: str | None = None, offset=None) -> np.ndarray:
+        """Mixed Jacobian (6 x nv): the velocity of the frame's origin and its angular velocity,
+        both in base-frame axes, ``blockdiag(R_base_f, R_base_f) J_b``."""
+        return self._jacobian(q, link, offset, True)
+
+    def jacobian(self, q, tips=None, frame: str = "body", tasks=None) -> np.ndarray:
+        """Stacked Jacobian of several tips (shared joints appear once, as one column), each
+        tip's rows trimmed to its task (``'pose'``, ``'position'``, ``'orientation'`` or a mask).
+
+        ``frame`` is ``'body'`` or ``'mixed'``; ``tasks`` maps tip -> task (default ``'pose'``).
+        """
+        tips = self.tip_links if tips is None else tips
+        tasks = tasks or {}
+        compute = {"body": self.body_jacobian, "mixed": self.mixed_jacobian}.get(frame)
+        if compute is None:
+            raise IKNodeError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
+        blocks = [compute(q, tip)[task_rows(tasks.get(tip, "pose"))] for tip in tips]
+        return np.vstack(blocks)
+
+    def jacobian_derivative(self, q, qdot, link: str | None = None, frame: str = "body") -> np.ndarray:
+        """Time derivative (6 x nv) of the body or mixed Jacobian of ``link`` along the tangent
+        velocity ``qdot`` (nv,): the central difference ``(J(q (+) h qdot) - J(q (+) -h qdot)) / 2h``
+        on the configuration manifold (``h = DERIVATIVE_STEP``; error O(h^2), ~1e-10 here)."""
+        if frame not in ("body", "mixed"):
+            raise IKNodeError(f"unknown Jacobian frame '{frame}'; use 'body' or 'mixed'")
+        q = self.joint_vector(q)
+        qdot = np.asarray(qdot, dtype=float).reshape(-1)
+        if qdot.shape != (len(self.tangent_names),):
+            raise TargetError(
+                f"qdot has {qdot.size} values; expected {len(self.tangent_names)} {list(self.tangent_names)}"
+            )
+        compute = self.body_jacobian if frame == "body" else self.mixed_jacobian
+        plus = compute(self.integrate(q, DERIVATIVE_STEP * qdot), link)
+        minus = compute(self.integrate(q, -DERIVATIVE_STEP * qdot), link)
+        return (plus - minus) / (2.0 * DERIVATIVE_STEP)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _link_location(self, link: str) -> tuple[int, np.ndarray]:
+        try:
+            return self._link_frame[link]
+        except KeyError:
+            self.robot.check_link(link)
+            raise UnknownLinkError(
+                link, self.link_names, what=f"link on the paths from '{self.base_link}' to the tips"
+            ) from None
+
+
+def _as_offset(offset) -> np.ndarray:
+    if offset is None:
+        return np.eye(4)
+    offset = np.asarray(offset, dtype=float)
+    if offset.shape == (3,):
+        pose = np.eye(4)
+        pose[:3, 3] = offset
+        return pose
+    if offset.shape != (4, 4):
+        raise TargetError(f"offset must be a 3-vector or a 4x4 pose, got shape {offset.shape}")
+    return offset

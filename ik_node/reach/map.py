@@ -1,0 +1,350 @@
+"""Reachability maps as a Python API: :func:`reachability_map` samples a voxel grid around the
+base and orientations per voxel (:mod:`ik_node.reach.sampling`), solves every pose in chunks
+(:mod:`ik_node.reach.job`, here or on a Dask cluster) and returns a :class:`ReachMap`; with
+``out`` it also writes the map in Reuleaux's HDF5 layout (:mod:`ik_node.reach.file`).
+Units: m, rad, s; quaternions ``x y z w``."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..compiled import jit
+from ..errors import IKNodeError
+from ..solver import IKSolver
+from . import sampling as reach_sampling
+from .file import FORMAT, load_map_arrays, plot_map, require_h5py
+from .job import MapSolvers, connect, run_dask, run_local
+from .store import ChunkStore, assemble, open_store, prepare_output
+
+__all__ = ["CHUNK_POSES", "MAX_POSES", "ReachMap", "estimate_seconds", "load_map", "reachability_map"]
+
+#: Poses a map may hold without ``force`` (10 million: ~8 min at the planning rate on 2 cores).
+MAX_POSES = 10_000_000
+#: Map poses per second per core for estimates: measured on arm7 (0.05 and 0.1 m, 50
+#: orientations, 8 attempts, position screen: 20,000-22,500 poses/s on a 2-core VM), rounded down.
+PLANNING_RATE_PER_CORE = 10_000
+#: Poses per chunk (a chunk is a run of whole voxels): ~2 s of work here, the unit of resuming.
+CHUNK_POSES = 16384
+#: Each search's attempt budget by default: 99.5 % of what 64 attempts solve on arm7 (docs/reach.md).
+DEFAULT_ATTEMPTS = 8
+DEFAULT_ORIENTATIONS = 50
+
+
+@dataclass
+class ReachMap:
+    """A reachability map. Per voxel (V): ``voxels`` (V, 3) centres [m, base frame],
+    ``reachability`` (V,) [%] (reachable poses / poses sampled × 100: Reuleaux's index),
+    ``manipulability`` (V,) the mean Yoshikawa manipulability ``sqrt(det(J J^T))`` of the
+    solutions (NaN: none), ``position_reachable`` (V,) bool, ``reached`` (V, N) bool per
+    orientation; ``orientations`` (N, 4) ``x y z w``; per reachable pose (P, in voxel then
+    orientation order): ``poses`` (P, 7) ``x y z qx qy qz qw`` and ``solutions`` (P, nq) in
+    ``joint_names`` order (both None when not kept); ``metadata``: what the file stores; ``run``:
+    timings and counts of this run."""
+
+    voxels: np.ndarray
+    reachability: np.ndarray
+    manipulability: np.ndarray
+    position_reachable: np.ndarray
+    reached: np.ndarray
+    orientations: np.ndarray
+    poses: np.ndarray | None
+    solutions: np.ndarray | None
+    joint_names: tuple
+    metadata: dict
+    run: dict = field(default_factory=dict)
+
+    @property
+    def resolution(self) -> float:
+        return float(self.metadata["resolution"])
+
+    def spheres(self) -> np.ndarray:
+        """Reuleaux's ``sphere_dataset`` rows ``x y z ri`` (S, 4) of the voxels with ri > 0."""
+        keep = self.reachability > 0
+        return np.concatenate([self.voxels[keep], self.reachability[keep, None]], axis=1)
+
+
+def load_map(path) -> ReachMap:
+    """A map file written by :func:`reachability_map` (or ``ik_node reach``), read back."""
+    arrays = load_map_arrays(path)
+    metadata = arrays["metadata"]
+    rows = arrays["poses_dataset"].astype(float)
+    return ReachMap(
+        voxels=arrays["voxels"],
+        reachability=arrays["reachability"],
+        manipulability=arrays["manipulability"],
+        position_reachable=arrays["position_reachable"],
+        reached=arrays["reached"],
+        orientations=arrays["orientations"],
+        poses=rows[:, 3:],
+        solutions=arrays["solutions"],
+        joint_names=tuple(metadata.get("joint_names", ())),
+        metadata=metadata,
+    )
+
+
+def estimate_seconds(poses: int, cores: int | None = None) -> float:
+    """A rough duration [s] of a map of ``poses`` on ``cores`` cores (default: this machine's)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return poses / (PLANNING_RATE_PER_CORE * max(cores or 1, 1))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _positive(name: str, value, integer: bool = False) -> None:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
+        what = "a positive integer" if integer else "a positive number"
+        raise IKNodeError(f"{name} must be {what}, got {value!r}")
+
+
+def _description_digest(solver: IKSolver) -> str:
+    """SHA-256 of what the solver's kinematics are: the tree's and task's arrays and the limits."""
+    digest = hashlib.sha256()
+
+    def add(value) -> None:
+        if isinstance(value, tuple):
+            for item in value:
+                add(item)
+        else:
+            digest.update(np.ascontiguousarray(value).tobytes())
+
+    add((solver.problem.tree_arrays, solver.problem.task, solver.lower, solver.upper))
+    return digest.hexdigest()
+
+
+def _sources_digest() -> str:
+    package = Path(__file__).resolve().parent.parent
+    paths = sorted([*jit.KERNEL_SOURCES, *package.glob("solver/*.py"), *package.glob("reach/*.py")])
+    return hashlib.sha256(b"".join(path.read_bytes() for path in paths)).hexdigest()
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for name in ("ik_node", "numpy", "numba"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def reachability_map(
+    robot,
+    base_link: str,
+    tip_link: str,
+    resolution: float,
+    *,
+    orientations: int = DEFAULT_ORIENTATIONS,
+    rolls: int = 1,
+    radius: float | None = None,
+    position_only: bool = False,
+    attempts: int | None = DEFAULT_ATTEMPTS,
+    timeout: float | None = None,
+    tolerance: float = 1e-5,
+    random_seed: int = 0,
+    position_screen: bool = True,
+    out=None,
+    overwrite: bool = False,
+    resume: bool = False,
+    scheduler: str | None = None,
+    chunk_poses: int = CHUNK_POSES,
+    max_poses: int | None = MAX_POSES,
+    progress: Callable[[int, int], None] | None = None,
+    keep_poses: bool = True,
+    plot=None,
+    metadata: dict | None = None,
+) -> ReachMap:
+    """The reachability map of ``tip_link`` over a voxel grid around ``base_link``.
+
+    Samples: voxel centres every ``resolution`` [m] within ``radius`` [m] of the centre of the
+    tip's reach sphere (default: the whole sphere; needed behind a floating or planar joint),
+    and per voxel ``orientations`` orientations: ``orientations / rolls`` approach directions
+    on a Fibonacci sphere × ``rolls`` rolls (:mod:`ik_node.reach.sampling`); ``position_only``:
+    the position alone, one sample per voxel. Each pose is solved from the rest posture with
+    ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
+    restarts): the same arguments give the same map, here or on a cluster. ``timeout`` [s] adds
+    a time budget per solve, which makes the map depend on the machine. ``position_screen``:
+    skip the orientations of voxels whose position alone is not reached.
+
+    ``out``: write the map there (HDF5; an existing file is refused unless ``overwrite``), the
+    chunks kept as they finish in ``out + '.parts'`` (removed at the end); ``resume`` continues
+    from them. ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``) whose workers
+    solve the chunks. ``max_poses``: refuse bigger maps (None: no limit). ``progress(done,
+    total)`` is called with pose counts after each chunk. ``plot``: a picture of the map there.
+    """
+    started = time.perf_counter()
+    _positive("resolution", resolution)
+    for name, value in (("orientations", orientations), ("rolls", rolls), ("chunk_poses", chunk_poses)):
+        _positive(name, value, integer=True)
+    if attempts is not None:
+        _positive("attempts", attempts, integer=True)
+    if timeout is not None:
+        _positive("timeout", timeout)
+    if attempts is None and timeout is None:
+        raise IKNodeError("a map needs attempts or a timeout per solve, or a search may never end")
+    if radius is not None:
+        _positive("radius", radius)
+    if not position_only and orientations % rolls:
+        raise IKNodeError(f"orientations ({orientations}) must be a multiple of rolls ({rolls})")
+    tree = robot.tree(base_link, [tip_link])
+    centre, reach = tree.reach(tip_link)
+    if radius is None and not math.isfinite(reach):
+        raise IKNodeError(
+            f"'{tip_link}' has no bounded reach from '{base_link}' (a floating or planar joint on the way): "
+            "give a radius"
+        )
+    sample_radius = min(radius if radius is not None else reach, reach * (1 + 1e-6) + tolerance)
+    per_voxel = 1 if position_only else orientations
+    voxel_total = reach_sampling.voxel_count(resolution, centre, sample_radius)
+    pose_total = voxel_total * per_voxel
+    if max_poses is not None and pose_total > max_poses:
+        raise IKNodeError(
+            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {per_voxel} orientations), "
+            f"more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} on this machine; pass "
+            "force (--force) to run it, or a coarser resolution, fewer orientations or a smaller radius"
+        )
+    store = prepare_output(out, overwrite, resume)
+    if out is not None:
+        require_h5py()
+    with contextlib.ExitStack() as cleanup:
+        client = None
+        if scheduler:
+            client = connect(scheduler)  # (before anything is built: a clear error within seconds)
+            cleanup.callback(client.close)
+
+        options = dict(
+            max_attempts=attempts,
+            random_seed=random_seed,
+            position_tolerance=tolerance,
+            orientation_tolerance=tolerance,
+        )
+        pose_solver = None if position_only else IKSolver(robot, base_link, [tip_link], **options)
+        position_solver = (
+            IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **options)
+            if position_only or position_screen
+            else None
+        )
+        solvers = MapSolvers(pose_solver, position_solver, timeout)
+        reference = pose_solver or position_solver
+        rotations = (
+            np.eye(3)[None]
+            if position_only
+            else reach_sampling.orientation_samples(orientations // rolls, rolls)
+        )
+        quaternions = reach_sampling.quaternions_xyzw(rotations)
+        voxels = reach_sampling.voxel_grid(resolution, centre, sample_radius)
+        chunk_voxels = max(1, chunk_poses // per_voxel)
+        bounds = [
+            (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
+        ]
+
+        file_metadata = {
+            "format": FORMAT,
+            "robot": robot.name,
+            "description_sha256": _description_digest(reference),
+            "base": base_link,
+            "tip": tip_link,
+            "joint_names": list(reference.joint_names),
+            "task": "position" if position_only else "pose",
+            "resolution": float(resolution),
+            "centre": [float(value) for value in centre],
+            "radius": float(sample_radius),
+            "reach_radius": float(reach),
+            "directions": 1 if position_only else orientations // rolls,
+            "rolls": 1 if position_only else rolls,
+            "orientations": per_voxel,
+            "approach_axis": "z",
+            "sampling": reach_sampling.SAMPLING,
+            "position_screen": bool(position_screen and not position_only),
+            "attempts": attempts if attempts is not None else "none",
+            "timeout": timeout if timeout is not None else "none",
+            "deterministic": timeout is None,
+            "tolerance": float(tolerance),
+            "random_seed": int(random_seed),
+            "method": reference.options.method,
+            "seed": "the rest posture (mid-range)",
+            "voxels": len(voxels),
+            "poses": len(voxels) * per_voxel,
+            "versions": _versions(),
+            "sources_sha256": _sources_digest(),
+            **(metadata or {}),
+        }
+        job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
+        job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
+        store = open_store(store, job, job_digest, resume)
+
+        done_before = store.done()
+        pending = [
+            (index, voxels[start:stop])
+            for index, (start, stop) in enumerate(bounds)
+            if index not in done_before
+        ]
+        counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * per_voxel]
+        if progress:
+            progress(counted[0], pose_total)
+
+        def chunk_done(index: int, result: dict) -> None:
+            counted[0] += len(result["reached"]) * per_voxel
+            if progress:
+                progress(counted[0], pose_total)
+
+        solving = time.perf_counter()
+        if client is not None:
+            run_dask(client, job_digest, solvers, pending, rotations, store, chunk_done)
+        else:
+            run_local(solvers, pending, rotations, store, chunk_done)
+        solved = time.perf_counter() - solving
+
+        arrays, poses, solutions, file_metadata = assemble(
+            store, bounds, voxels, quaternions, per_voxel, keep_poses, out, file_metadata
+        )
+        reach_map = ReachMap(
+            voxels=voxels,
+            reachability=arrays["reachability"],
+            manipulability=arrays["manipulability"],
+            position_reachable=arrays["position_reachable"],
+            reached=arrays["reached"],
+            orientations=quaternions,
+            poses=poses,
+            solutions=solutions,
+            joint_names=tuple(file_metadata["joint_names"]),
+            metadata=file_metadata,
+        )
+        if plot is not None:
+            plot_map(
+                reach_map.voxels,
+                reach_map.reachability,
+                resolution,
+                plot,
+                f"{robot.name}: {tip_link} from {base_link}, {resolution:g} m, {per_voxel} orientations",
+            )
+        if isinstance(store, ChunkStore):
+            store.remove()
+        reach_map.run = {
+            "seconds": time.perf_counter() - started,
+            "solve_seconds": solved,
+            "chunks": len(bounds),
+            "chunks_resumed": len(done_before),
+            "poses_solved": sum(len(v) for _, v in pending) * per_voxel,
+        }
+        return reach_map

@@ -1,0 +1,14 @@
+"""The ROS 2 layer, and the rclpy-free logic beside it. This package imports none of its modules
+(nor rclpy): import the one you need.
+
+* :mod:`.node`: the node (rclpy), ``python -m ik_node.ros.node``; :mod:`.messages`,
+  :mod:`.obstacle_messages` and :mod:`.interactive_goals` build and read its messages (message
+  packages, no rclpy); :mod:`.frames`: TF through tf2 where it is importable;
+* free of rclpy: :mod:`.policy` (every decision of the node), :mod:`.parameters` (the parameter
+  schema), :mod:`.control` (joint-space command logic), :mod:`.conversions` (poses between message
+  fields and matrices), :mod:`.preparation` (the solver built off the executor thread);
+* :mod:`.process`: the node as a process of its own (for the demo, tests and benchmarks);
+  :mod:`.demo`: ``ik_node_demo``, goals sent to the node through real topics.
+"""
+
+__all__: list[str] = []
