@@ -210,21 +210,21 @@ def test_constraint_rows_are_the_distance_rates_by_finite_differences():
         obstacles=[Obstacle.sphere(0.1, (0.5, 0.0, 0.3))],
     )  # fmt: skip
     problem, tree = solver.problem, solver.problem.tree_arrays
-    task = problem.task
+    task, collision = problem.task, problem.collision
     rng = np.random.default_rng(3)
     dof = len(solver.joint_names)
     checked = 0
     for _ in range(10):
         q = rng.uniform(solver.lower, solver.upper)
-        space = kernels.evaluation_workspace(tree, task, np.int64(dof))
+        space = kernels.evaluation_workspace(tree, task, np.int64(dof), collision)
         kernels.evaluate(
-            tree, task, np.repeat(np.eye(4)[None], 1, 0), q, space, np.empty(6), np.empty((1, 2))
+            tree, task, collision, np.repeat(np.eye(4)[None], 1, 0), q, space, np.empty(6), np.empty((1, 2))
         )
         contact = space[5]
         count = int(contact[0][0])
         rows = np.empty((count, dof))
-        kernels.contact_rows(tree, task, space[0], contact, np.empty((2, 6, dof)), rows)
-        groups = task[6][3]
+        kernels.contact_rows(tree, collision, space[0], contact, np.empty((2, 6, dof)), rows)
+        groups = collision[3]
         for c in range(count):
             group = int(np.flatnonzero((groups[:, 2] <= contact[1][c]) & (contact[1][c] < groups[:, 3]))[0])
             step = 1e-6
@@ -234,7 +234,7 @@ def test_constraint_rows_are_the_distance_rates_by_finite_differences():
                     shifted = q.copy()
                     shifted[j] += sign * step
                     distances = np.empty(len(groups))
-                    kernels.group_distances(tree_poses(solver, shifted), task[6], distances)
+                    kernels.group_distances(tree_poses(solver, shifted), collision, distances)
                     moved.append(distances[group])
                 assert rows[c, j] == pytest.approx((moved[0] - moved[1]) / (2 * step), abs=1e-5)
             checked += 1

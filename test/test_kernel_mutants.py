@@ -98,11 +98,11 @@ def test_ldl_solve_refuses_a_singular_matrix_and_solves_a_definite_one():
 
 
 def joints_array(lower, upper, weights=None, rest=None) -> np.ndarray:
-    """The kernels' ``joints`` (n, 8) rows for bounded joints (see ``kernels``' module docstring)."""
+    """The kernels' ``joints`` (n, 7) rows for bounded joints (see ``kernels``' module docstring)."""
     n = len(lower)
     weights = np.ones(n) if weights is None else weights
     rest = 0.5 * (lower + upper) if rest is None else rest
-    columns = (lower, upper, weights, rest, lower, upper, np.zeros(n), np.zeros(n))
+    columns = (lower, upper, weights, rest, lower, upper, np.zeros(n))
     return np.ascontiguousarray(np.stack(columns, axis=1))
 
 
@@ -523,7 +523,8 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
             problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
             blocked(table_features.mean(axis=0)[None], [0, 1]), np.array([0, 5]),
         ),  # (one cell)
-        (kernels.DLS, kernels.SPEED, 1e-3, 1, 6, 0, 0.0),
+        (1e-3, 1, 6, 0, 0.0),
+        None, None, None, None,  # (dls, speed, no posture, no collision)
     )  # fmt: skip
     assert (outcome, attempts) == (kernels.CONVERGED, 4)
     np.testing.assert_allclose(q_out, goal)

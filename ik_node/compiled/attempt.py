@@ -12,20 +12,21 @@ from .bundles import (
     COLLISION,
     CONVERGED,
     DEADLINE,
-    DLS,
     FIRST_ROW,
     ITERATIONS,
+    MAX_ITERATIONS,
+    MAX_JOINT_MOVE,
+    MIN_DAMPING,
     NO_DEADLINE,
     NO_PRIORITY,
     PINV,
-    POSTURE_GAIN,
     REST,
     STALLED,
     STUCK,
     WEIGHT,
 )
 from .contacts import MAX_CONTACT_ROWS, clear_contacts
-from .jit import allocating_kernel, kernel, monotonic_ns
+from .jit import allocating_kernel, inline_kernel, kernel, monotonic_ns
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
@@ -85,7 +86,7 @@ def _cost(error, row_start):
 
 
 @kernel
-def posture_cost(q, joints, coordinates):
+def posture_cost(q, joints, posture, coordinates):
     """``P = sum_j k_j (q_j - q_rest_j)^2`` over the 1-DOF joints (seed 004's control term
     ``z = alpha_i (theta_i - theta_ci)^2`` summed; ``k_j`` the per-joint posture gains) [rad^2 or
     m^2]."""
@@ -93,20 +94,20 @@ def posture_cost(q, joints, coordinates):
     for j in range(coordinates.shape[0]):
         if coordinates[j] >= 0:
             difference_ = q[coordinates[j]] - joints[j, REST]
-            value += joints[j, POSTURE_GAIN] * difference_ * difference_
+            value += posture[j] * difference_ * difference_
     return value
 
 
 @kernel
 def _task_restored(
-    tree, task, joints, targets, min_damping2, candidate, space, jacobian, error, norms, work, step
+    tree, task, collision, joints, targets, min_damping2, candidate, space, jacobian, error, norms, work, step
 ):
     """Whether ``candidate`` (corrected in place) has every tip within tolerance, after at most
     ``POSTURE_CORRECTIONS`` Gauss-Newton steps (:func:`limited_step` with ``lambda^2 =
     lambda_min^2``, applied with :func:`apply_step`); ``norms`` receives its errors."""
     rows, tolerances, coordinates = task[3], task[5], tree[3]
     for correction in range(POSTURE_CORRECTIONS + 1):
-        evaluate(tree, task, targets, candidate, space, error, norms)
+        evaluate(tree, task, collision, targets, candidate, space, error, norms)
         if _within_tolerance(norms, tolerances, rows, rows.shape[0]):
             return True
         if correction == POSTURE_CORRECTIONS:
@@ -130,13 +131,13 @@ def _task_restored(
 
 @allocating_kernel
 def posture_refinement(
-    tree, task, joints, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+    tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
 ):
     """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
     its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
 
     Each iteration: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` over the 1-DOF joints (``k_j``
-    the posture gains, ``w_j`` the joint weights: minus half the gradient of
+    the posture gains ``posture`` (nv,), ``w_j`` the joint weights: minus half the gradient of
     :func:`posture_cost`) projected into the task's null space, ``dq = (I - J^+ J) z`` (seed
     004's "J with control term", :func:`null_space_motion`), applied with the limits; that leaves
     the task unchanged to first order only, so the candidate is corrected back within tolerance
@@ -150,12 +151,12 @@ def posture_refinement(
     solution into a branch flip (see :func:`search`).
     """
     coordinates = tree[3]
-    cost = posture_cost(q, joints, coordinates)
+    cost = posture_cost(q, joints, posture, coordinates)
     if budget <= 0 or not cost > 0.0:
         return 0
     rows = task[3]
     tips, rows_count, dof = task[0].shape[0], rows.shape[0], joints.shape[0]
-    space = evaluation_workspace(tree, task, dof)
+    space = evaluation_workspace(tree, task, dof, collision)
     jacobian = np.empty((rows_count, dof))
     error = np.empty(rows_count)
     candidate_norms = np.empty((tips, 2))
@@ -174,12 +175,12 @@ def posture_refinement(
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             break
         used += 1
-        evaluate(tree, task, targets, q, space, error, candidate_norms)
+        evaluate(tree, task, collision, targets, q, space, error, candidate_norms)
         jacobian_at(tree, task, space, jacobian)
         for j in range(dof):
             pull[j] = 0.0
             if coordinates[j] >= 0:
-                pull[j] = joints[j, POSTURE_GAIN] * weights[j] * (joints[j, REST] - q[coordinates[j]])
+                pull[j] = posture[j] * weights[j] * (joints[j, REST] - q[coordinates[j]])
         null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, gram, solution, image, motion)
         scale, kept, candidate_cost = 1.0, False, cost
         for _ in range(POSTURE_HALVINGS + 1):
@@ -190,6 +191,7 @@ def posture_refinement(
                 _task_restored(
                     tree,
                     task,
+                    collision,
                     joints,
                     targets,
                     min_damping2,
@@ -203,7 +205,7 @@ def posture_refinement(
                 )
                 and space[5][0][1] <= 0.0
             ):  # (and collision-free: the penetration of its evaluation)
-                candidate_cost = posture_cost(candidate, joints, coordinates)
+                candidate_cost = posture_cost(candidate, joints, posture, coordinates)
                 if candidate_cost < cost and (
                     move_bound <= 0.0
                     or largest_move(tree, joints, candidate, seed, displacement) <= move_bound
@@ -225,7 +227,7 @@ def posture_refinement(
 
 
 @allocating_kernel
-def attempt_workspace(tree, task, dof, nq):
+def attempt_workspace(tree, task, collision, dof, nq):
     """Work arrays of :func:`run_attempt` for ``dof`` tangent and ``nq`` configuration
     coordinates, made once and handed to every attempt: (the evaluations at ``q`` and at the
     candidate (:func:`~ik_node.compiled.tasks.evaluation_workspace`), jacobian (m, nv), error
@@ -234,31 +236,43 @@ def attempt_workspace(tree, task, dof, nq):
     :func:`~ik_node.compiled.steps.constraint_workspace`)."""
     rows_count, tips = task[3].shape[0], task[0].shape[0]
     return (
-        evaluation_workspace(tree, task, dof),
-        evaluation_workspace(tree, task, dof),
+        evaluation_workspace(tree, task, dof, collision),
+        evaluation_workspace(tree, task, dof, collision),
         np.empty((rows_count, dof)),
         np.empty(rows_count),
         np.empty(rows_count),
         np.empty((tips, 2)),
         np.empty(nq),
         np.empty(dof),
-        step_workspace(rows_count + min(MAX_CONTACT_ROWS, task[6][1].shape[0]), dof),
-        constraint_workspace(task, rows_count, dof),
-    )
-
-
-@allocating_kernel
-def lm_attempt(tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
-    """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
-    Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
-    workspace = attempt_workspace(tree, task, joints.shape[0], q.shape[0])
-    return run_attempt(
-        workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms
+        step_workspace(rows_count + _contact_rows_kept(collision), dof),
+        constraint_workspace(collision, rows_count, dof),
     )
 
 
 @kernel
-def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_rows, deadline, q, norms):
+def _contact_rows_kept(collision):
+    """The near pairs' rows a step stacks at most (0 without collision checks)."""
+    if collision is None:
+        return 0
+    return min(MAX_CONTACT_ROWS, collision[1].shape[0])
+
+
+@allocating_kernel
+def lm_attempt(tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q, norms):
+    """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
+    Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
+    workspace = attempt_workspace(tree, task, collision, joints.shape[0], q.shape[0])
+    return run_attempt(
+        workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,
+        deadline, q, norms,
+    )  # fmt: skip
+
+
+@kernel
+def run_attempt(
+    workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q,
+    norms,
+):  # fmt: skip
     """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
     its per-tip errors), in ``workspace`` (:func:`attempt_workspace`). Returns (outcome,
     iterations).
@@ -278,39 +292,34 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
     With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
     secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
 
-    Once converged (``dls`` and ``pinv``, without priority), :func:`posture_refinement` moves
-    ``q`` toward the rest posture in the task's null space within the iterations left (counted),
-    no joint past ``max_joint_move`` (> 0) from ``seed`` (the search's seed, not the attempt's
-    start). ``settings``: see the module docstring (``max_joint_move`` as the search passes it).
+    Once converged (``dls`` and ``pinv``, without priority), with ``posture`` (the posture
+    gains (nv,); None: no posture, a feature switch) :func:`posture_refinement` moves ``q``
+    toward the rest posture in the task's null space within the iterations left (counted), no
+    joint past ``max_joint_move`` (> 0) from ``seed`` (the search's seed, not the attempt's
+    start). ``settings``: see :mod:`.bundles` (``max_joint_move`` as the search passes it);
+    ``method``: None for ``dls``, else the method's code (see :func:`method_step`);
+    ``collision``: the pairs to keep apart, or None.
     """
-    method, min_damping, max_iterations, max_joint_move = settings[0], settings[2], settings[3], settings[6]
+    min_damping, max_iterations = settings[MIN_DAMPING], settings[MAX_ITERATIONS]
+    max_joint_move = settings[MAX_JOINT_MOVE]
     rows, tolerances, coordinates = task[3], task[5], tree[3]
     tips, rows_count = task[0].shape[0], rows.shape[0]
     space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
     candidate, step, work, constraint = workspace[6:]
     min_damping2 = min_damping * min_damping
-    clear_contacts(task, space[5])
-    clear_contacts(task, candidate_space[5])
+    clear_contacts(collision, space[5])
+    clear_contacts(collision, candidate_space[5])
 
-    penetration = evaluate(tree, task, targets, q, space, error, norms)
+    penetration = evaluate(tree, task, collision, targets, q, space, error, norms)
     posture_budget = 0
-    if (method == DLS or method == PINV) and primary_rows == 0:
+    if primary_rows == 0 and (method is None or method == PINV):
         posture_budget = min(POSTURE_ITERATIONS, max_iterations)
     within = _within_tolerance(norms, tolerances, rows, rows_count)
     if within and penetration <= 0.0:
-        return CONVERGED, posture_refinement(
-            tree,
-            task,
-            joints,
-            targets,
-            min_damping2,
-            seed,
-            max_joint_move,
-            posture_budget,
-            deadline,
-            q,
-            norms,
-        )
+        return CONVERGED, _posture(
+            tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, posture_budget,
+            deadline, q, norms,
+        )  # fmt: skip
     blocked = within  # (within tolerance, in collision)
     cost = _cost(error, primary_rows)
     jacobian_at(tree, task, space, jacobian)
@@ -322,7 +331,7 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
             outcome, used = STUCK, iteration - 1
             break
         if (
-            method != CCD
+            (method is None or method != CCD)
             and primary_rows == 0
             and mu > MU_INITIAL
             and penetration <= 0.0
@@ -339,6 +348,7 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
             method,
             tree,
             task,
+            collision,
             joints,
             targets,
             q,
@@ -358,14 +368,14 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
         candidate_cost = _cost(candidate_error, primary_rows)
         candidate_penetration = math.inf  # (a collision-free q refuses a costlier candidate unmeasured)
         if penetration > 0.0 or candidate_cost < cost:
-            candidate_penetration = evaluated_contacts(task, candidate_space)
+            candidate_penetration = evaluated_contacts(collision, candidate_space)
         since_checkpoint += 1
         accepted = (
             candidate_penetration < penetration
             or (candidate_penetration <= penetration and candidate_cost < cost)
         ) and (primary_rows == 0 or _within_tolerance(candidate_norms, tolerances, rows, primary_rows))
         if not accepted:
-            if method == CCD:  # a whole sweep found nothing better
+            if method is not None and method == CCD:  # a whole sweep found nothing better
                 outcome, used = STUCK, iteration
                 break
             mu, growth = mu * growth, 2.0 * growth
@@ -382,19 +392,10 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
         within = _within_tolerance(norms, tolerances, rows, rows_count)
         if within and penetration <= 0.0:
             posture_budget = min(posture_budget, max_iterations - iteration)
-            return CONVERGED, iteration + posture_refinement(
-                tree,
-                task,
-                joints,
-                targets,
-                min_damping2,
-                seed,
-                max_joint_move,
-                posture_budget,
-                deadline,
-                q,
-                norms,
-            )
+            return CONVERGED, iteration + _posture(
+                tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move,
+                posture_budget, deadline, q, norms,
+            )  # fmt: skip
         blocked = blocked or within
         space, candidate_space = candidate_space, space
         jacobian_at(tree, task, space, jacobian)
@@ -404,3 +405,17 @@ def run_attempt(workspace, tree, task, joints, targets, settings, seed, primary_
     if blocked or space[5][0][0] > 0:  # (ended with a pair nearer than the margin: held back)
         outcome = COLLISION
     return outcome, used
+
+
+@inline_kernel
+def _posture(
+    tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+):
+    """:func:`posture_refinement` with ``posture`` (the gains), nothing without (``posture=None``:
+    a feature switch, the refinement is not compiled). Returns the iterations used."""
+    if posture is None:
+        return 0
+    return posture_refinement(
+        tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q,
+        norms,
+    )  # fmt: skip

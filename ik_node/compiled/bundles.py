@@ -6,22 +6,30 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
 * ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
   per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
   multi-DOF joint, which has no limits).
-* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, collision)``: what
-  to reach and what to avoid. Per tip its pose index, the controlled point (3,) [m, tip axes],
-  ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its weight; per
-  tip the position [m] and orientation [rad] tolerances; ``collision = (shapes, pairs, owners,
-  groups, margin)``, the shapes to keep apart (see ``contacts``; no pairs: no collision checks).
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances)``: what to reach.
+  Per tip its pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or
+  ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its weight; per tip the
+  position [m] and orientation [rad] tolerances.
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
   ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
-  sampled over a turn around the seed, returned as the equivalent angle nearest the seed),
-  ``POSTURE_GAIN``.
+  sampled over a turn around the seed, returned as the equivalent angle nearest the seed).
 * ``table = (feature_spec, feature_scale, q, blocked_features, spacing, blocked_centroids,
   cell_starts)``: the seed table, stored cell by cell, and its index (see
   :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``).
-* ``settings = (method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
-  max_joint_move)``.
+* ``settings``: (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
+  ``MAX_JOINT_MOVE``), floats and ints.
+
+Feature switches: ``method``, ``solve_type``, ``posture`` and ``collision`` are arguments of
+their own, None when a problem does not use the feature (``dls``, ``speed``, no posture gain, no
+collision pairs) and otherwise its code (``PINV``, ``TRANSPOSE``, ``CCD``; ``DISTANCE``,
+``MANIPULABILITY``, as ``np.int64``) or its arrays (the posture gains (nv,); ``collision =
+(shapes, pairs, owners, groups, margin, hull_points, hull_pads)``, see ``contacts``). numba
+prunes a branch ``if switch is None`` / ``is not None`` on an argument typed None before it
+types the function (its dead-branch pruning), so the kernels a feature needs are compiled (or
+loaded from the cache) only for the problems that use it: one Python source, a compiled
+specialisation per combination of switches in use.
 
 Conventions: twists ``[v; w]``; per tip either the body Jacobian with body-frame errors (tip axes)
 or the mixed Jacobian with base-frame errors (base axes) at the controlled point; poses are
@@ -52,8 +60,10 @@ NO_DEADLINE = np.iinfo(np.int64).max
 FIRST_ROW = NO_PRIORITY = np.int64(0)
 
 #: Columns of ``joints``.
-LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS, POSTURE_GAIN = 0, 1, 2, 3, 4, 5, 6, 7
-JOINT_COLUMNS = 8
+LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
+JOINT_COLUMNS = 7
+#: Slots of ``settings``.
+MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = 0, 1, 2, 3, 4
 #: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
 TIP_AXES, BASE_AXES = 0, 1
 #: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the

@@ -1,8 +1,9 @@
 """Collision constraints inside the solve: distances between the task's collision shapes (the links'
 capsules and the obstacles), their witness points, and the constraint rows of the step.
 
-The task bundle's collision part is ``collision = (shapes, pairs, owners, groups, margin,
-hull_points, hull_pads)``.
+The ``collision`` bundle is ``(shapes, pairs, owners, groups, margin, hull_points, hull_pads)``,
+or None for a problem without collision checks: a feature switch (see :mod:`.bundles`), so that
+such a problem compiles none of this module's kernels nor :mod:`.gjk`'s.
 Shapes (``shapes``, (S, ``SHAPE_COLUMNS``)), each fixed to pose index ``FRAME`` (0: the base,
 for obstacles):
 
@@ -153,12 +154,14 @@ def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far
 
 
 @allocating_kernel
-def contact_workspace(task):
+def contact_workspace(collision):
     """What :func:`contacts` fills per configuration, as two arrays (few allocations: one
     workspace per attempt; views into them come from :func:`_contact_views`): a float buffer
     (the near pairs' count and the penetration [m] first, then the records and work space) and
-    the near pairs' indices (K,), K the pairs kept at most (empty without pairs)."""
-    collision = task[6]
+    the near pairs' indices (K,), K the pairs kept at most (empty without pairs; the same two
+    arrays, count and penetration 0, for ``collision=None``: a problem without collision checks)."""
+    if collision is None:
+        return np.zeros(2), np.empty(0, dtype=np.int64)
     kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     shapes = collision[0].shape[0] if kept > 0 else 0
     owners = collision[2].shape[0] if kept > 0 else 0
@@ -169,12 +172,11 @@ def contact_workspace(task):
 
 
 @inline_kernel
-def _contact_views(task, contact):
+def _contact_views(collision, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
     the shapes placed (S, 7, 3) and their bounding radii (S,), work space (6, 3), the owners'
     bounding spheres (O, 4): centre, radius; GJK's work space, and each group's last direction
     between its hulls (G, 3), zero until measured: GJK's warm start)."""
-    collision = task[6]
     buffer, near = contact
     kept, shapes, owners = near.shape[0], collision[0].shape[0], collision[2].shape[0]
     groups = collision[3].shape[0]
@@ -197,53 +199,26 @@ def _contact_views(task, contact):
     return records, record, placed, radii, scratch, spheres, gjk, directions
 
 
-@allocating_kernel
-def without_pairs(task):
-    """``task`` with a collision part of no pairs (the same types: the same compiled kernels),
-    which :func:`contacts` measures at no cost; ``task`` itself when it has none."""
-    shapes, pairs, _, _, margin, hull_points, hull_pads = task[6]
-    if pairs.shape[0] == 0:
-        return task
-    collision = (
-        np.zeros((0, shapes.shape[1])),
-        np.zeros((0, 2), dtype=np.int64),
-        np.zeros((0, 4), dtype=np.int64),
-        np.zeros((0, 4), dtype=np.int64),
-        margin,
-        np.zeros((0, hull_points.shape[1])),
-        np.zeros(0, dtype=hull_pads.dtype),
-    )
-    return task[0], task[1], task[2], task[3], task[4], task[5], collision
-
-
-@allocating_kernel
-def touching_only(task):
-    """``task`` with a collision margin of 0 (the same types): its :func:`contacts` give the same
-    penetration, measuring less (no pair is near unless it overlaps; GJK stops once the hulls
-    are apart)."""
-    shapes, pairs, owners, groups, _, hull_points, hull_pads = task[6]
-    collision = (shapes, pairs, owners, groups, 0.0, hull_points, hull_pads)
-    return task[0], task[1], task[2], task[3], task[4], task[5], collision
-
-
 @kernel
-def clear_contacts(task, contact):
+def clear_contacts(collision, contact):
     """Clear the near pairs and the groups' GJK warm starts in :func:`contact_workspace` (at each
     attempt's start, so that an attempt's result never depends on the attempts or targets before
-    it, and an attempt of :func:`without_pairs`'s task sees no near pair)."""
+    it, and an attempt without the pairs (``collision=None``) sees no near pair)."""
     contact[0][0], contact[0][1] = 0.0, 0.0
-    if contact[1].shape[0] == 0 or task[6][1].shape[0] == 0:
+    if collision is None:
         return
-    directions = _contact_views(task, contact)[7]
+    if contact[1].shape[0] == 0 or collision[1].shape[0] == 0:
+        return
+    directions = _contact_views(collision, contact)[7]
     for group in range(directions.shape[0]):
         for i in range(3):
             directions[group, i] = 0.0
 
 
 @inline_kernel
-def contact_records(task, contact):
+def contact_records(collision, contact):
     """The near pairs' records (K, ``CONTACT_COLUMNS``) in :func:`contact_workspace`."""
-    return _contact_views(task, contact)[0]
+    return _contact_views(collision, contact)[0]
 
 
 @kernel
@@ -335,17 +310,19 @@ def group_distances(poses, collision, out):
 
 
 @kernel
-def contacts(task, poses, contact):
+def contacts(collision, margin, poses, contact):
     """Every pair's distance at ``poses``: the penetration (the sum of ``max(0, -d)`` [m]) into
-    ``contact[0][1]``, and the pairs nearer than the margin, closest first (``MAX_CONTACT_ROWS``
-    of them at most), into ``contact`` (:func:`contact_workspace`): their count ``contact[0][0]``,
-    indices ``contact[1]`` and records. Returns the penetration; without pairs, 0 at no cost."""
-    shapes, pairs, owners, groups, margin, _, _ = task[6]
+    ``contact[0][1]``, and the pairs nearer than ``margin`` [m] (the bundle's, or 0: the same
+    penetration, measuring less, as no pair is near unless it overlaps and GJK stops once the
+    hulls are apart), closest first (``MAX_CONTACT_ROWS`` of them at most), into ``contact``
+    (:func:`contact_workspace`): their count ``contact[0][0]``, indices ``contact[1]`` and
+    records. Returns the penetration; without pairs, 0 at no cost."""
+    shapes, pairs, owners, groups, _, _, _ = collision
     buffer, near = contact
     buffer[0], buffer[1] = 0.0, 0.0
     if pairs.shape[0] == 0:
         return 0.0
-    records, record, placed, radii, scratch, spheres, gjk, directions = _contact_views(task, contact)
+    records, record, placed, radii, scratch, spheres, gjk, directions = _contact_views(collision, contact)
     count, penetration = 0, 0.0
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
@@ -371,7 +348,7 @@ def contacts(task, poses, contact):
         if math.sqrt(gap) - spheres[a, 3] - spheres[b, 3] >= margin:
             continue
         least, depth, on_hulls = _group_distance(
-            group, poses, task[6], placed, radii, margin, scratch, record, gjk, directions
+            group, poses, collision, placed, radii, margin, scratch, record, gjk, directions
         )
         if on_hulls:
             if least < margin:
@@ -388,13 +365,13 @@ def contacts(task, poses, contact):
 
 
 @allocating_kernel
-def contact_rows(tree, task, poses, contact, blocks, rows):
+def contact_rows(tree, collision, poses, contact, blocks, rows):
     """The constraint row (nv,) of each near pair of ``contact`` (see the module docstring) into
     ``rows[:count]``; ``blocks`` (2, 6, nv) is work space."""
     frames, frame_links = tree[0], tree[1]
-    shapes, pairs = task[6][0], task[6][1]
+    shapes, pairs = collision[0], collision[1]
     count = int(contact[0][0])
-    near, records = contact[1], contact_records(task, contact)
+    near, records = contact[1], contact_records(collision, contact)
     point = np.zeros((4, 4))
     for i in range(4):
         point[i, i] = 1.0

@@ -18,10 +18,9 @@ from .bundles import (
     NO_DEADLINE,
     NO_PRIORITY,
     SEED_NOT_FINITE,
-    SPEED,
     WEIGHT,
 )
-from .contacts import clear_contacts, contacts, touching_only, without_pairs
+from .contacts import clear_contacts, contacts
 from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
@@ -74,7 +73,7 @@ def _fk_features(tree, task, feature_spec, feature_scale, q, space, out):
 @allocating_kernel
 def table_features(tree, task, feature_spec, feature_scale, table_q):
     """Features (S, F) of the configurations ``table_q`` (S, nq)."""
-    space = evaluation_workspace(tree, task, np.int64(0))
+    space = evaluation_workspace(tree, task, np.int64(0), None)
     features = np.empty((table_q.shape[0], feature_spec.shape[0]))
     for s in range(table_q.shape[0]):
         _fk_features(tree, task, feature_spec, feature_scale, table_q[s], space, features[s])
@@ -82,15 +81,26 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
 
 
 @kernel
-def penetration_at(tree, task, q, space):
+def penetration_at(tree, collision, q, space):
     """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``, in
-    ``space`` (an :func:`~ik_node.compiled.tasks.evaluation_workspace`); 0 without pairs, at no
-    cost."""
-    if task[6][1].shape[0] == 0:
+    ``space`` (an :func:`~ik_node.compiled.tasks.evaluation_workspace`), measured at margin 0
+    (the same value, less work); 0 without pairs, at no cost (``collision=None``: nothing
+    compiled)."""
+    if collision is None:
+        return 0.0
+    if collision[1].shape[0] == 0:
         return 0.0
     forward_kinematics(tree[0], tree[1], q, space[0])
-    clear_contacts(task, space[5])
-    return contacts(task, space[0], space[5])
+    clear_contacts(collision, space[5])
+    return contacts(collision, 0.0, space[0], space[5])
+
+
+@kernel
+def _has_pairs(collision):
+    """Whether ``collision`` (a feature switch: None without collision checks) has pairs."""
+    if collision is None:
+        return False
+    return collision[1].shape[0] > 0
 
 
 @kernel
@@ -104,7 +114,7 @@ def _squared_distance(a, b):
 @kernel
 def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement, workspace):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
-    type (``speed``: 0; ``distance``: the weighted norm of the move, see below;
+    type (``speed``, ``solve_type=None``: 0, and nothing else compiled; ``distance``: the weighted norm of the move, see below;
     ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
     error norms, collision-free ones (``(1, x)``) before those in collision (``(1.5, x)``).
 
@@ -116,6 +126,8 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
     term. ``workspace``: an :func:`~ik_node.compiled.attempt.attempt_workspace` not in use."""
     if not converged:
         return (1.0 if penetration <= 0.0 else 1.5), norms.sum()
+    if solve_type is None:
+        return 0.0, 0.0
     if solve_type == DISTANCE:
         seed_displacement(tree, joints, seed, q, displacement)
         value = 0.0
@@ -222,15 +234,14 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
 
 
 @allocating_kernel
-def search_workspace(tree, task, joints, table, nq):
+def search_workspace(tree, task, joints, table, collision, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
     (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
     attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
     (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
     (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
-    probed cells (P,) int and their distances (P,); the task :func:`without_pairs`, and
-    :func:`touching_only`, which measures penetrations). Their size
+    probed cells (P,) int and their distances (P,)). Their size
     does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
@@ -252,27 +263,32 @@ def search_workspace(tree, task, joints, table, nq):
         np.empty(restarts, dtype=np.int64),
         np.empty(restarts),
         np.empty((task[0].shape[0], 2)),
-        attempt_workspace(tree, task, dof, nq),
+        attempt_workspace(tree, task, collision, dof, nq),
         np.empty(cells),
         np.empty(probed, dtype=np.int64),
         np.empty(probed),
-        without_pairs(task),
-        touching_only(task),
     )
 
 
 @allocating_kernel
-def search(targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
+def search(
+    targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type, posture,
+    collision,
+):  # fmt: skip
     """:func:`search_in` with its work arrays made for this one search (the entry for the Python
     side)."""
-    workspace = search_workspace(tree, task, joints, table, seed.shape[0])
+    workspace = search_workspace(tree, task, joints, table, collision, seed.shape[0])
     return search_in(
-        workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings
-    )
+        workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method,
+        solve_type, posture, collision,
+    )  # fmt: skip
 
 
 @kernel
-def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings):
+def search_in(
+    workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type,
+    posture, collision,
+):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
     best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
@@ -281,10 +297,13 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     when none converged and some attempt found the tips within tolerance only in collision. The
     seed is clipped into the limits, its quaternions normalised.
 
-    With collision pairs in the task, restarts (table entries and random configurations, not the
+    ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
+    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks).
+
+    With collision pairs, restarts (table entries and random configurations, not the
     first start) in collision are passed over (``SKIPPED_STARTS`` per search at most), and
-    attempts are first run without them (:func:`without_pairs`: an IK search's path need not be
-    collision-free, only its answer), their answers measured (:func:`touching_only`). A
+    attempts are first run without them (``collision=None``: an IK search's path need not be
+    collision-free, only its answer), their answers measured (:func:`penetration_at`). A
     collision-free answer counts as converged; one in collision ends its attempt as
     ``COLLISION`` and the search goes on to its next start, until ``COLLIDING_ANSWERS`` such
     answers: that attempt runs again from its start with the collision rows and the acceptance
@@ -305,20 +324,20 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
     ``workspace``: :func:`search_workspace`.
     """
-    method, solve_type, min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
+    min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
     feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
     coordinates = tree[3]
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance, task_without_pairs, task_touching = workspace[12:]
+    cell_distances, probed, probed_distance = workspace[12:]
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
+    speed = solve_type is None
     attempt_settings = (
-        method, solve_type, min_damping, max_iterations, max_attempts, random_seed,
-        max_joint_move if solve_type == SPEED else 0.0,
-    )  # fmt: skip
+        min_damping, max_iterations, max_attempts, random_seed, max_joint_move if speed else 0.0
+    )
     seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
     table_size = table_q.shape[0]
     nearest_count = -1  # (ranked once a restart needs them)
@@ -342,12 +361,12 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked, colliding_answers = 0, False, 0
-    checked = task[6][1].shape[0] > 0  # (collision pairs: attempts first run without them)
+    checked = _has_pairs(collision)  # (collision pairs: attempts first run without them)
     while True:
         skip = (
             attempts > 0
             and skipped < SKIPPED_STARTS
-            and penetration_at(tree, task_touching, start, attempt_space[1]) > 0.0
+            and penetration_at(tree, collision, start, attempt_space[1]) > 0.0
         )
         if skip:
             skipped += 1
@@ -355,23 +374,20 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             unchecked = checked and colliding_answers < COLLIDING_ANSWERS
             for i in range(nq):
                 q[i] = start[i]
-            outcome, used = run_attempt(
-                attempt_space,
-                tree,
-                task_without_pairs if unchecked else task,
-                joints,
-                targets,
-                attempt_settings,
-                seed,
-                NO_PRIORITY,
-                deadline,
-                q,
-                norms,
-            )
+            if unchecked:
+                outcome, used = run_attempt(
+                    attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
+                    NO_PRIORITY, deadline, q, norms,
+                )  # fmt: skip
+            else:
+                outcome, used = run_attempt(
+                    attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
+                    seed, NO_PRIORITY, deadline, q, norms,
+                )  # fmt: skip
             iterations += used
             penetration = -1.0  # (not measured yet)
             if unchecked and outcome == CONVERGED:
-                penetration = penetration_at(tree, task_touching, q, attempt_space[1])
+                penetration = penetration_at(tree, collision, q, attempt_space[1])
             if penetration > 0.0:
                 colliding_answers += 1
                 blocked = True
@@ -380,8 +396,8 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                     for i in range(nq):
                         q[i] = start[i]
                     outcome, used = run_attempt(
-                        attempt_space, tree, task, joints, targets, attempt_settings, seed, NO_PRIORITY,
-                        deadline, q, norms,
+                        attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
+                        seed, NO_PRIORITY, deadline, q, norms,
                     )  # fmt: skip
                     iterations += used
                     penetration = -1.0
@@ -391,7 +407,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             if converged:
                 penetration = 0.0
             elif penetration < 0.0:
-                penetration = penetration_at(tree, task_touching, q, attempt_space[1])
+                penetration = penetration_at(tree, collision, q, attempt_space[1])
             rank, value = _score(
                 tree,
                 task,
@@ -405,7 +421,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
                 displacement,
                 attempt_space,
             )
-            avoid_flips = converged and solve_type == SPEED and max_joint_move > 0.0
+            avoid_flips = converged and speed and max_joint_move > 0.0
             if avoid_flips:
                 value = largest_move(tree, joints, q, seed, displacement)
                 candidates += 1
@@ -418,7 +434,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             if outcome == DEADLINE:
                 deadline_reached = True
                 break
-            if converged and solve_type == SPEED and (not avoid_flips or value <= max_joint_move):
+            if converged and speed and (not avoid_flips or value <= max_joint_move):
                 break
             if avoid_flips and candidates >= NEAR_CANDIDATES:
                 break
@@ -438,7 +454,7 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
             seeded = True
         for j in range(dof):
             draws[j] = np.random.random()
-        if solve_type == SPEED and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
+        if speed and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
             box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
             configuration_from_draws(tree, joints, seed, draws, box, start)
             near_restarts += 1
@@ -465,13 +481,16 @@ def search_in(workspace, targets, seed, deadline, q_out, norms_out, tree, task, 
 
 
 @batch_kernel
-def search_many(targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings):
+def search_many(
+    targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings, method, solve_type,
+    posture, collision,
+):  # fmt: skip
     """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn (one
     :func:`search_workspace` for all), without the GIL (:meth:`IKSolver.solve_many` runs slices of
     a batch on several threads); each target's deadline is ``timeout_ns`` after its own start
     (< 0: none). ``outcomes`` (N,) receives each best outcome; the arguments after it are
     :func:`search`'s."""
-    workspace = search_workspace(tree, task, joints, table, seeds.shape[1])
+    workspace = search_workspace(tree, task, joints, table, collision, seeds.shape[1])
     for index in range(targets.shape[0]):
         deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
         outcome, _, _, _ = search_in(
@@ -486,5 +505,9 @@ def search_many(targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, ta
             joints,
             table,
             settings,
+            method,
+            solve_type,
+            posture,
+            collision,
         )
         outcomes[index] = outcome

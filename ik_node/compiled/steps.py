@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .bundles import CCD, DLS, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
+from .bundles import CCD, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
@@ -68,12 +68,14 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
 
 
 @allocating_kernel
-def constraint_workspace(task, rows, dof):
+def constraint_workspace(collision, rows, dof):
     """Work space of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt, one buffer (empty without pairs): the near pairs' rows (K, nv), point Jacobians
     (2, 6, nv), the stacked Jacobian (K + m, nv) and error (K + m,), K the near pairs kept. (The
     stacked solve uses the attempt's :func:`step_workspace`, made for K + m rows.)"""
-    kept = min(MAX_CONTACT_ROWS, task[6][1].shape[0])
+    if collision is None:
+        return np.empty(0)
+    kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
     if kept == 0:
         return np.empty(0)
     return np.empty(kept * dof + 12 * dof + (kept + rows) * (dof + 1))
@@ -81,7 +83,7 @@ def constraint_workspace(task, rows, dof):
 
 @kernel
 def constrained_step(
-    tree, task, jacobian, error, joints, q, damping, min_damping2, primary_rows, work, space, constraint, step
+    tree, collision, jacobian, error, joints, q, damping, min_damping2, primary_rows, work, space, constraint, step
 ):
     """:func:`limited_step` with the collision pairs inside the solve (into ``step``): the near
     pairs that ``space`` (the evaluation at ``q``) holds (nearer than the margin), whose distance
@@ -109,8 +111,8 @@ def constrained_step(
     stacked = constraint[at : at + (kept + rows) * dof].reshape((kept + rows, dof))
     at += (kept + rows) * dof
     stacked_error = constraint[at : at + kept + rows]
-    contact_rows(tree, task, space[0], contact, blocks, pair_rows)
-    records = contact_records(task, contact)
+    contact_rows(tree, collision, space[0], contact, blocks, pair_rows)
+    records = contact_records(collision, contact)
     active = 0
     for c in range(count):
         distance = records[c, DISTANCE]
@@ -263,6 +265,7 @@ def method_step(
     method,
     tree,
     task,
+    collision,
     joints,
     targets,
     q,
@@ -282,9 +285,10 @@ def method_step(
     task Jacobian and error at ``q`` (``space``: its evaluation), the cost ``E = e^T e / 2`` and
     the trust-region factor ``mu``:
 
-    * ``dls``: :func:`constrained_step` (the joint limits and the near collision pairs inside the
-      solve) with ``lambda^2 = lambda_min^2 + mu E`` (Sugihara 2011: large far from the goal or
-      near a singularity, vanishing as the error does);
+    * ``dls`` (``method=None``, a feature switch: only this step is compiled): the damped step
+      within the joint limits (:func:`limited_step`; with ``collision``, :func:`constrained_step`:
+      the near collision pairs inside the solve too) with ``lambda^2 = lambda_min^2 + mu E``
+      (Sugihara 2011: large far from the goal or near a singularity, vanishing as the error does);
     * ``pinv``: the undamped pseudo-inverse ``J^+ e`` (``lambda^2 = PINV_DAMPING``, limit and
       collision rows as ``dls``), scaled by ``min(1, MU_INITIAL / mu)`` (the trust region as a
       step length);
@@ -293,22 +297,25 @@ def method_step(
 
     Every step is applied on the manifold with the 1-DOF joints clipped (:func:`apply_step`).
     (``transpose`` and ``ccd`` have no collision rows; :func:`~ik_node.compiled.attempt.
-    lm_attempt` refuses their candidates that collide more.)"""
-    if method == CCD:
+    run_attempt` refuses their candidates that collide more.)"""
+    if method is not None and method == CCD:
         ccd_sweep(tree, task, joints, targets, q, candidate)
         return
     coordinates = tree[3]
-    if method == TRANSPOSE:
+    if method is not None and method == TRANSPOSE:
         transpose_step(jacobian, error, joints, coordinates, q, step)
     else:
-        damping = PINV_DAMPING if method == PINV else min_damping2 + mu * cost
-        floor = PINV_DAMPING if method == PINV else min_damping2
-        if task[6][1].shape[0] == 0:  # (no collision pairs: not even the call)
+        damping, floor = min_damping2 + mu * cost, min_damping2
+        if method is not None and method == PINV:
+            damping, floor = PINV_DAMPING, PINV_DAMPING
+        if collision is None:
+            limited_step(jacobian, error, joints, coordinates, q, damping, floor, primary_rows, work, step)
+        elif collision[1].shape[0] == 0:  # (no collision pairs: not even the call)
             limited_step(jacobian, error, joints, coordinates, q, damping, floor, primary_rows, work, step)
         else:
             constrained_step(
                 tree,
-                task,
+                collision,
                 jacobian,
                 error,
                 joints,
@@ -321,7 +328,7 @@ def method_step(
                 constraint,
                 step,
             )
-    if method != DLS and mu > MU_INITIAL:
+    if method is not None and mu > MU_INITIAL:
         for j in range(step.shape[0]):
             step[j] *= MU_INITIAL / mu
     apply_step(tree, joints, q, step, candidate)

@@ -83,7 +83,7 @@ def task_error(points, targets, task, error, norms, full, relative):
 
 
 @allocating_kernel
-def evaluation_workspace(tree, task, dof):
+def evaluation_workspace(tree, task, dof, collision):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
     (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
     pairs' :func:`~ik_node.compiled.contacts.contact_workspace`)."""
@@ -94,7 +94,7 @@ def evaluation_workspace(tree, task, dof):
         np.empty((tips, 6, dof)),
         np.empty((tips, 6)),
         np.empty((3, 3)),
-        contact_workspace(task),
+        contact_workspace(collision),
     )
 
 
@@ -109,20 +109,23 @@ def evaluate_task(tree, task, targets, q, space, error, norms):
 
 
 @inline_kernel
-def evaluated_contacts(task, space):
+def evaluated_contacts(collision, space):
     """The collision pairs' :func:`~ik_node.compiled.contacts.contacts` at the poses
     :func:`evaluate_task` left in ``space`` (its near pairs left for the step). Returns the
-    penetration [m] (0: collision-free; without pairs, at no cost)."""
-    if task[6][1].shape[0] == 0:  # (no pairs: not even the call)
+    penetration [m] (0: collision-free; without pairs, at no cost; ``collision=None``: nothing
+    of the contacts compiled)."""
+    if collision is None:
         return 0.0
-    return contacts(task, space[0], space[5])
+    if collision[1].shape[0] == 0:  # (no pairs: not even the call)
+        return 0.0
+    return contacts(collision, collision[4], space[0], space[5])
 
 
 @inline_kernel
-def evaluate(tree, task, targets, q, space, error, norms):
+def evaluate(tree, task, collision, targets, q, space, error, norms):
     """:func:`evaluate_task` and :func:`evaluated_contacts`: returns the penetration [m]."""
     evaluate_task(tree, task, targets, q, space, error, norms)
-    return evaluated_contacts(task, space)
+    return evaluated_contacts(collision, space)
 
 
 @kernel
@@ -170,7 +173,7 @@ def solution_figures(tree, task, dof, q, points_out, manipulability_out):
     (:func:`~ik_node.compiled.linalg.manipulability`; the rows the task controls, weighted) into
     ``manipulability_out[k]``: a reachability map's figures of its solutions in one call (without
     the GIL: :meth:`IKSolver.solution_figures` runs slices on the batch threads)."""
-    space = evaluation_workspace(tree, task, dof)
+    space = evaluation_workspace(tree, task, dof, None)
     rows, tips = task[3].shape[0], task[0].shape[0]
     targets = np.zeros((tips, 4, 4))
     for tip in range(tips):
@@ -179,7 +182,7 @@ def solution_figures(tree, task, dof, q, points_out, manipulability_out):
     error, norms = np.empty(rows), np.empty((tips, 2))
     jacobian, gram, rhs = np.empty((rows, dof)), np.empty((rows, rows)), np.empty(rows)
     for k in range(q.shape[0]):
-        evaluate(tree, task, targets, q[k], space, error, norms)
+        evaluate(tree, task, None, targets, q[k], space, error, norms)
         jacobian_at(tree, task, space, jacobian)
         for i in range(4):
             for j in range(4):

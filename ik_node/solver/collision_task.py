@@ -38,20 +38,7 @@ from ..collision.srdf import collision_pairs
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 
-__all__ = ["CollisionTask", "no_collision"]
-
-
-def no_collision(margin: float = 0.0) -> tuple:
-    """The task bundle's collision part without pairs: no collision checks, at no cost."""
-    return (
-        np.zeros((0, contacts.SHAPE_COLUMNS)),
-        np.zeros((0, 2), dtype=np.int64),
-        np.zeros((0, 4), dtype=np.int64),
-        np.zeros((0, 4), dtype=np.int64),
-        float(margin),
-        np.zeros((0, 3)),
-        np.zeros(0),
-    )
+__all__ = ["CollisionTask"]
 
 
 _NO_ROTATION = np.eye(3)

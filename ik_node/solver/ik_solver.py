@@ -118,6 +118,9 @@ def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
         problem.joints,
         identity,
         solver._settings,
+        solver._method_switches[0],
+        problem.posture,
+        problem.collision,
         solver.rest_posture.copy(),
         kernels.NO_PRIORITY,
         kernels.NO_DEADLINE,
@@ -344,9 +347,11 @@ class IKSolver:
 
     def _search_arguments(self, problem: Problem, table: SeedTable) -> tuple:
         """The bundles :func:`kernels.search` and :func:`kernels.search_many` take after their
-        targets, seeds, budget and outputs: the tree, the task, the joints, the seed table and
-        the settings (as float and int, whatever number types they were given in: one compiled
-        signature)."""
+        targets, seeds, budget and outputs: the tree, the task, the joints, the seed table, the
+        settings (as float and int, whatever number types they were given in: one compiled
+        signature) and the feature switches (``method``, ``solve_type``, ``posture``,
+        ``collision``: None where the problem does not use the feature, so that it compiles only
+        the kernels it uses; see :mod:`ik_node.compiled.bundles`)."""
         return (
             problem.tree_arrays,
             problem.task,
@@ -361,15 +366,26 @@ class IKSolver:
                 table.cell_starts,
             ),  # fmt: skip
             self._settings,
+            *self._method_switches,
+            problem.posture,
+            problem.collision,
+        )
+
+    @property
+    def _method_switches(self) -> tuple:
+        """The switches ``method`` and ``solve_type``: None for ``dls`` and ``speed`` (the
+        defaults), else the option's code."""
+        method, solve_type = METHODS[self.options.method], SOLVE_TYPES[self.options.solve_type]
+        return (
+            None if method == kernels.DLS else np.int64(method),
+            None if solve_type == kernels.SPEED else np.int64(solve_type),
         )
 
     @property
     def _settings(self) -> tuple:
-        """The kernels' ``settings`` bundle (see :mod:`.kernels`)."""
+        """The kernels' ``settings`` bundle (see :mod:`ik_node.compiled.bundles`)."""
         options = self.options
         return (
-            METHODS[options.method],
-            SOLVE_TYPES[options.solve_type],
             float(options.min_damping),
             int(options.max_iterations),
             -1 if options.max_attempts is None else int(options.max_attempts),
@@ -476,21 +492,24 @@ class IKSolver:
         if outcome == kernels.SEED_NOT_FINITE:
             return outcome, iterations, attempts, deadline_reached
         ordered_norms = np.empty((len(order), 2))
-        settings = self._settings
+        settings = list(self._settings)
+        settings[kernels.MAX_JOINT_MOVE] = 0.0
+        switches = (self._method_switches[0], ordered.posture, ordered.collision)
         if outcome == Outcome.CONVERGED:
             primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
             outcome, used = kernels.lm_attempt(
                 ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
-                settings[:6] + (0.0,), q.copy(), primary_rows, deadline, q, ordered_norms,
+                tuple(settings), *switches, q.copy(), primary_rows, deadline, q, ordered_norms,
             )  # fmt: skip
             iterations += used
             deadline_reached |= outcome == Outcome.DEADLINE
             outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
         else:
+            settings[kernels.MAX_ITERATIONS] = 0
             kernels.lm_attempt(  # no iterations: the errors of every tip at q
                 ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
-                settings[:3] + (0,) + settings[4:6] + (0.0,), q.copy(), kernels.NO_PRIORITY,
-                kernels.NO_DEADLINE, q, ordered_norms,
+                tuple(settings), *switches, q.copy(), kernels.NO_PRIORITY, kernels.NO_DEADLINE, q,
+                ordered_norms,
             )  # fmt: skip
         norms[order] = ordered_norms
         return outcome, iterations, attempts, deadline_reached

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..compiled import spatial
 from . import kernels
-from .collision_task import no_collision
 from .options import TipTask
 
 __all__ = ["Problem"]
@@ -43,7 +42,8 @@ class Problem:
     ``posture_gains`` per tangent coordinate (nv); ``rest`` a configuration (nq).
 
     Attributes: ``tree_arrays`` and ``task`` (the kernels' bundles), ``joints`` (nv,
-    ``JOINT_COLUMNS``), ``reach`` per tip (centre [m] in the base frame, radius [m]),
+    ``JOINT_COLUMNS``), the feature switches ``posture`` (the posture gains (nv,), None when all
+    are 0) and ``collision`` (None without pairs; see :meth:`set_collision`), ``reach`` per tip (centre [m] in the base frame, radius [m]),
     ``feature_spec`` (F, 2) and ``feature_scale`` (F,): per tip its position (3 components) when
     the task controls a linear row and its rotation matrix (9) when it controls an angular one,
     the rotation scaled by ``r / pi`` (``r`` the tip's reach: ``|R - R'|`` is about ``sqrt(2)``
@@ -105,14 +105,15 @@ class Problem:
                     sample_lower,
                     sample_upper,
                     wraps,
-                    posture_gains,
                 ),
                 axis=1,
             ),
             dtype=float,
         )
         self._tasks = dict(tasks)
-        self.collision = no_collision()
+        gains = np.ascontiguousarray(posture_gains, dtype=float)
+        self.posture = gains if np.any(gains > 0.0) else None
+        self.collision = None
         self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
         self._reach = {tip: tree.reach(tip) for tip in tips}
         self._select_tips(tips)
@@ -143,7 +144,7 @@ class Problem:
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
         )
-        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances, self.collision)
+        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances)
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
@@ -158,10 +159,10 @@ class Problem:
         self.feature_scale = np.array(scale, dtype=float)
 
     def set_collision(self, collision: tuple) -> None:
-        """The task's collision part: (shapes, pairs, owners, groups, margin [m]) (see
-        ``contacts``)."""
-        self.collision = collision
-        self.task = self.task[:6] + (collision,)
+        """The pairs to keep apart: (shapes, pairs, owners, groups, margin [m], hull points, hull
+        paddings) (see ``contacts``); kept as None when it has no pairs (no collision checks: the
+        kernels without them)."""
+        self.collision = collision if len(collision[1]) > 0 else None
 
     @property
     def tip_frames(self) -> np.ndarray:
@@ -213,11 +214,11 @@ class Problem:
     def _evaluated(self, q: np.ndarray) -> tuple:
         """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
         controlled points (``[1]``), ready for :func:`kernels.jacobian_at`."""
-        space = kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)))
+        space = kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)), None)
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
         targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
         kernels.evaluate(
-            self.tree_arrays, self.task, targets, np.ascontiguousarray(q, dtype=float), space, error, norms
+            self.tree_arrays, self.task, None, targets, np.ascontiguousarray(q, dtype=float), space, error, norms
         )
         return space
 
