@@ -131,7 +131,19 @@ def _task_restored(
 
 @allocating_kernel
 def posture_refinement(
-    tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+    tree,
+    task,
+    collision,
+    joints,
+    posture,
+    targets,
+    min_damping2,
+    seed,
+    max_joint_move,
+    budget,
+    deadline,
+    q,
+    norms,
 ):
     """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
     its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
@@ -258,7 +270,9 @@ def _contact_rows_kept(collision):
 
 
 @allocating_kernel
-def lm_attempt(tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q, norms):
+def lm_attempt(
+    tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q, norms
+):
     """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
     Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
     workspace = attempt_workspace(tree, task, collision, joints.shape[0], q.shape[0])
@@ -270,8 +284,8 @@ def lm_attempt(tree, task, joints, targets, settings, method, posture, collision
 
 @kernel
 def run_attempt(
-    workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q,
-    norms,
+    workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,
+    deadline, q, norms,
 ):  # fmt: skip
     """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
     its per-tip errors), in ``workspace`` (:func:`attempt_workspace`). Returns (outcome,
@@ -317,8 +331,8 @@ def run_attempt(
     within = _within_tolerance(norms, tolerances, rows, rows_count)
     if within and penetration <= 0.0:
         return CONVERGED, _posture(
-            tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, posture_budget,
-            deadline, q, norms,
+            tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move,
+            posture_budget, deadline, q, norms,
         )  # fmt: skip
     blocked = within  # (within tolerance, in collision)
     cost = _cost(error, primary_rows)
@@ -409,13 +423,25 @@ def run_attempt(
 
 @inline_kernel
 def _posture(
-    tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q, norms
+    tree,
+    task,
+    collision,
+    joints,
+    posture,
+    targets,
+    min_damping2,
+    seed,
+    max_joint_move,
+    budget,
+    deadline,
+    q,
+    norms,
 ):
     """:func:`posture_refinement` with ``posture`` (the gains), nothing without (``posture=None``:
     a feature switch, the refinement is not compiled). Returns the iterations used."""
     if posture is None:
         return 0
     return posture_refinement(
-        tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget, deadline, q,
-        norms,
+        tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget,
+        deadline, q, norms,
     )  # fmt: skip

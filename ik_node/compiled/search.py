@@ -114,7 +114,8 @@ def _squared_distance(a, b):
 @kernel
 def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement, workspace):
     """Rank of an attempt's end (lower is better): converged ones first (``(0, x)``), by solve
-    type (``speed``, ``solve_type=None``: 0, and nothing else compiled; ``distance``: the weighted norm of the move, see below;
+    type (``speed``, ``solve_type=None``: 0, and nothing else compiled; ``distance``: the
+    weighted norm of the move, see below;
     ``manipulability``: ``-sqrt(det(J J^T))``, Yoshikawa 1985); unconverged ones by their summed
     error norms, collision-free ones (``(1, x)``) before those in collision (``(1.5, x)``).
 
@@ -272,8 +273,8 @@ def search_workspace(tree, task, joints, table, collision, nq):
 
 @allocating_kernel
 def search(
-    targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type, posture,
-    collision,
+    targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type,
+    posture, collision,
 ):  # fmt: skip
     """:func:`search_in` with its work arrays made for this one search (the entry for the Python
     side)."""
@@ -286,8 +287,8 @@ def search(
 
 @kernel
 def search_in(
-    workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type,
-    posture, collision,
+    workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method,
+    solve_type, posture, collision,
 ):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
@@ -336,7 +337,11 @@ def search_in(
     seed = clipped
     speed = solve_type is None
     attempt_settings = (
-        min_damping, max_iterations, max_attempts, random_seed, max_joint_move if speed else 0.0
+        min_damping,
+        max_iterations,
+        max_attempts,
+        random_seed,
+        max_joint_move if speed else 0.0,
     )
     seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
     table_size = table_q.shape[0]
@@ -396,8 +401,8 @@ def search_in(
                     for i in range(nq):
                         q[i] = start[i]
                     outcome, used = run_attempt(
-                        attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
-                        seed, NO_PRIORITY, deadline, q, norms,
+                        attempt_space, tree, task, joints, targets, attempt_settings, method, posture,
+                        collision, seed, NO_PRIORITY, deadline, q, norms,
                     )  # fmt: skip
                     iterations += used
                     penetration = -1.0
@@ -482,8 +487,8 @@ def search_in(
 
 @batch_kernel
 def search_many(
-    targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings, method, solve_type,
-    posture, collision,
+    targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings, method,
+    solve_type, posture, collision,
 ):  # fmt: skip
     """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn (one
     :func:`search_workspace` for all), without the GIL (:meth:`IKSolver.solve_many` runs slices of

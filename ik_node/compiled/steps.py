@@ -83,7 +83,19 @@ def constraint_workspace(collision, rows, dof):
 
 @kernel
 def constrained_step(
-    tree, collision, jacobian, error, joints, q, damping, min_damping2, primary_rows, work, space, constraint, step
+    tree,
+    collision,
+    jacobian,
+    error,
+    joints,
+    q,
+    damping,
+    min_damping2,
+    primary_rows,
+    work,
+    space,
+    constraint,
+    step,
 ):
     """:func:`limited_step` with the collision pairs inside the solve (into ``step``): the near
     pairs that ``space`` (the evaluation at ``q``) holds (nearer than the margin), whose distance

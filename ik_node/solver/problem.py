@@ -43,7 +43,8 @@ class Problem:
 
     Attributes: ``tree_arrays`` and ``task`` (the kernels' bundles), ``joints`` (nv,
     ``JOINT_COLUMNS``), the feature switches ``posture`` (the posture gains (nv,), None when all
-    are 0) and ``collision`` (None without pairs; see :meth:`set_collision`), ``reach`` per tip (centre [m] in the base frame, radius [m]),
+    are 0) and ``collision`` (None without pairs; see :meth:`set_collision`), ``reach`` per tip
+    (centre [m] in the base frame, radius [m]),
     ``feature_spec`` (F, 2) and ``feature_scale`` (F,): per tip its position (3 components) when
     the task controls a linear row and its rotation matrix (9) when it controls an angular one,
     the rotation scaled by ``r / pi`` (``r`` the tip's reach: ``|R - R'|`` is about ``sqrt(2)``
@@ -218,7 +219,14 @@ class Problem:
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
         targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
         kernels.evaluate(
-            self.tree_arrays, self.task, None, targets, np.ascontiguousarray(q, dtype=float), space, error, norms
+            self.tree_arrays,
+            self.task,
+            None,
+            targets,
+            np.ascontiguousarray(q, dtype=float),
+            space,
+            error,
+            norms,
         )
         return space
 
