@@ -205,25 +205,25 @@ def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
     target = solver.tree.forward(q, "tool0")
     solver.solve(target, seed=q)
-    signatures = len(kernels.search.signatures), len(kernels.check_poses.signatures)
+    signatures = len(kernels.search_many.signatures), len(kernels.check_poses.signatures)
     read_only_seed = np.broadcast_to(q, (7,))
     strided_seed = np.repeat(q, 2)[::2]
     read_only_target = np.broadcast_to(target, (4, 4))
     for seed, goal in ((read_only_seed, read_only_target), (strided_seed, target.T.copy().T)):
         assert solver.solve(goal, seed=seed).success
-    assert (len(kernels.search.signatures), len(kernels.check_poses.signatures)) == signatures
+    assert (len(kernels.search_many.signatures), len(kernels.check_poses.signatures)) == signatures
 
 
 EACH_KERNEL_ONCE = """
-import json, threading, numpy as np
+import json, numpy as np
 from ik_node import IKSolver, TipTask, load_robot
-from ik_node.compiled import attempt, joints, linalg, search, spatial, steps, tasks
-from ik_node.solver import kernels_prepared, prepare_kernels
+from ik_node.compiled import attempt, contacts, gjk, joints, linalg, search, spatial, steps, tasks
+MODULES = (attempt, contacts, gjk, joints, linalg, search, spatial, steps, tasks)
 def compiled():
     return {{f"{{module.__name__}}.{{name}}": len(function.signatures)
-            for module in (attempt, joints, linalg, search, spatial, steps, tasks)
+            for module in MODULES
             for name, function in vars(module).items()
-            if getattr(function, "signatures", None) and function.__module__ == module.__name__}}
+            if hasattr(function, "signatures") and function.__module__ == module.__name__}}
 task = TipTask("pose", weight=2, position_tolerance=1, orientation_tolerance=1)  # ints, not floats
 arm = IKSolver(load_robot({arm7!r}), "base_link", ["tool0"], posture_gain=0, max_joint_move=1,
                tasks={{"tool0": task}})
@@ -233,40 +233,49 @@ pair = IKSolver(load_robot({dual_arm!r}), "base_link", ["left_tool0", "right_too
 far = np.eye(4)
 far[0, 3] = 9.0  # m: out of reach, a task-priority solve
 pair.solve({{"left_tool0": pair.tree.forward(pair.rest_posture, "left_tool0"), "right_tool0": far}})
-before = compiled(), kernels_prepared(batch=True)
-thread = threading.Thread(target=prepare_kernels, args=(arm,), kwargs={{"batch": True}})
-thread.start()
-thread.join()
 pair.solve_many({{tip: np.repeat(np.eye(4)[None], 3, axis=0) for tip in pair.tip_links}})
-print(json.dumps([before, compiled(), kernels_prepared(batch=True)]))
+default = compiled()
+goal = arm.tree.forward(arm.rest_posture + 0.2, "tool0")
+checked = IKSolver(arm.robot, "base_link", ["tool0"], self_collision=True)
+answer = checked.solve(goal)
+print(json.dumps([default, compiled(), answer.success]))
 """
 
 
-def test_each_kernel_compiles_once_and_the_batch_kernel_only_when_asked():
-    """A fresh process building solvers (options given as ints, a task-priority solve, the
-    Jacobian helpers) gets every kernel for one signature (each more would be a whole compile),
-    and not solve_many's: that one comes with ``prepare_kernels(solver, batch=True)`` (here from
-    a thread, as a node does), and solve_many then reuses it."""
+def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_it_works(tmp_path):
+    """A fresh process on an empty kernel cache (so that every kernel it uses is compiled, and
+    shows a signature: one loaded from the cache holds its callees' code and lists none) building
+    solvers with the default options (some given as ints, a task-priority solve, solve_many, the
+    Jacobian helpers) gets every kernel it uses for one signature (each more would be a whole
+    compile) and none of the collision (contacts, GJK), posture, CCD, transpose or solve-type
+    scoring kernels (the feature switches: see ik_node.compiled.bundles); a collision-aware
+    solver built afterwards in the same process compiles those and solves."""
     script = EACH_KERNEL_ONCE.format(arm7=str(BY_NAME["arm7"].urdf), dual_arm=str(BY_NAME["dual_arm"].urdf))
     run = subprocess.run(
-        [sys.executable, "-c", script], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=240
-    )
+        [sys.executable, "-c", script], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)},
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    (before, batch_before), after, batch_after = json.loads(run.stdout.strip().splitlines()[-1])
-    assert "ik_node.compiled.search.search" in before and batch_before is None
-    assert "ik_node.compiled.search.search_many" not in before
-    assert after == {**before, "ik_node.compiled.search.search_many": 1}, (
-        "a kernel compiled for a second signature"
-    )
-    assert set(before.values()) == {1}, before
-    seconds, _ = batch_after
-    assert seconds > 0
+    default, after, collision_solved = json.loads(run.stdout.strip().splitlines()[-1])
+    used = {name for name, count in default.items() if count}
+    twice = {name: default[name] for name in used if default[name] > 1}
+    assert not twice, f"kernels compiled for more than one signature: {twice}"
+    unused = {
+        "contacts.contacts", "gjk.hull_distance", "attempt.posture_refinement", "attempt.posture_cost",
+        "steps.ccd_sweep", "steps.transpose_step", "steps.constrained_step", "linalg.manipulability",
+    }  # fmt: skip
+    assert not {name for name in used if name.split(".", 2)[-1] in unused}, used
+    assert "ik_node.compiled.search.search_many" in used
+    assert collision_solved
+    assert after["ik_node.compiled.contacts.contacts"] >= 1
+    assert after["ik_node.compiled.gjk.hull_distance"] >= 1
+    assert after["ik_node.compiled.attempt.posture_refinement"] == 0
 
 
 COLD_PROBE = """
 from ik_node.solver import kernels
 from ik_node.compiled.jit import cache_is_cold
-print(cache_is_cold(kernels.search))
+print(cache_is_cold(kernels.search_many))
 """
 
 

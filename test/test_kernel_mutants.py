@@ -515,9 +515,10 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
     nearest = problem.features_of(goal[None])[0]  # the target's own features
     table_features = np.ascontiguousarray([nearest + offset for offset in (0.0, 0.01, 0.02, 10.0, 10.0)])
     seed = np.clip(middle - 0.8, solver.lower, solver.upper)
-    q_out, norms_out = np.empty(7), np.empty((1, 2))
-    outcome, _, attempts, _ = kernels.search(
-        targets, seed, kernels.NO_DEADLINE, q_out, norms_out,
+    q_out, norms_out = np.empty((1, 7)), np.empty((1, 1, 2))
+    results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
+    kernels.search_many(
+        targets[None], seed[None], -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY, q_out, norms_out, results,
         problem.tree_arrays, problem.task, problem.joints,
         (
             problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
@@ -526,5 +527,6 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
         (1e-3, 1, 6, 0, 0.0),
         None, None, None, None,  # (dls, speed, no posture, no collision)
     )  # fmt: skip
+    outcome, attempts, q_out = results[0, kernels.OUTCOME], results[0, kernels.ATTEMPTS], q_out[0]
     assert (outcome, attempts) == (kernels.CONVERGED, 4)
     np.testing.assert_allclose(q_out, goal)

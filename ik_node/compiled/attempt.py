@@ -269,19 +269,6 @@ def _contact_rows_kept(collision):
     return min(MAX_CONTACT_ROWS, collision[1].shape[0])
 
 
-@allocating_kernel
-def lm_attempt(
-    tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows, deadline, q, norms
-):
-    """:func:`run_attempt` with its work arrays made for this one attempt (the entry for the
-    Python side; :func:`~ik_node.compiled.search.search` makes them once per search)."""
-    workspace = attempt_workspace(tree, task, collision, joints.shape[0], q.shape[0])
-    return run_attempt(
-        workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,
-        deadline, q, norms,
-    )  # fmt: skip
-
-
 @kernel
 def run_attempt(
     workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,

@@ -62,6 +62,10 @@ FIRST_ROW = NO_PRIORITY = np.int64(0)
 #: Columns of ``joints``.
 LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
 JOINT_COLUMNS = 7
+#: Columns of ``search_many``'s ``results``: the best outcome, the iterations and attempts used,
+#: whether the deadline ended the search (0 or 1).
+OUTCOME, ITERATIONS_USED, ATTEMPTS, DEADLINE_REACHED = 0, 1, 2, 3
+RESULT_COLUMNS = 4
 #: Slots of ``settings``.
 MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = 0, 1, 2, 3, 4
 #: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).

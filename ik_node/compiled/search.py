@@ -1,5 +1,6 @@
 """The restart search: the seed table's features and nearest entries, the ranking of attempts by
-solve type, :func:`search` (one target) and :func:`search_many` (a batch, without the GIL)."""
+solve type, :func:`search_in` (one target) and :func:`search_many` (a batch, without the GIL: the
+entry from Python, for one target too)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ import numpy as np
 
 from .attempt import attempt_workspace, run_attempt
 from .bundles import (
+    ATTEMPTS,
     COLLISION,
     CONVERGED,
     DEADLINE,
+    DEADLINE_REACHED,
     DISTANCE,
     ITERATIONS,
+    ITERATIONS_USED,
     MANIPULABILITY,
     NO_DEADLINE,
-    NO_PRIORITY,
+    OUTCOME,
     SEED_NOT_FINITE,
     WEIGHT,
 )
@@ -27,6 +31,9 @@ from .linalg import manipulability
 from .spatial import forward_kinematics
 from .tasks import evaluation_workspace, jacobian_at, tip_points
 
+#: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
+#: ``Literal[int](0)`` and compiles the callee once more for it (see ``bundles.FIRST_ROW``).
+FIRST = np.int64(0)
 #: Nearest seed-table entries tried as restarts before random configurations.
 TABLE_RESTARTS = 64
 #: Cells of the seed table's index whose entries a search measures (those with the nearest
@@ -208,9 +215,9 @@ def probe_table(table, target_features, cell_distances, probed, probed_distance,
     centroid is farther than the probed cells'. :func:`rank_probed` ranks what it measured."""
     features, centroids, cell_starts = table[3], table[5], table[6]
     cells = cell_starts.shape[0] - 1
-    table_distances(centroids, target_features, 0, cells, cell_distances)
-    count = rank_nearest(cell_distances, 0, cells, 0, 0, probed, probed_distance)
-    nearest, least, at = -1, math.inf, 0
+    table_distances(centroids, target_features, FIRST, cells, cell_distances)
+    count = rank_nearest(cell_distances, FIRST, cells, FIRST, FIRST, probed, probed_distance)
+    nearest, least, at = -1, math.inf, FIRST
     for p in range(count):
         first, stop = cell_starts[probed[p]], cell_starts[probed[p] + 1]
         entry = table_distances(features, target_features, first, stop, distances[at:])
@@ -226,7 +233,7 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
     :func:`probe_table` measured into ``distances`` (nearest first, into ``chosen``, their
     distances into ``chosen_distance``); returns how many."""
     cell_starts = table[6]
-    found, at = 0, 0
+    found, at = FIRST, FIRST
     for p in range(count):
         first, stop = cell_starts[probed[p]], cell_starts[probed[p] + 1]
         found = rank_nearest(distances, at, at + stop - first, first - at, found, chosen, chosen_distance)
@@ -237,7 +244,7 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
 @allocating_kernel
 def search_workspace(tree, task, joints, table, collision, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
-    (:func:`search`) or per batch (:func:`search_many`): (the clipped seed, the next start, the
+    or batch (:func:`search_many`): (the clipped seed, the next start, the
     attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
     (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
     (K,) int and their distances (K,); norms (T, 2); the attempts'
@@ -271,24 +278,10 @@ def search_workspace(tree, task, joints, table, collision, nq):
     )
 
 
-@allocating_kernel
-def search(
-    targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method, solve_type,
-    posture, collision,
-):  # fmt: skip
-    """:func:`search_in` with its work arrays made for this one search (the entry for the Python
-    side)."""
-    workspace = search_workspace(tree, task, joints, table, collision, seed.shape[0])
-    return search_in(
-        workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method,
-        solve_type, posture, collision,
-    )  # fmt: skip
-
-
 @kernel
 def search_in(
-    workspace, targets, seed, deadline, q_out, norms_out, tree, task, joints, table, settings, method,
-    solve_type, posture, collision,
+    workspace, targets, seed, deadline, primary_rows, q_out, norms_out, tree, task, joints, table, settings,
+    method, solve_type, posture, collision,
 ):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
@@ -298,7 +291,9 @@ def search_in(
     when none converged and some attempt found the tips within tolerance only in collision. The
     seed is clipped into the limits, its quaternions normalised.
 
-    ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
+    ``primary_rows`` > 0: task priority in every attempt (see
+    :func:`~ik_node.compiled.attempt.run_attempt`; with ``max_attempts`` 1, one attempt from the
+    seed). ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
     :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks).
 
     With collision pairs, restarts (table entries and random configurations, not the
@@ -382,12 +377,12 @@ def search_in(
             if unchecked:
                 outcome, used = run_attempt(
                     attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
-                    NO_PRIORITY, deadline, q, norms,
+                    primary_rows, deadline, q, norms,
                 )  # fmt: skip
             else:
                 outcome, used = run_attempt(
                     attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
-                    seed, NO_PRIORITY, deadline, q, norms,
+                    seed, primary_rows, deadline, q, norms,
                 )  # fmt: skip
             iterations += used
             penetration = -1.0  # (not measured yet)
@@ -402,7 +397,7 @@ def search_in(
                         q[i] = start[i]
                     outcome, used = run_attempt(
                         attempt_space, tree, task, joints, targets, attempt_settings, method, posture,
-                        collision, seed, NO_PRIORITY, deadline, q, norms,
+                        collision, seed, primary_rows, deadline, q, norms,
                     )  # fmt: skip
                     iterations += used
                     penetration = -1.0
@@ -487,32 +482,26 @@ def search_in(
 
 @batch_kernel
 def search_many(
-    targets, seeds, timeout_ns, q_out, norms_out, outcomes, tree, task, joints, table, settings, method,
-    solve_type, posture, collision,
+    targets, seeds, timeout_ns, deadline, primary_rows, q_out, norms_out, results, tree, task, joints, table,
+    settings, method, solve_type, posture, collision,
 ):  # fmt: skip
     """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn (one
     :func:`search_workspace` for all), without the GIL (:meth:`IKSolver.solve_many` runs slices of
-    a batch on several threads); each target's deadline is ``timeout_ns`` after its own start
-    (< 0: none). ``outcomes`` (N,) receives each best outcome; the arguments after it are
-    :func:`search`'s."""
+    a batch on several threads; :meth:`IKSolver.solve` one target: one compiled entry for both).
+    Each target's deadline [ns] is ``deadline`` (``NO_DEADLINE``: none), or ``timeout_ns`` after
+    its own start when that comes first (< 0: none). ``results`` (N, ``RESULT_COLUMNS``) receives
+    each search's outcome, iterations, attempts and whether the deadline ended it; the other
+    arguments are :func:`search_in`'s."""
     workspace = search_workspace(tree, task, joints, table, collision, seeds.shape[1])
     for index in range(targets.shape[0]):
-        deadline = NO_DEADLINE if timeout_ns < 0 else monotonic_ns() + timeout_ns
-        outcome, _, _, _ = search_in(
-            workspace,
-            targets[index],
-            seeds[index],
-            deadline,
-            q_out[index],
-            norms_out[index],
-            tree,
-            task,
-            joints,
-            table,
-            settings,
-            method,
-            solve_type,
-            posture,
-            collision,
-        )
-        outcomes[index] = outcome
+        target_deadline = deadline
+        if timeout_ns >= 0:
+            target_deadline = min(deadline, monotonic_ns() + timeout_ns)
+        outcome, iterations, attempts, deadline_reached = search_in(
+            workspace, targets[index], seeds[index], target_deadline, primary_rows, q_out[index],
+            norms_out[index], tree, task, joints, table, settings, method, solve_type, posture, collision,
+        )  # fmt: skip
+        results[index, OUTCOME] = outcome
+        results[index, ITERATIONS_USED] = iterations
+        results[index, ATTEMPTS] = attempts
+        results[index, DEADLINE_REACHED] = deadline_reached

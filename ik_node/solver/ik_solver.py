@@ -60,82 +60,52 @@ PREPARATION_SEARCH_NS = 1_000_000
 SLICES_PER_THREAD = 4
 
 _log = logging.getLogger("ik_node.solver")
-# (seconds, compiled) once the solve kernels, and solve_many's, are ready; each prepared once
-_preparation: tuple[float, bool] | None = None
-_batch_preparation: tuple[float, bool] | None = None
-_preparing, _preparing_batch = threading.Lock(), threading.Lock()
+# (seconds, compiled) per combination of feature switches whose kernels are ready in this process
+_prepared: dict[tuple, tuple[float, bool]] = {}
+_preparing = threading.Lock()
 _batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
 _batch_pool_lock = threading.Lock()
 
 
-def prepare_kernels(solver: IKSolver, batch: bool = False) -> tuple[float, bool]:
-    """Compile the solve kernels, or load them from numba's cache, by running each once on
-    ``solver``'s problem (every problem has the same array types, so once per process serves
-    all; the first :class:`IKSolver` built does it, so that no solve spends its budget on it).
-    Returns (seconds taken, True if they were compiled rather than loaded), the same on later
-    calls.
+def _switch_key(arguments: tuple) -> tuple:
+    """Which feature switches of a solver's search arguments are on (see :mod:`.kernels`): the
+    problems with the same key run the same compiled kernels."""
+    return tuple(switch is not None for switch in arguments[-4:])
 
-    ``batch=True``: :meth:`IKSolver.solve_many`'s kernel as well (otherwise prepared at the first
-    ``solve_many``, which it would delay by its compile: ~2 s, or a cache load); the figures are
-    then both preparations' together. Safe to call from another thread, e.g. a node preparing
-    ``solve_many`` in the background once it answers goals: ``threading.Thread(target=
-    prepare_kernels, args=(solver,), kwargs={"batch": True}, daemon=True).start()``; solves go
-    on meanwhile, but compete with the compile for the GIL."""
-    global _preparation, _batch_preparation
+
+def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
+    """Compile the kernels ``solver``'s problem uses, or load them from numba's cache, by running
+    its search once (problems with the same feature switches share them: the first
+    :class:`IKSolver` of each kind does it when built, so that no solve spends its budget on it;
+    ``solve`` and ``solve_many`` run the same kernel). Returns (seconds taken, True if they were
+    compiled rather than loaded), the same on later calls. Safe to call from another thread."""
+    key = _switch_key(solver._arguments)
     with _preparing:
-        if _preparation is None:
-            _preparation = _prepare_solve_kernels(solver)
-    if not batch:
-        return _preparation
-    with _preparing_batch:
-        if _batch_preparation is None:
-            began = time.perf_counter()
-            solver._solve_batch(
-                np.repeat(np.eye(4)[None, None], len(solver.tip_links), axis=1),
-                solver.rest_posture[None].copy(),
-                PREPARATION_SEARCH_NS,
-            )
-            compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > 0
-            _batch_preparation = (time.perf_counter() - began, bool(compiled))
-            _log.info(
-                "solve_many's kernel %s in %.1f s",
-                "compiled (cached for later starts)" if compiled else "loaded",
-                _batch_preparation[0],
-            )
-    return _preparation[0] + _batch_preparation[0], _preparation[1] or _batch_preparation[1]
+        if key not in _prepared:
+            _prepared[key] = _prepare_search_kernels(solver)
+    return _prepared[key]
 
 
-def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
-    if cache_is_cold(kernels.search):
+def _prepare_search_kernels(solver: IKSolver) -> tuple[float, bool]:
+    if cache_is_cold(kernels.search_many):
         _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
-    problem, nq = solver.problem, len(solver.joint_names)
+    misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
+    problem = solver.problem
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
     check_pose(problem.tips[0], identity)
-    kernels.lm_attempt(
-        problem.tree_arrays,
-        problem.task,
-        problem.joints,
-        identity,
-        solver._settings,
-        solver._method_switches[0],
-        problem.posture,
-        problem.collision,
-        solver.rest_posture.copy(),
-        kernels.NO_PRIORITY,
-        kernels.NO_DEADLINE,
-        solver.rest_posture.copy(),
-        np.empty((len(problem.tips), 2)),
-    )
     solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
     solver._search(
-        problem, solver.seed_table, identity, solver.rest_posture, deadline, np.empty(nq),
+        problem,
+        solver.seed_table,
+        identity,
+        solver.rest_posture,
+        deadline,
+        np.empty(len(solver.joint_names)),
         np.empty((len(problem.tips), 2)),
-    )  # fmt: skip
-    compiled = COMPILED and any(
-        sum(function.stats.cache_misses.values()) for function in (kernels.search, kernels.lm_attempt)
     )
+    compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
     preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
         "IK kernels %s in %.1f s",
@@ -145,14 +115,10 @@ def _prepare_solve_kernels(solver: IKSolver) -> tuple[float, bool]:
     return preparation
 
 
-def kernels_prepared(batch: bool = False) -> tuple[float, bool] | None:
-    """What :func:`prepare_kernels` returned in this process (with ``batch``: for ``batch=True``),
-    or None before the first solver (before ``solve_many``'s kernel was prepared)."""
-    if _preparation is None or (batch and _batch_preparation is None):
-        return None
-    if not batch:
-        return _preparation
-    return _preparation[0] + _batch_preparation[0], _preparation[1] or _batch_preparation[1]
+def kernels_prepared() -> tuple[float, bool] | None:
+    """What :func:`prepare_kernels` returned for the first solver prepared in this process, or
+    None before."""
+    return next(iter(_prepared.values()), None)
 
 
 def _batch_threads() -> ThreadPoolExecutor:
@@ -345,9 +311,9 @@ class IKSolver:
 
     # ------------------------------------------------------------------ solving
 
-    def _search_arguments(self, problem: Problem, table: SeedTable) -> tuple:
-        """The bundles :func:`kernels.search` and :func:`kernels.search_many` take after their
-        targets, seeds, budget and outputs: the tree, the task, the joints, the seed table, the
+    def _search_arguments(self, problem: Problem, table: SeedTable, settings: tuple | None = None) -> tuple:
+        """The bundles :func:`kernels.search_many` takes after its targets, seeds, budget, task
+        priority and outputs: the tree, the task, the joints, the seed table, the
         settings (as float and int, whatever number types they were given in: one compiled
         signature) and the feature switches (``method``, ``solve_type``, ``posture``,
         ``collision``: None where the problem does not use the feature, so that it compiles only
@@ -365,7 +331,7 @@ class IKSolver:
                 table.blocked_centroids,
                 table.cell_starts,
             ),  # fmt: skip
-            self._settings,
+            self._settings if settings is None else settings,
             *self._method_switches,
             problem.posture,
             problem.collision,
@@ -393,8 +359,29 @@ class IKSolver:
             0.0 if options.max_joint_move is None else float(options.max_joint_move),
         )
 
-    def _search(self, problem: Problem, table: SeedTable, targets, seed, deadline: int, q, norms):
-        return kernels.search(targets, seed, deadline, q, norms, *self._search_arguments(problem, table))
+    def _search(
+        self,
+        problem,
+        table,
+        targets,
+        seed,
+        deadline: int,
+        q,
+        norms,
+        arguments=None,
+        primary_rows=kernels.NO_PRIORITY,
+    ) -> tuple[int, int, int, bool]:
+        """One search (:func:`kernels.search_many` for one target (T, 4, 4) from ``seed``, until
+        ``deadline`` [ns]) into ``q`` and ``norms``; ``arguments``: :meth:`_search_arguments`
+        (default: ``problem``'s and ``table``'s). Returns (outcome, iterations, attempts, whether
+        the deadline ended it)."""
+        results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
+        kernels.search_many(
+            targets[None], seed[None], -1, deadline, primary_rows, q[None], norms[None], results,
+            *(self._search_arguments(problem, table) if arguments is None else arguments),
+        )  # fmt: skip
+        outcome, iterations, attempts, deadline_reached = results[0].tolist()
+        return outcome, iterations, attempts, bool(deadline_reached)
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
@@ -422,7 +409,9 @@ class IKSolver:
             if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
                 # the reach test is a bound: a full search within what is left of the budget
                 full_q, full_norms = np.empty(len(seed)), np.empty_like(norms)
-                full = kernels.search(target_poses, seed, deadline, full_q, full_norms, *self._arguments)
+                full = self._search(
+                    None, None, target_poses, seed, deadline, full_q, full_norms, self._arguments
+                )
                 if full[0] == kernels.CONVERGED:
                     q[:], norms[:], out_of_reach = full_q, full_norms, []
                 found = (
@@ -432,7 +421,7 @@ class IKSolver:
                     full[3],
                 )
         else:
-            found = kernels.search(target_poses, seed, deadline, q, norms, *self._arguments)
+            found = self._search(None, None, target_poses, seed, deadline, q, norms, self._arguments)
         outcome, iterations, attempts, deadline_reached = found
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
@@ -457,9 +446,10 @@ class IKSolver:
             tip_errors={tip: tuple(error) for tip, error in zip(self.tip_links, errors)},
         )
 
-    def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem]:
+    def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:
         """For the reachable tips ``near``: their problem and seed table, and the whole problem
-        with their rows first (built once per split)."""
+        with their rows first, with an empty table (its one attempt starts where the first search
+        ended), built once per split."""
         if near not in self._priority:
             near_problem = self.problem.for_tips(near)
             ordered = self.problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
@@ -467,6 +457,7 @@ class IKSolver:
                 near_problem,
                 self.seed_table.for_tips(near_problem, self.problem),
                 ordered,
+                SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
             )
         return self._priority[near]
 
@@ -474,10 +465,10 @@ class IKSolver:
         """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
         first the reachable tips alone (a search over their rows: the far tips do not pull on the
         shared joints), then one Levenberg-Marquardt attempt with the reachable tips' rows as
-        primary (:func:`kernels.lm_attempt` with ``primary_rows``): the far tips come as close
-        as holding the reachable ones allows. Returns what :func:`kernels.search` returns."""
+        primary (a search of one attempt from there with ``primary_rows``): the far tips come as
+        close as holding the reachable ones allows. Returns what :meth:`_search` returns."""
         near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
-        near_problem, near_table, ordered = self._priority_problems(near)
+        near_problem, near_table, ordered, no_table = self._priority_problems(near)
         order = [self.tip_links.index(tip) for tip in ordered.tips]
         near_norms = np.empty((len(near), 2))
         outcome, iterations, attempts, deadline_reached = self._search(
@@ -493,24 +484,21 @@ class IKSolver:
             return outcome, iterations, attempts, deadline_reached
         ordered_norms = np.empty((len(order), 2))
         settings = list(self._settings)
-        settings[kernels.MAX_JOINT_MOVE] = 0.0
-        switches = (self._method_switches[0], ordered.posture, ordered.collision)
+        settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
+        ordered_targets, start = np.ascontiguousarray(targets[order]), q.copy()
         if outcome == Outcome.CONVERGED:
             primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-            outcome, used = kernels.lm_attempt(
-                ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
-                tuple(settings), *switches, q.copy(), primary_rows, deadline, q, ordered_norms,
-            )  # fmt: skip
+            arguments = self._search_arguments(ordered, no_table, tuple(settings))
+            outcome, used, _, reached = self._search(
+                None, None, ordered_targets, start, deadline, q, ordered_norms, arguments, primary_rows
+            )
             iterations += used
-            deadline_reached |= outcome == Outcome.DEADLINE
+            deadline_reached |= reached
             outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
-        else:
+        else:  # no iterations: the errors of every tip at q
             settings[kernels.MAX_ITERATIONS] = 0
-            kernels.lm_attempt(  # no iterations: the errors of every tip at q
-                ordered.tree_arrays, ordered.task, ordered.joints, np.ascontiguousarray(targets[order]),
-                tuple(settings), *switches, q.copy(), kernels.NO_PRIORITY, kernels.NO_DEADLINE, q,
-                ordered_norms,
-            )  # fmt: skip
+            arguments = self._search_arguments(ordered, no_table, tuple(settings))
+            self._search(None, None, ordered_targets, start, kernels.NO_DEADLINE, q, ordered_norms, arguments)
         norms[order] = ordered_norms
         return outcome, iterations, attempts, deadline_reached
 
@@ -559,16 +547,16 @@ class IKSolver:
         Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
         count = len(targets)
         q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
-        outcomes = np.empty(count, dtype=np.int64)
+        results = np.empty((count, kernels.RESULT_COLUMNS), dtype=np.int64)
 
         def solve_slice(first: int, stop: int) -> None:
             kernels.search_many(
-                targets[first:stop], seeds[first:stop], budget,
-                q[first:stop], norms[first:stop], outcomes[first:stop], *self._arguments,
+                targets[first:stop], seeds[first:stop], budget, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
+                q[first:stop], norms[first:stop], results[first:stop], *self._arguments,
             )  # fmt: skip
 
         in_slices(count, solve_slice)
-        return q, norms, outcomes
+        return q, norms, results[:, kernels.OUTCOME]
 
     def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point
@@ -608,7 +596,7 @@ class IKSolver:
             self.collision_task.set_obstacles(obstacles)
         collision = self.collision_task.arrays(self.options.collision_margin)
         self.problem.set_collision(collision)
-        for near_problem, _, ordered in self._priority.values():
+        for near_problem, _, ordered, _ in self._priority.values():
             near_problem.set_collision(collision)
             ordered.set_collision(collision)
         self._arguments = self._search_arguments(self.problem, self.seed_table)
@@ -683,7 +671,7 @@ class IKSolver:
         )
         flat_jacobian = np.ascontiguousarray(jacobian.reshape((-1,) + jacobian.shape[-2:]))
         flat_motion = np.ascontiguousarray(motion.reshape(-1, motion.shape[-1]))
-        flat_weights = np.ascontiguousarray(weights.reshape(-1, motion.shape[-1]))
+        flat_weights = np.array(weights.reshape(-1, motion.shape[-1]), order="C")  # (writable: one signature)
         rows = jacobian.shape[-2]
         gram, solution, image = np.empty((rows, rows)), np.empty(rows), np.empty(rows)
         out = np.empty_like(flat_motion)

@@ -18,26 +18,32 @@ calls and reads.
 
 from __future__ import annotations
 
-from ..compiled.attempt import STALL_ITERATIONS, STATIONARY, lm_attempt, stationary
+from ..compiled.attempt import STALL_ITERATIONS, STATIONARY, stationary
 from ..compiled.bundles import (
+    ATTEMPTS,
     BASE_AXES,
     CCD,
     COLLISION,
     CONVERGED,
     DEADLINE,
+    DEADLINE_REACHED,
     DISTANCE,
     DLS,
     FIRST_ROW,
     ITERATIONS,
+    ITERATIONS_USED,
     JOINT_COLUMNS,
     LOWER,
     MANIPULABILITY,
+    MAX_ATTEMPTS,
     MAX_ITERATIONS,
     MAX_JOINT_MOVE,
     NO_DEADLINE,
     NO_PRIORITY,
+    OUTCOME,
     PINV,
     REST,
+    RESULT_COLUMNS,
     SAMPLE_LOWER,
     SAMPLE_UPPER,
     SEED_NOT_FINITE,
@@ -66,7 +72,6 @@ from ..compiled.search import (
     probe_table,
     rank_nearest,
     rank_probed,
-    search,
     search_many,
     table_distances,
     table_features,
@@ -85,6 +90,12 @@ from ..compiled.tasks import (
 )
 
 __all__ = [
+    "MAX_ATTEMPTS",
+    "DEADLINE_REACHED",
+    "ATTEMPTS",
+    "ITERATIONS_USED",
+    "OUTCOME",
+    "RESULT_COLUMNS",
     "BASE_AXES",
     "BOX",
     "CCD",
@@ -141,13 +152,11 @@ __all__ = [
     "jacobian_at",
     "ldl_solve",
     "limited_step",
-    "lm_attempt",
     "rank_nearest",
     "rank_probed",
     "pair_distance",
     "probe_table",
     "null_space_motion",
-    "search",
     "search_many",
     "solution_figures",
     "stationary",
