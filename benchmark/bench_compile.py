@@ -1,31 +1,32 @@
-"""The IK kernels' cold-compile and warm-load times, phase by phase, with a per-kernel profile.
+"""First answers and kernel compiles after an install: the default problem and each feature, cold
+and warm, with a per-kernel profile of the default problem's compile.
 
 Usage: python benchmark/bench_compile.py [--repeat N] [--urdf URDF --base BASE --tip TIP]
-       [--json FILE]
+       [--features F ...] [--no-profile] [--json FILE]
 Default robot: the bundled 7-DOF arm (urdf/arm7.urdf, base_link -> tool0). The ik_node measured
 is the one in this file's tree (a copy of the repository measures that copy).
 
-Each run is a fresh process (``--child``) that times, in order:
+Each run is a fresh process (``--child``) on a kernel cache of its own (``NUMBA_CACHE_DIR``) that
+times, from its start:
 
 * ``import``: ``import ik_node`` (numba's own import is most of it);
-* ``solver``: the first ``IKSolver(...)``, which prepares the solve kernels (``prepare_kernels``);
-* ``solve``: the first ``solve`` after that (nothing should be left to compile);
-* ``solve_many``: the first ``solve_many`` (4 targets): its kernel, ``kernels.search_many``;
-* ``to answer``: ``solver`` + ``solve``, what a node waits for before it answers a goal.
+* ``solver``: ``load_robot`` and the first ``IKSolver(...)`` (with the feature's option);
+* ``first answer``: the first ``solve`` returned, from the process's start: what a user of the
+  library, the CLI or the node waits for (while the kernels compile, the solver answers with them
+  as plain Python; see ik_node.solver.IKSolver);
+* ``compiled``: the compiled kernels serving the solves (``wait_for_kernels``), from the start:
+  the cold compile (in a helper process) and its load.
 
-``cold``: ``NUMBA_CACHE_DIR`` an empty directory (a first start after an install); ``warm``: a
-second process on the cache the cold one left. Each is repeated ``--repeat`` times (cold ones each
-on a new empty directory); the table gives the minimum wall time [s] (on a shared machine the
-least disturbed), the other runs' in brackets, and the minimum CPU time of the process [s] (less
-sensitive to other processes; compiling is single-threaded).
+Runs: ``cold`` on an empty cache (a first start after an install); ``warm`` on the cache the cold
+default run left (a later start); per feature (``posture``, ``collision``, ``method``,
+``solve_type``): on a copy of the warm default cache, a solver with the feature on (its kernels
+compile on top of the default's). Each repeated ``--repeat`` times; the minimum wall time [s] is
+kept (on a shared machine the least disturbed), the others in brackets.
 
-The profile: numba's ``"numba:compile"`` events (``numba.core.event``, numba >= 0.53), recorded in
-the cold run with the smallest wall time; a kernel's *exclusive* time is the process CPU time
-between its compile event's start and end less that of the compile events nested in it (the
-kernels it calls, compiled as it is typed), so the column sums to the compile time; numba's own
-helpers (``np.empty``'s implementation, ...) appear under their names. Kernels compiled for more
-than one signature are listed with the arguments that differ: each extra one is a whole compile
-more.
+The profile: numba's ``"numba:compile"`` events (``numba.core.event``) of a cold default compile
+in the measured process itself (``compile_helper=False``); a kernel's *exclusive* time is the
+process CPU time between its compile event's start and end less that of the compile events
+nested in it (the kernels it calls), so the column sums to the compile time.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,30 +43,28 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-PHASES = ("import", "solver", "solve", "solve_many")
+PHASES = ("import", "solver", "first answer", "compiled")
+#: The solver options that turn each feature on.
+FEATURE_OPTIONS = {
+    "default": {},
+    "posture": {"posture_gain": 0.1},
+    "collision": {"self_collision": True},
+    "method": {"method": "pinv"},
+    "solve_type": {"solve_type": "distance"},
+}
 
 
-def child(urdf: str, base: str, tip: str) -> dict:
-    """One process's phases (wall [s], CPU [s]), its compile events and the kernels' signatures."""
-    marks, last = {}, [time.perf_counter(), time.process_time()]
-
-    def mark(phase: str) -> None:
-        now = [time.perf_counter(), time.process_time()]
-        marks[phase] = [now[0] - last[0], now[1] - last[1]]
-        last[:] = time.perf_counter(), time.process_time()
-
+def child(urdf: str, base: str, tip: str, feature: str, profiled: bool) -> dict:
+    """One process's phases (wall [s] from its start) and, ``profiled``, its compile events."""
+    began = time.perf_counter()
+    marks = {}
     import ik_node  # noqa: F401  (timed: the first phase)
 
-    mark("import")
+    marks["import"] = time.perf_counter() - began
     import numpy as np
     from numba.core import event
 
     from ik_node import IKSolver, load_robot
-    from ik_node.solver import kernels
-
-    robot = load_robot(urdf)
-    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])[: len(robot.tree(base, tip).joint_names)]
-    phase_starts = {}
 
     class CompileRecorder(event.Listener):
         """Keeps (wall time, process CPU time, event) of each start and end of a compile
@@ -80,18 +80,17 @@ def child(urdf: str, base: str, tip: str) -> dict:
 
     recorder = CompileRecorder()
     with event.install_listener("numba:compile", recorder):
-        phase_starts["solver"] = time.time()
-        mark("setup")
-        solver = IKSolver(robot, base, [tip])
-        mark("solver")
-        target = solver.tree.forward(q, tip)
-        phase_starts["solve"] = time.time()
-        mark("setup")
-        solver.solve(target, timeout=0.05)
-        mark("solve")
-        phase_starts["solve_many"] = time.time()
-        solver.solve_many(np.repeat(target[None], 4, axis=0), timeout=0.05)
-        mark("solve_many")
+        robot = load_robot(urdf)
+        solver = IKSolver(robot, base, [tip], compile_helper=not profiled, **FEATURE_OPTIONS[feature])
+        marks["solver"] = time.perf_counter() - began
+        q = np.clip(np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])[: len(solver.joint_names)], solver.lower,
+                    solver.upper)  # fmt: skip
+        target = solver.tip_poses(q)[0]
+        answer = solver.solve(target)
+        marks["first answer"] = time.perf_counter() - began
+        solver.wait_for_kernels()
+        marks["compiled"] = time.perf_counter() - began
+        again = solver.solve(target)
     events = [
         {
             "time": stamp,
@@ -101,32 +100,34 @@ def child(urdf: str, base: str, tip: str) -> dict:
         }
         for stamp, cpu, item in recorder.buffer
     ]
-    signatures = {
-        name: [[str(argument) for argument in signature] for signature in function.signatures]
-        for name, function in vars(kernels).items()
-        if hasattr(function, "signatures") and len(function.signatures) > 1
-    }
-    return {"phases": marks, "phase_starts": phase_starts, "events": events, "signatures": signatures}
+    return {"phases": marks, "events": events, "solved": [answer.success, again.success]}
 
 
-def run_child(cache: str, arguments) -> dict:
+def run_child(cache: str, arguments, feature: str, profiled: bool = False) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
     env["NUMBA_CACHE_DIR"] = cache
     # this tree's ik_node (a copy elsewhere measures that copy), before an installed one
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
-    command = [sys.executable, __file__, "--child", "--urdf", arguments.urdf, "--base", arguments.base]
-    run = subprocess.run(
-        command + ["--tip", arguments.tip], env=env, cwd=PACKAGE_ROOT, capture_output=True, text=True
-    )
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        feature,
+        "--urdf",
+        arguments.urdf,
+        "--base",
+        arguments.base,
+    ]
+    command += ["--tip", arguments.tip] + (["--profiled"] if profiled else [])
+    run = subprocess.run(command, env=env, cwd=PACKAGE_ROOT, capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"the measured process failed:\n{run.stderr}")
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def exclusive_times(run: dict) -> list[tuple[str, str, float, float]]:
-    """Per compile event: (kernel, phase, exclusive CPU [s], inclusive CPU [s]), nesting undone."""
+def exclusive_times(run: dict) -> list[tuple[str, float]]:
+    """Per compile event: (kernel, exclusive CPU [s]), nesting undone."""
     stack, rows = [], []
-    starts = sorted(run["phase_starts"].items(), key=lambda item: item[1])
     for item in run["events"]:
         if item["start"]:
             stack.append([item, 0.0])
@@ -135,49 +136,34 @@ def exclusive_times(run: dict) -> list[tuple[str, str, float, float]]:
         inclusive = item["cpu"] - opened["cpu"]
         if stack:
             stack[-1][1] += inclusive
-        phase = [name for name, stamp in starts if stamp <= opened["time"]][-1]
-        rows.append((opened["name"], phase, inclusive - nested, inclusive))
+        rows.append((opened["name"], inclusive - nested))
     return rows
 
 
 def table(title: str, runs: list[dict]) -> None:
-    print(f"{title}, {len(runs)} runs: wall [s] (min, then the others), CPU [s] (min)")
-    for phase in PHASES + ("to answer",):
-        if phase == "to answer":  # what a node waits for before it can answer a goal
-            walls = sorted(run["phases"]["solver"][0] + run["phases"]["solve"][0] for run in runs)
-            cpus = sorted(run["phases"]["solver"][1] + run["phases"]["solve"][1] for run in runs)
-        else:
-            walls = sorted(run["phases"][phase][0] for run in runs)
-            cpus = sorted(run["phases"][phase][1] for run in runs)
+    print(f"{title}, {len(runs)} runs: wall [s] from the process's start (min, then the others)")
+    for phase in PHASES:
+        walls = sorted(run["phases"][phase] for run in runs)
         rest = ", ".join(f"{value:.2f}" for value in walls[1:])
-        print(f"  {phase:<11} {walls[0]:7.2f} {'[' + rest + ']' if rest else '':<16} {cpus[0]:7.2f}")
+        print(f"  {phase:<13} {walls[0]:7.2f} {'[' + rest + ']' if rest else ''}")
+    if not all(all(run["solved"]) for run in runs):
+        print("  (a solve failed)")
 
 
 def profile(run: dict) -> None:
     rows = exclusive_times(run)
-    by_kernel = defaultdict(lambda: [0.0, 0, set()])
-    for name, phase, exclusive, _ in rows:
+    by_kernel = defaultdict(lambda: [0.0, 0])
+    for name, exclusive in rows:
         by_kernel[name][0] += exclusive
         by_kernel[name][1] += 1
-        by_kernel[name][2].add(phase)
     total = sum(value[0] for value in by_kernel.values())
-    print(f"exclusive compile CPU time per kernel [s] (the fastest cold run; {total:.1f} s in all):")
-    for name, (seconds, count, phases) in sorted(by_kernel.items(), key=lambda item: -item[1][0]):
+    print(
+        "the default problem compiled in the process: exclusive CPU time per kernel [s] "
+        f"({total:.1f} s in all)"
+    )
+    for name, (seconds, count) in sorted(by_kernel.items(), key=lambda item: -item[1][0]):
         compiles = f" x{count}" if count > 1 else ""
-        print(f"  {name:<22} {seconds:6.2f}{compiles:<4}  {', '.join(p for p in PHASES if p in phases)}")
-    for phase in PHASES[1:]:
-        seconds = sum(exclusive for _, where, exclusive, _ in rows if where == phase)
-        print(f"  (compiled in {phase}: {seconds:.1f} s)")
-    if run["signatures"]:
-        print("kernels compiled for more than one signature (the arguments that differ):")
-        for name, signatures in run["signatures"].items():
-            differing = [index for index, types in enumerate(zip(*signatures)) if len(set(types)) > 1]
-            variants = [
-                ", ".join(f"#{index} {signature[index]}" for index in differing) for signature in signatures
-            ]
-            print(f"  {name}: " + " | ".join(variants))
-    else:
-        print("every kernel compiled for one signature")
+        print(f"  {name:<34} {seconds:6.2f}{compiles}")
 
 
 def main() -> None:
@@ -186,28 +172,46 @@ def main() -> None:
     parser.add_argument("--urdf", default=str(PACKAGE_ROOT / "urdf/arm7.urdf"))
     parser.add_argument("--base", default="base_link")
     parser.add_argument("--tip", default="tool0")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--features", nargs="*", default=[f for f in FEATURE_OPTIONS if f != "default"],
+                        choices=[f for f in FEATURE_OPTIONS if f != "default"])  # fmt: skip
+    parser.add_argument("--no-profile", action="store_true", help="skip the per-kernel profile")
+    parser.add_argument("--child", choices=tuple(FEATURE_OPTIONS), help=argparse.SUPPRESS)
+    parser.add_argument("--profiled", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", help="also write the runs to this file")
     arguments = parser.parse_args()
     if arguments.child:
-        print(json.dumps(child(arguments.urdf, arguments.base, arguments.tip)))
+        print(
+            json.dumps(
+                child(arguments.urdf, arguments.base, arguments.tip, arguments.child, arguments.profiled)
+            )
+        )
         return
-    cold, warm = [], []
+    print(
+        f"ik_node in {PACKAGE_ROOT}; {Path(arguments.urdf).name} {arguments.base} -> {arguments.tip}; "
+        f"Python {sys.version.split()[0]}; {os.cpu_count()} CPUs"
+    )
+    runs = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="ik_node_bench_compile_") as root:
         for index in range(arguments.repeat):
             cache = str(Path(root) / f"cache{index}")
-            cold.append(run_child(cache, arguments))
-            warm.append(run_child(cache, arguments))
-    print(
-        f"ik_node in {PACKAGE_ROOT}; {Path(arguments.urdf).name} {arguments.base} -> {arguments.tip}; "
-        f"Python {sys.version.split()[0]}"
-    )
-    table("cold (empty NUMBA_CACHE_DIR)", cold)
-    table("warm (the cold run's cache)", warm)
-    profile(min(cold, key=lambda run: sum(wall for wall, _ in run["phases"].values())))
+            runs["cold"].append(run_child(cache, arguments, "default"))
+            time.sleep(1.0)  # (the helper process has exited once the kernels were loaded)
+            runs["warm"].append(run_child(cache, arguments, "default"))
+            for feature in arguments.features:
+                copy = str(Path(root) / f"cache{index}-{feature}")
+                shutil.copytree(cache, copy)
+                runs[feature].append(run_child(copy, arguments, feature))
+        table("cold: the default problem on an empty cache", runs["cold"])
+        table("warm: the default problem on the cold run's cache", runs["warm"])
+        for feature in arguments.features:
+            table(f"{feature}: its kernels on top of the warm default cache", runs[feature])
+        if not arguments.no_profile:
+            runs["profiled"].append(
+                run_child(str(Path(root) / "profiled"), arguments, "default", profiled=True)
+            )
+            profile(runs["profiled"][0])
     if arguments.json:
-        runs = {"package": str(PACKAGE_ROOT), "cold": cold, "warm": warm}
-        Path(arguments.json).write_text(json.dumps(runs))
+        Path(arguments.json).write_text(json.dumps({"package": str(PACKAGE_ROOT), **runs}))
 
 
 if __name__ == "__main__":

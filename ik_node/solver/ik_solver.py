@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..compiled.jit import BATCH_THREADS, COMPILED, cache_is_cold
 from ..errors import IKNodeError, TargetError
+from ..compiled.jit import BATCH_THREADS, COMPILED, SLOWDOWN_WITHOUT_NUMBA, cache_is_cold, cache_writable, kernel_ready
 from . import kernels
 from .collision_task import CollisionTask
 from .inputs import (
@@ -39,6 +39,7 @@ from .inputs import (
 from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
+from .warmup import HELPER_VARIABLE, HelperCompile
 
 __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared", "prepare_kernels"]
 
@@ -52,6 +53,9 @@ COLD_COMPILE_NOTICE = (
     "load them from the cache in well under a second)"
 )
 
+#: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
+PYTHON_SEED_TABLE = 256
+
 #: The search that prepares the kernels runs at most this long once compiled [ns].
 PREPARATION_SEARCH_NS = 1_000_000
 
@@ -63,8 +67,37 @@ _log = logging.getLogger("ik_node.solver")
 # (seconds, compiled) per combination of feature switches whose kernels are ready in this process
 _prepared: dict[tuple, tuple[float, bool]] = {}
 _preparing = threading.Lock()
+_helpers: dict[tuple, HelperCompile | None] = {}  # switch combination -> its helper process
+_helpers_lock = threading.Lock()
 _batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
 _batch_pool_lock = threading.Lock()
+
+
+def kernels_ready(arguments: tuple) -> bool:
+    """Whether the search for a solver's ``arguments`` (:meth:`IKSolver._search_arguments`)
+    runs without compiling: compiled in this process or cached for this machine (what is
+    compiled depends on the arguments' types only, which these stand-ins share with a solve's)."""
+    leading = (
+        np.zeros((1, 1, 4, 4)), np.zeros((1, 1)), -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
+        np.zeros((1, 1)), np.zeros((1, 1, 2)), np.zeros((1, kernels.RESULT_COLUMNS), dtype=np.int64),
+    )  # fmt: skip
+    return kernel_ready(kernels.search_many, leading + arguments)
+
+
+def _helper_compile(key: tuple) -> HelperCompile | None:
+    """The helper process compiling the kernels of switch combination ``key`` (one per key and
+    process), or None where what it compiled could not be saved for this process to load (numba
+    has no writable cache for the kernels) or it cannot start: they compile in this one then."""
+    with _helpers_lock:
+        if key not in _helpers:
+            helper = None
+            if cache_writable(kernels.search_many):
+                try:
+                    helper = HelperCompile(key)
+                except OSError as error:
+                    _log.warning("cannot start a helper process to compile the IK kernels (%s)", error)
+            _helpers[key] = helper
+        return _helpers[key]
 
 
 def _switch_key(arguments: tuple) -> tuple:
@@ -215,6 +248,14 @@ class IKSolver:
     tip_links, options=SolverOptions(...))``; the options are :class:`SolverOptions`'s.
     The seed table (``seed_table_size`` configurations) is sampled here (2-10 ms); it is not
     used while a joint is locked (its poses would not hold at the seed).
+
+    The kernels the options use are compiled once per install (see :mod:`.warmup`) and loaded
+    from numba's cache when built. Where they are not cached yet, the solver answers at once
+    with the same kernels as plain Python (each ``solve`` given ``SLOWDOWN_WITHOUT_NUMBA`` times
+    its budget; ``solve_many`` waits for the compile) while a helper process compiles them, and
+    switches to them when ready (:attr:`compiled`, :meth:`wait_for_kernels`);
+    ``compile_helper=False`` (or ``IK_NODE_COMPILE_HELPER=0``) compiles them here instead, before
+    the constructor returns.
     """
 
     def __init__(
@@ -223,6 +264,8 @@ class IKSolver:
         base_link: str,
         tip_links: str | Sequence[str],
         options: SolverOptions | None = None,
+        *,
+        compile_helper: bool | None = None,
         **option_values,
     ):
         unknown = sorted(set(option_values) - set(SolverOptions.names()))
@@ -277,19 +320,78 @@ class IKSolver:
                 robot, self.tree, self.rest_posture, options.self_collision, options.srdf, options.obstacles
             )
             self.problem.set_collision(self.collision_task.arrays(options.collision_margin))
-        table_usable = bool(np.all(self.joint_weights > 0))
+        self._table_usable = bool(np.all(self.joint_weights > 0))
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
             self.seed_table_size = SEED_TABLE_ONE_TIP if len(self.tip_links) == 1 else SEED_TABLE_TREE
-        self.seed_table = SeedTable(
-            self.problem, self.seed_table_size if table_usable else 0, options.random_seed, self.rest_posture
-        )
-        self._priority: dict = {}  # near tips -> (their problem and table, the problem near-first)
+        self._compiled = threading.Event()  # set once the compiled kernels serve the solves
+        if compile_helper is None:
+            compile_helper = os.environ.get(HELPER_VARIABLE, "1") != "0"
+        no_table = SeedTable(self.problem, 0, options.random_seed, self.rest_posture)
+        probe = self._search_arguments(self.problem, no_table)  # (the types of every search's)
+        if not compile_helper or kernels_ready(probe):
+            self._use(kernels)
+            prepare_kernels(self)
+            self._compiled.set()
+        else:
+            self._compile_meanwhile(_switch_key(probe))
+
+    def _use(self, kernel_set) -> None:
+        """Serve the solves with ``kernel_set``: the compiled kernels (:mod:`.kernels`), or while
+        those compile the same functions as plain Python (:func:`kernels.python_kernels`). The
+        problem, its seed table (``PYTHON_SEED_TABLE`` entries at most as plain Python) and the
+        task-priority problems are made for it, then swapped in together (a solve under way
+        finishes on what it started with)."""
+        problem = self.problem.with_kernels(kernel_set)
+        size = self.seed_table_size if self._table_usable else 0
+        if kernel_set is not kernels:
+            size = min(size, PYTHON_SEED_TABLE)
+        table = SeedTable(problem, size, self.options.random_seed, self.rest_posture)
+        priority: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
         if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
             for mask in range(1, 2 ** len(self.tip_links) - 1):
-                self._priority_problems(tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1))
-        self._arguments = self._search_arguments(self.problem, self.seed_table)  # (the common case's)
-        prepare_kernels(self)
+                near = tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1)
+                priority[near] = self._priority_entry(problem, table, near)
+        self.problem, self.seed_table, self._priority = problem, table, priority
+        self._arguments = self._search_arguments(problem, table)  # (the common case's)
+        self._kernels = kernel_set
+
+    def _compile_meanwhile(self, key: tuple) -> None:
+        """This problem's kernels are neither compiled nor cached: a helper process compiles them
+        (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
+        solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget; a
+        thread then loads them and swaps them in (said in the log)."""
+        _log.warning(COLD_COMPILE_NOTICE)
+        self._use(kernels.python_kernels())
+        helper = _helper_compile(key)
+
+        def switch() -> None:
+            if helper is not None and not helper.wait():
+                _log.warning(
+                    "the helper process compiling the IK kernels failed; compiling them in this one:\n%s",
+                    helper.output(),
+                )
+            try:
+                self._use(kernels)
+                prepare_kernels(self)
+            except Exception:  # (the plain-Python kernels keep answering)
+                _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
+                return
+            self._compiled.set()
+            _log.info("IK kernels ready: solves now run compiled")
+
+        threading.Thread(target=switch, name="ik_node-compile", daemon=True).start()
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the compiled kernels serve the solves (False while they compile after an
+        install: the solves then run as plain Python; see :meth:`wait_for_kernels`)."""
+        return self._compiled.is_set()
+
+    def wait_for_kernels(self, timeout: float | None = None) -> bool:
+        """Wait until the compiled kernels serve the solves (at most ``timeout`` [s]); returns
+        :attr:`compiled`."""
+        return self._compiled.wait(timeout)
 
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
@@ -376,7 +478,7 @@ class IKSolver:
         (default: ``problem``'s and ``table``'s). Returns (outcome, iterations, attempts, whether
         the deadline ended it)."""
         results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
-        kernels.search_many(
+        self._kernels.search_many(
             targets[None], seed[None], -1, deadline, primary_rows, q[None], norms[None], results,
             *(self._search_arguments(problem, table) if arguments is None else arguments),
         )  # fmt: skip
@@ -395,6 +497,8 @@ class IKSolver:
         """
         start = time.perf_counter()
         budget = timeout_ns(timeout, self.options.max_attempts)
+        if budget > 0 and self._kernels is not kernels:  # (plain Python while they compile)
+            budget *= SLOWDOWN_WITHOUT_NUMBA
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
@@ -447,19 +551,23 @@ class IKSolver:
         )
 
     def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:
-        """For the reachable tips ``near``: their problem and seed table, and the whole problem
-        with their rows first, with an empty table (its one attempt starts where the first search
-        ended), built once per split."""
-        if near not in self._priority:
-            near_problem = self.problem.for_tips(near)
-            ordered = self.problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
-            self._priority[near] = (
-                near_problem,
-                self.seed_table.for_tips(near_problem, self.problem),
-                ordered,
-                SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
-            )
-        return self._priority[near]
+        """For the reachable tips ``near``: :meth:`_priority_entry`, built once per split."""
+        priority = self._priority
+        if near not in priority:
+            priority[near] = self._priority_entry(self.problem, self.seed_table, near)
+        return priority[near]
+
+    def _priority_entry(self, problem: Problem, table: SeedTable, near: tuple) -> tuple:
+        """The reachable tips' problem and seed table, and the whole problem with their rows
+        first, with an empty table (its one attempt starts where the first search ended)."""
+        near_problem = problem.for_tips(near)
+        ordered = problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
+        return (
+            near_problem,
+            table.for_tips(near_problem, problem),
+            ordered,
+            SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
+        )
 
     def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach, q, norms):
         """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
@@ -510,9 +618,13 @@ class IKSolver:
         ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
         posture); ``timeout`` [s] applies to each target (None: ``max_attempts`` bounds each).
         Each target is solved as :meth:`solve` would from the same seed, without task priority
-        (a target out of reach comes back unsolved with its closest configuration).
+        (a target out of reach comes back unsolved with its closest configuration). While the
+        compiled kernels are not ready yet (see :class:`IKSolver`), it waits for them.
         """
         start = time.perf_counter()
+        if not self.compiled:
+            _log.info("solve_many waits for the IK kernels' compile")
+            self.wait_for_kernels()
         budget = timeout_ns(timeout, self.options.max_attempts)
         target_poses = stack_targets(self.tip_links, targets, None)
         count = len(target_poses)

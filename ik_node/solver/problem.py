@@ -115,9 +115,17 @@ class Problem:
         gains = np.ascontiguousarray(posture_gains, dtype=float)
         self.posture = gains if np.any(gains > 0.0) else None
         self.collision = None
+        self.kernels = kernels  # (what its methods call: see with_kernels)
         self._tip_frame = {tip: tree.frame_index(tip) for tip in tips}
         self._reach = {tip: tree.reach(tip) for tip in tips}
         self._select_tips(tips)
+
+    def with_kernels(self, kernel_set) -> Problem:
+        """The same problem calling ``kernel_set`` (:mod:`.kernels`, or its plain-Python copy:
+        :func:`kernels.python_kernels`) from its methods."""
+        problem = copy.copy(self)
+        problem.kernels = kernel_set
+        return problem
 
     def for_tips(self, tips: Sequence[str]) -> Problem:
         """The same problem for some of the tips, in the order given (cheap: the tree, joints and
@@ -204,7 +212,7 @@ class Problem:
 
     def features_of(self, q: np.ndarray) -> np.ndarray:
         """Seed-table features (S, F) of configurations (S, nq)."""
-        return kernels.table_features(
+        return self.kernels.table_features(
             self.tree_arrays,
             self.task,
             self.feature_spec,
@@ -215,10 +223,10 @@ class Problem:
     def _evaluated(self, q: np.ndarray) -> tuple:
         """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
         controlled points (``[1]``), ready for :func:`kernels.jacobian_at`."""
-        space = kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)), None)
+        space = self.kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)), None)
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
         targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
-        kernels.evaluate(
+        self.kernels.evaluate(
             self.tree_arrays,
             self.task,
             None,
@@ -237,7 +245,7 @@ class Problem:
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""
         jacobian = np.empty((len(self.rows), len(self.joints)))
-        kernels.jacobian_at(self.tree_arrays, self.task, self._evaluated(q), jacobian)
+        self.kernels.jacobian_at(self.tree_arrays, self.task, self._evaluated(q), jacobian)
         return jacobian
 
     def random_configurations(self, center: np.ndarray, draws: np.ndarray) -> np.ndarray:
@@ -245,5 +253,5 @@ class Problem:
         search's random restarts make them (one call of :func:`kernels.configurations_from_draws`)."""
         out = np.empty((len(draws), len(center)))
         draws = np.array(draws, dtype=float, order="C")  # (a copy: the kernel overwrites it)
-        kernels.configurations_from_draws(self.tree_arrays, self.joints, center, draws, -1.0, out)
+        self.kernels.configurations_from_draws(self.tree_arrays, self.joints, center, draws, -1.0, out)
         return out

@@ -42,8 +42,11 @@ class SeedTable:
 
     def __init__(self, problem: Problem, size: int, random_seed: int, center: np.ndarray):
         generator = np.random.default_rng((random_seed, TABLE_STREAM))
-        q = problem.random_configurations(center, generator.random((size, len(problem.joints))))
-        features = problem.features_of(q) if size else np.zeros((0, len(problem.feature_spec)))
+        if size:
+            q = problem.random_configurations(center, generator.random((size, len(problem.joints))))
+            features = problem.features_of(q)
+        else:  # (no kernel called)
+            q, features = np.zeros((0, len(center))), np.zeros((0, len(problem.feature_spec)))
         self.spacing = self._typical_spacing(features)
         self._index(q, features, np.arange(size))
 

@@ -1,0 +1,138 @@
+"""The solver's kernels compiled ahead of their use, per combination of feature switches.
+
+A problem compiles only the kernels its options use (see :mod:`ik_node.compiled.bundles`): the
+feature switches ``method`` (any method but ``dls``), ``solve_type`` (``distance`` or
+``manipulability``), ``posture`` (a posture gain) and ``collision`` (collision pairs) pick one
+compiled specialisation each. This module names those combinations (:data:`FEATURES`, a key is a
+tuple of four booleans), compiles one in this process on a small sample robot (:func:`warm`: the
+types of a problem's arrays, not its robot, decide what is compiled, so the sample serves every
+robot), or in a helper process (:class:`HelperCompile`) while a solver answers with the kernels as
+plain Python. ``python -m ik_node.solver`` and ``ik_node warmup`` run :func:`warm`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT",
+    "FEATURES",
+    "HelperCompile",
+    "feature_names",
+    "switch_key",
+    "warm",
+]
+
+#: The feature switches, in the order of a key (and of the kernels' trailing arguments).
+FEATURES = ("method", "solve_type", "posture", "collision")
+#: The default problem's key: no feature on.
+DEFAULT = (False, False, False, False)
+#: Options turning each feature on for the sample robot (any value of the option compiles the same
+#: specialisation: ``pinv``, ``transpose`` and ``ccd`` share one, as do the two solve types).
+FEATURE_OPTIONS = {
+    "method": {"method": "pinv"},
+    "solve_type": {"solve_type": "distance"},
+    "posture": {"posture_gain": 0.1},
+    "collision": {"self_collision": True},
+}
+
+#: Two revolute joints and a prismatic one (every joint type's branch of the kernels) with
+#: collision geometry (primitives: the collision kernels need no mesh reader).
+SAMPLE_URDF = """<robot name="sample">
+  <link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link>
+  <link name="a"><collision><origin xyz="0.15 0 0"/><geometry><cylinder radius="0.03" length="0.3"/>
+    </geometry></collision></link>
+  <link name="b"/>
+  <link name="tip"><collision><geometry><sphere radius="0.04"/></geometry></collision></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="prismatic"><parent link="a"/><child link="b"/><origin xyz="0.3 0 0"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="0.5" effort="1" velocity="1"/></joint>
+  <joint name="j3" type="continuous"><parent link="b"/><child link="tip"/><origin xyz="0 0 0.2"/>
+    <axis xyz="0 1 0"/></joint>
+</robot>"""
+
+#: The environment variable that turns the helper process off (``0``): a solver whose kernels
+#: are not compiled then compiles them when it is built, as the warm-up does.
+HELPER_VARIABLE = "IK_NODE_COMPILE_HELPER"
+
+
+def switch_key(features: Iterable[str]) -> tuple[bool, ...]:
+    """The key of the combination of ``features`` (names from :data:`FEATURES`)."""
+    chosen = set(features)
+    unknown = chosen - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown feature(s) {sorted(unknown)}; the features are {list(FEATURES)}")
+    return tuple(feature in chosen for feature in FEATURES)
+
+
+def feature_names(key: tuple[bool, ...]) -> list[str]:
+    """The features a key turns on."""
+    return [feature for feature, on in zip(FEATURES, key) if on]
+
+
+def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
+    """Compile (or load from numba's cache) the kernels of the combination ``key`` in this
+    process, on the sample robot: the search, the seed table's and the task's kernels, and with
+    ``collision`` the ones collision queries call from Python. Returns (seconds, whether
+    anything was compiled)."""
+    from ..description.model import load_robot  # (the solver's package imports this module)
+    from .ik_solver import IKSolver, prepare_kernels
+
+    began = time.perf_counter()
+    options = {name: value for feature in feature_names(key) for name, value in FEATURE_OPTIONS[feature].items()}
+    solver = IKSolver(
+        load_robot(SAMPLE_URDF), "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64,
+        compile_helper=False, **options,
+    )  # fmt: skip
+    _, compiled = prepare_kernels(solver)
+    target = solver.tree.forward(np.array([0.5, 0.2, 0.3]), "tip")
+    solver.solve(target)
+    solver.solve_many(np.repeat(target[None], 2, axis=0))
+    solver.null_space_motion(solver.task_jacobian(solver.rest_posture), np.ones(3))
+    if key[FEATURES.index("collision")]:
+        solver.clearance(solver.rest_posture)
+    return time.perf_counter() - began, compiled
+
+
+class HelperCompile:
+    """``python -m ik_node.solver --features ...`` compiling the combination ``key`` into numba's
+    cache in a process of its own (the same interpreter, environment and ik_node; its output in
+    a temporary file), so that this process's solves go on meanwhile (as plain Python) without
+    waiting for numba's compiler lock or sharing the GIL with it. :meth:`wait` says whether it
+    succeeded; the kernels are then loaded from the cache in well under a second."""
+
+    def __init__(self, key: tuple[bool, ...]):
+        self.key = key
+        self.log = tempfile.TemporaryFile(prefix="ik_node_compile_")
+        package_parent = str(Path(__file__).resolve().parents[2])
+        environment = {**os.environ, HELPER_VARIABLE: "0"}
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))
+        command = [sys.executable, "-m", "ik_node.solver", "--quiet", "--features", *feature_names(key)]
+        if not feature_names(key):
+            command.append("none")
+        self.process = subprocess.Popen(
+            command, env=environment, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT
+        )
+
+    def wait(self, timeout: float | None = None) -> bool | None:
+        """True once the helper compiled the kernels, False if it failed, None while it runs
+        (after ``timeout`` [s])."""
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return code == 0
+
+    def output(self) -> str:
+        """What the helper printed (its error, when it failed)."""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace").strip()
