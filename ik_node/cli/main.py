@@ -44,7 +44,7 @@ from ..solver.options import OPTION_SPECS, TASK_AXES, task_kind, task_offset
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 
 #: The subcommands, in the order the help lists them.
-SUBCOMMANDS = ("info", "config", "solve", "fk", "reach", "node")
+SUBCOMMANDS = ("info", "config", "solve", "fk", "reach", "warmup", "node")
 #: Exit codes.
 EXIT_OK, EXIT_NOT_REACHED, EXIT_BAD_INPUT = 0, 1, 2
 _HELP_FLAGS = ("-h", "--help")
@@ -81,6 +81,10 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "node" and not _asks_for_help(argv[1:]):
         return _run_node(argv[1:])
+    if argv and argv[0] == "warmup":  # (its own parser: python -m ik_node.solver)
+        from ..solver.__main__ import main as warmup
+
+        return warmup(argv[1:])
     if argv and argv[0] not in SUBCOMMANDS and argv[0] not in _HELP_FLAGS:
         if "--ros-args" in argv:  # ros2 run / ros2 launch: ik_node --ros-args ...
             return _run_node(argv)
@@ -155,6 +159,11 @@ def _parser() -> argparse.ArgumentParser:
         _add_chain_arguments(commands.choices[name], name)
     _add_solve_arguments(commands.choices["solve"])
     add_reach_command(commands)
+    commands.add_parser(
+        "warmup",
+        help="compile the IK kernels into numba's cache ahead of their use (images, read-only installs)",
+        add_help=False,
+    )
     node = commands.add_parser(
         "node",
         help="run the ROS 2 node (the same as ik_node --ros-args ...)",
@@ -446,14 +455,21 @@ def _solve(arguments) -> int:
         f"{result.elapsed * 1e3:.2f} ms"
     )
     if result.success:
-        print(f"# success: {summary}")
-        return 0
-    print(
-        f"error: no solution within {arguments.timeout} s ({result.reason}); the joint values "
-        f"above are the best reached: {summary}",
-        file=sys.stderr,
-    )
-    return 1
+        print(f"# success: {summary}", flush=True)
+    else:
+        print(
+            f"error: no solution within {arguments.timeout} s ({result.reason}); the joint values "
+            f"above are the best reached: {summary}",
+            file=sys.stderr,
+            flush=True,
+        )
+    if not solver.compiled:  # (answered as plain Python: the next run should not have to)
+        print("ik_node: finishing the IK kernels' compile for later runs (Ctrl-C stops it)", file=sys.stderr)
+        try:
+            solver.wait_for_kernels()
+        except KeyboardInterrupt:
+            pass
+    return EXIT_OK if result.success else 1
 
 
 # ------------------------------------------------------------------ info and config: ik_node.cli.robot_setup

@@ -3,7 +3,7 @@
 * With numba, kernels are ``@njit(cache=True)``. numba caches next to the source
   (``__pycache__``), or, when that is not writable (a system install), in the user's cache
   directory or ``NUMBA_CACHE_DIR``. Where no location is writable, caching is turned off and
-  that is said once (every process then compiles again: about 35 s).
+  that is said once (every process then compiles again).
 * numba finds a cached kernel again while the stamp of its own source file is unchanged, although
   the kernel holds the code of every kernel it calls, in other modules too. So every kernel's
   stamp here is a SHA-256 of all the kernel sources (:data:`KERNEL_SOURCES`:
@@ -11,6 +11,14 @@
   them recompiles all kernels at their next use.
 * Without numba (or with ``NUMBA_DISABLE_JIT=1``, numba's own switch), the same functions run as
   plain Python, several hundred times slower; a warning says so once, with how to install numba.
+* :func:`python_module` loads this package a second time as plain Python (the same files, the
+  kernels undecorated and calling each other's plain versions), so that a process can answer
+  with them while its compiled kernels are being compiled (see ``ik_node.solver.IKSolver``).
+  :func:`kernel_ready` says whether a call would compile.
+* A cache warmed ahead into a directory the runtime user cannot write (a container image, a
+  read-only install): numba's locators pass such a ``NUMBA_CACHE_DIR`` over, so this module
+  adds one that loads from it (:class:`ReadOnlyCacheLocator`); a kernel compiled anew there
+  (another CPU or numba version: numba keys the cache to both) is not saved, said once.
 
 :func:`monotonic_ns` reads ``CLOCK_MONOTONIC`` [ns] inside compiled code (nopython mode cannot
 call ``time``), so a solve can stop at its deadline between two iterations.
@@ -19,7 +27,11 @@ call ``time``), so a solve can stop at its deadline between two iterations.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.util
 import os
+import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -27,19 +39,28 @@ from pathlib import Path
 __all__ = [
     "BATCH_THREADS",
     "COMPILED",
+    "IS_PYTHON_COPY",
     "SLOWDOWN_WITHOUT_NUMBA",
     "allocating_kernel",
     "batch_kernel",
     "cache_is_cold",
+    "cache_location",
+    "cache_writable",
     "inline_kernel",
     "kernel",
+    "kernel_ready",
     "monotonic_ns",
+    "python_module",
     "reduction_kernel",
 ]
 
 #: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
 #: this many times slower than compiled ones.
 SLOWDOWN_WITHOUT_NUMBA = 300
+#: How long the default problem's kernels take to compile after an install, as
+#: benchmark/bench_compile.py measured it on a 2-core VM (docs/performance.md): what every notice
+#: about a cold compile says.
+COLD_COMPILE = "about 20 s on 2 cores"
 
 try:
     import numba
@@ -47,9 +68,15 @@ try:
 except ImportError:  # pragma: no cover - exercised by the no-numba CI run's import path
     numba = None
 
-COMPILED = numba is not None and not _numba_config.DISABLE_JIT
+#: The package's plain-Python copy is named after it with this suffix (see :func:`python_module`).
+_COPY_SUFFIX = "_as_python"
+_PACKAGE_NAME = __name__.rpartition(".")[0]
+#: Whether this module belongs to the plain-Python copy (whose kernels are never compiled).
+IS_PYTHON_COPY = _PACKAGE_NAME.endswith(_COPY_SUFFIX)
 
-if numba is None or not COMPILED:
+COMPILED = numba is not None and not _numba_config.DISABLE_JIT and not IS_PYTHON_COPY
+
+if (numba is None or not COMPILED) and not IS_PYTHON_COPY:
     warnings.warn(
         "ik_node's IK kernels run as plain Python ("
         + ("numba is not installed" if numba is None else "NUMBA_DISABLE_JIT is set")
@@ -89,25 +116,81 @@ def _stamp_with_sources(dispatcher) -> None:
 
 def _compile(function, **options):
     """``numba.njit(cache=True, **options)(function)``, or without the cache when numba has no
-    writable location for it (said once)."""
+    writable location for it (said once); ``function`` itself without numba and in the
+    plain-Python copy."""
     global _cache_refused
-    if numba is None:
+    if not COMPILED:
         return function
     if not _cache_refused:
         try:
             dispatcher = numba.njit(cache=True, **options)(function)
             _stamp_with_sources(dispatcher)
+            _load_only_if_read_only(dispatcher)
             return dispatcher
         except RuntimeError as error:  # "cannot cache function ...: no locator available"
             _cache_refused = True
             warnings.warn(
-                f"ik_node cannot cache its compiled IK kernels ({error}); every process compiles "
-                "them again at its first solve (about 35 s). Set NUMBA_CACHE_DIR to a writable "
-                "directory to keep them.",
+                f"ik_node cannot cache its compiled IK kernels: no writable directory for them "
+                f"({Path(function.__code__.co_filename).parent / '__pycache__'}, the user's cache "
+                f"directory, NUMBA_CACHE_DIR: {error}); every process compiles them again at its "
+                f"first solves ({COLD_COMPILE}). Set NUMBA_CACHE_DIR to a writable directory, or "
+                "warm one ahead with 'ik_node warmup' (docs/install.md).",
                 RuntimeWarning,
                 stacklevel=3,
             )
     return numba.njit(cache=False, **options)(function)
+
+
+def kernel_ready(dispatcher, arguments: tuple) -> bool:
+    """Whether calling ``dispatcher`` (a :func:`kernel`) with ``arguments`` runs without
+    compiling: compiled for their types in this process, or in numba's cache for this machine
+    (the same numba, CPU and kernel sources: the cache index's key). True without numba; False
+    where numba's internals differ from the ones known here (the call may compile)."""
+    if not COMPILED:
+        return True
+    try:
+        signature = tuple(dispatcher.typeof_pyval(value) for value in arguments)
+        if signature in dispatcher.overloads:
+            return True
+        cache = dispatcher._cache
+        key = cache._index_key(signature, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except AttributeError:  # no cache (NullCache), or another numba's internals
+        return False
+
+
+def cache_writable(dispatcher) -> bool:
+    """Whether what numba compiles for ``dispatcher`` is saved to its cache (False without a
+    cache, or in a read-only one: see :class:`ReadOnlyCacheLocator`)."""
+    locator = getattr(getattr(getattr(dispatcher, "_cache", None), "_impl", None), "locator", None)
+    return COMPILED and locator is not None and not isinstance(locator, ReadOnlyCacheLocator)
+
+
+def cache_location(dispatcher) -> str | None:
+    """The directory numba keeps ``dispatcher``'s cache in (None without one)."""
+    locator = getattr(getattr(getattr(dispatcher, "_cache", None), "_impl", None), "locator", None)
+    return None if locator is None else locator.get_cache_path()
+
+
+def python_module(name: str):
+    """Module ``name`` of this package (``"search"``, ...) loaded a second time as plain Python,
+    as ``ik_node.compiled_as_python.<name>``: the same source files, whose kernels are left
+    undecorated (this module's copy sets :data:`COMPILED` False there) and call each other's
+    plain versions. What answers while the compiled kernels are being compiled: about
+    :data:`SLOWDOWN_WITHOUT_NUMBA` times slower, without compiling anything."""
+    package = _PACKAGE_NAME if IS_PYTHON_COPY else _PACKAGE_NAME + _COPY_SUFFIX
+    with _copy_lock:
+        if package not in sys.modules:
+            spec = importlib.util.spec_from_file_location(
+                package, _PACKAGE / "__init__.py", submodule_search_locations=[str(_PACKAGE)]
+            )
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[package] = module
+            spec.loader.exec_module(module)
+    return importlib.import_module(f"{package}.{name}")
+
+
+_copy_lock = threading.Lock()
 
 
 def cache_is_cold(compiled_function) -> bool:
@@ -193,6 +276,54 @@ def batch_kernel(function):
 #: Threads a batch is spread over: numba's thread count (``NUMBA_NUM_THREADS``, default every
 #: CPU), read without starting numba's threading layer; 1 in plain Python (the GIL serialises).
 BATCH_THREADS = _numba_config.NUMBA_NUM_THREADS if COMPILED else 1
+
+
+if COMPILED:
+    from numba.core import caching as _caching
+
+    class ReadOnlyCacheLocator(_caching.UserProvidedCacheLocator):
+        """``NUMBA_CACHE_DIR`` when it exists but this user cannot write it (a cache warmed
+        ahead, e.g. into a container image, or an install's): numba's own locators need to
+        write a test file, so they pass it over and every process would compile again. This one
+        loads from it; :func:`_load_only_if_read_only` keeps numba from saving there."""
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            directory = _numba_config.CACHE_DIR
+            if not directory or not os.path.isdir(directory) or os.access(directory, os.W_OK):
+                return None  # (numba's own locators)
+            return cls(py_func, py_file)
+
+    _cache_implementation = getattr(_caching, "CacheImpl", None) or getattr(_caching, "_CacheImpl", None)
+    if _cache_implementation is not None:  # (numba >= 0.55 has it under one of these names)
+        _cache_implementation._locator_classes.insert(0, ReadOnlyCacheLocator)
+else:
+    ReadOnlyCacheLocator = type(None)  # (no cache without numba)
+
+_unsaved_said = False
+
+
+def _load_only_if_read_only(dispatcher) -> None:
+    """Where ``dispatcher``'s cache is read-only (:class:`ReadOnlyCacheLocator`), what it
+    compiles is kept in memory only (numba would fail to save it): said once, naming the
+    directory and the variable to set."""
+    cache = getattr(dispatcher, "_cache", None)
+    if isinstance(getattr(getattr(cache, "_impl", None), "locator", None), ReadOnlyCacheLocator):
+
+        def save_overload(signature, data) -> None:
+            global _unsaved_said
+            if not _unsaved_said:
+                _unsaved_said = True
+                warnings.warn(
+                    f"the IK kernels' cache {_numba_config.CACHE_DIR} (NUMBA_CACHE_DIR) is read-only and "
+                    "lacks kernels this process needs (warmed on another CPU or numba version, or "
+                    "for other features): they are compiled now and not saved. Warm it again "
+                    "with 'ik_node warmup', or point NUMBA_CACHE_DIR at a writable directory.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+        cache.save_overload = save_overload
 
 
 if COMPILED:

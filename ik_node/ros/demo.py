@@ -31,8 +31,8 @@ ROBOT, BASE, TIP = "arm7", "base_link", "tool0"
 #: Where the demo's circle is centred: a comfortable configuration of the 7-DOF arm [rad].
 CENTRE_CONFIGURATION = (0.0, 0.3, 0.0, -1.8, 0.0, 2.1, 0.8)
 WAIT = 15.0  # seconds for discovery and for each answer
-#: Seconds the demo waits for the node to be ready: its first start after an install compiles
-#: the IK kernels (about 35 s here; a slow or loaded machine may take several times longer).
+#: Seconds the demo waits for the node to be ready (a few on a first start after an install: it
+#: answers as plain Python while its kernels compile; a loaded machine may take far longer).
 READY_WAIT = 300.0
 #: The node's tolerance (1e-5 m and rad in config/arm7.yaml) plus rounding of the independent FK.
 TOLERANCE = 1e-5 + 1e-9
@@ -122,9 +122,7 @@ def run(goals: list[Goal], robot) -> list[Outcome]:
             raise RuntimeError("the ik_node process was not discovered")
         began = time.monotonic()
         if not spin_until(lambda: ready and ready[-1], 1.0):
-            print(
-                "the node is preparing its IK kernels (a first start after an install compiles them: 35-70 s)"
-            )
+            print("the node is preparing its IK solver")
             if not spin_until(lambda: ready and ready[-1], READY_WAIT):
                 raise RuntimeError(f"the node was not ready within {READY_WAIT:.0f} s")
             print(f"the node is ready ({time.monotonic() - began:.1f} s)")

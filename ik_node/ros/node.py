@@ -23,8 +23,9 @@ Topics (``~`` is the node's name; all remappable):
   while collisions are checked), ``/diagnostics`` (one status per goal).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
-is built on a background thread (its first build after an install compiles the kernels, ~35 s);
-goals arriving meanwhile are answered when it is ready. Works on Humble (no post-set parameter
+is built on a background thread (a second or two; after an install it answers as plain Python
+while a helper process compiles its kernels); goals arriving meanwhile are answered when it is
+ready. Works on Humble (no post-set parameter
 callback there: changes are applied in the validating callback).
 """
 

@@ -8,8 +8,8 @@ answers each event with a :class:`Reply`: a :class:`Command` to publish (after t
 policy directly, without ROS.
 
 Readiness: a description is loaded in milliseconds (:func:`plan_model`: tree, limits, rest
-posture), so the node shows the robot at once; the :class:`~ik_node.IKSolver`, whose first build
-in a process compiles the kernels (~35 s after an install), is attached later
+posture), so the node shows the robot at once; the :class:`~ik_node.IKSolver` (a second or two
+to build; after an install it answers as plain Python while its kernels compile) is attached later
 (:meth:`IKPolicy.attach_solver`). Goals arriving meanwhile are kept, the latest per tip, and
 answered when the solver is attached.
 
@@ -549,8 +549,8 @@ class IKPolicy:
         if not self.ready:
             self.pending[request.tip] = request
             why = (
-                "the IK solver is being prepared (the first start after an install compiles its kernels, "
-                "about 15 s); the latest goal per tip is answered as soon as it is ready"
+                "the IK solver is being built (a second or two); the latest goal per tip is answered as soon "
+                "as it is ready"
             )
             return Reply(Status(False, "queued", why, goal=request))
         seed, stale = self.seed(now)

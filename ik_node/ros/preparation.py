@@ -1,10 +1,10 @@
 """The solver built off the node's executor thread, so that nothing a user sees first waits on
-the kernels' compile (~35 s on the first start after an install; well under 1 s from the cache).
+it (a build takes a second or two; after an install the solver then answers as plain Python
+while a helper process compiles its kernels: see :class:`ik_node.solver.IKSolver`).
 
 :class:`SolverPreparation` runs :func:`ik_node.ros.policy.build_solver` on a daemon thread (a node
 stopped meanwhile exits at once) and hands the outcome back to whoever polls :meth:`take`. One
-build at a time: it compiles or loads the kernels for every later solver of the process. No
-rclpy here."""
+build at a time: it loads the kernels for every later solver of the process. No rclpy here."""
 
 from __future__ import annotations
 

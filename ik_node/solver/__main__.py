@@ -1,71 +1,108 @@
-"""``python -m ik_node.solver``: compile the IK kernels into numba's cache (or load them from it)
-and say how long it took. Run once after installing, so that no process pays the compile at its
-first solve; the test script runs it before pytest's workers start."""
+"""``python -m ik_node.solver`` (also ``ik_node warmup``): compile the IK kernels into numba's
+cache ahead of their use, so that no process pays the compile at its first solves: after an
+install, in a container image's build (docs/install.md), before the test suite's workers start.
+
+By default it compiles the default problem's kernels and each feature's alone (see
+:mod:`ik_node.solver.warmup`); ``--features F ...`` exactly that combination (``none``: the
+default problem), ``--all`` every combination. ``--cache-dir DIR`` warms ``DIR`` (it must exist
+and be writable), what ``NUMBA_CACHE_DIR=DIR`` does for a later process. It prints where the
+cache lives, what it holds and for which CPU (numba keys the cache to the CPU and its own
+version: a cache warmed on another CPU is compiled again, and not saved when read-only).
+
+Exit codes: 0 warmed (or nothing to compile: plain Python); 2 bad input (an unknown feature, a
+cache directory that does not exist or is not writable); 1 a compile failed.
+"""
 
 from __future__ import annotations
 
-import time
+import argparse
+import itertools
+import os
+import sys
 
-import numpy as np
+from .warmup import DEFAULT, FEATURES, feature_names, switch_key
 
-from ..collision.geometry import HULL_TOLERANCE, HULL_VERTICES
-from ..collision.obstacles import Obstacle
-from ..compiled.gjk import simplified_hull
-from ..compiled.jit import COMPILED
-from ..description.model import load_robot
-from .ik_solver import IKSolver, prepare_kernels
-
-#: Two revolute joints and a prismatic one: every kernel and branch type the solver compiles; and
-#: collision geometry for the collision kernels (with the ``collision`` extra).
-_SAMPLE_URDF = """<robot name="sample">
-  <link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link>
-  <link name="a"><collision><origin xyz="0.15 0 0"/><geometry><cylinder radius="0.03" length="0.3"/>
-    </geometry></collision></link>
-  <link name="b"/>
-  <link name="tip"><collision><geometry><sphere radius="0.04"/></geometry></collision></link>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="j2" type="prismatic"><parent link="a"/><child link="b"/><origin xyz="0.3 0 0"/>
-    <axis xyz="1 0 0"/><limit lower="0" upper="0.5" effort="1" velocity="1"/></joint>
-  <joint name="j3" type="continuous"><parent link="b"/><child link="tip"/><origin xyz="0 0 0.2"/>
-    <axis xyz="0 1 0"/></joint>
-</robot>"""
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def main() -> int:
-    began = time.perf_counter()
-    solver = IKSolver(
-        load_robot(_SAMPLE_URDF), "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64
+def parser() -> argparse.ArgumentParser:
+    command = argparse.ArgumentParser(
+        prog="ik_node warmup", description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="exit codes: 0 warmed, 1 a compile failed, 2 bad input",
+    )  # fmt: skip
+    command.add_argument(
+        "--features", nargs="+", metavar="F", choices=[*FEATURES, "none"],
+        help=f"exactly this combination of features ({', '.join(FEATURES)}; 'none': the default problem)",
+    )  # fmt: skip
+    command.add_argument("--all", action="store_true", help="every combination of features (16; minutes)")
+    command.add_argument(
+        "--cache-dir", metavar="DIR", help="the kernel cache to warm (as NUMBA_CACHE_DIR=DIR)"
     )
-    seconds, compiled = prepare_kernels(solver)  # done while building the solver: its figures
-    target = solver.tree.forward(np.array([0.5, 0.2, 0.3]), "tip")
-    solver.solve(target)
-    solver.solve_many(np.repeat(target[None], 2, axis=0))
-    solver.null_space_motion(solver.task_jacobian(np.zeros(3)), np.ones(3))
-    _prepare_collision_kernels(solver, target)
+    command.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    return command
+
+
+def combinations(arguments) -> list[tuple[bool, ...]]:
+    """The switch combinations to compile."""
+    if arguments.all:
+        return [tuple(key) for key in itertools.product((False, True), repeat=len(FEATURES))]
+    if arguments.features:
+        return [switch_key(feature for feature in arguments.features if feature != "none")]
+    return [DEFAULT] + [switch_key([feature]) for feature in FEATURES]
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parser().parse_args(argv)
+    if arguments.cache_dir is not None:
+        directory = os.path.abspath(arguments.cache_dir)
+        if not os.path.isdir(directory):
+            why = "is not a directory" if os.path.exists(directory) else "does not exist; create it first"
+            print(f"error: the cache directory {directory} {why}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if not os.access(directory, os.W_OK):
+            print(f"error: the cache directory {directory} is not writable by this user", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if os.environ.get("NUMBA_CACHE_DIR") != directory:  # (numba reads it when it is imported)
+            environment = {**os.environ, "NUMBA_CACHE_DIR": directory}
+            command = [sys.executable, "-m", "ik_node.solver", *(argv if argv is not None else sys.argv[1:])]
+            os.execve(sys.executable, command, environment)
+    return warm_all(combinations(arguments), arguments.quiet)
+
+
+def warm_all(keys: list[tuple[bool, ...]], quiet: bool) -> int:
+    import time
+
+    from ..compiled.jit import COMPILED, cache_location
+    from . import kernels
+    from .warmup import warm
+
     if not COMPILED:
-        print("IK kernels: numba is not in use (plain Python); nothing to compile")
-    else:
-        what = "compiled (cached for later starts)" if compiled else "loaded from the cache"
-        total = time.perf_counter() - began
-        print(f"IK kernels {what}: the default problem's {seconds:.1f} s, all {total:.1f} s")
-    return 0
+        if not quiet:
+            print("IK kernels: numba is not in use (plain Python); nothing to compile")
+        return EXIT_OK
+    began = time.perf_counter()
+    for key in keys:
+        name = "+".join(feature_names(key)) or "default"
+        try:
+            seconds, compiled = warm(key)
+        except ImportError as error:  # (collision needs the collision extra)
+            print(f"{name}: skipped ({error})", file=sys.stderr)
+            continue
+        except Exception as error:  # noqa: BLE001  (said, and the exit code tells)
+            print(f"{name}: the compile failed: {error!r}", file=sys.stderr)
+            return EXIT_FAILED
+        if not quiet:
+            print(f"{name}: {'compiled' if compiled else 'loaded from the cache'} in {seconds:.1f} s")
+    if not quiet:
+        import llvmlite.binding
+        import numba
 
-
-def _prepare_collision_kernels(solver: IKSolver, target: np.ndarray) -> None:
-    """The kernels collision checking calls from Python (hull simplification, group distances),
-    compiled too where the ``collision`` extra is installed."""
-    try:
-        import trimesh  # noqa: F401  (the collision extra)
-    except ImportError:
-        return
-    obstacle = Obstacle.sphere(0.05, (0.0, 0.6, 0.0))
-    checked = IKSolver(solver.robot, "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64,
-                       self_collision=True, obstacles=[obstacle])  # fmt: skip
-    checked.solve(target)
-    checked.clearance(checked.rest_posture)
-    points = np.random.default_rng(0).normal(size=(HULL_VERTICES + 2, 3))
-    simplified_hull(points, HULL_VERTICES, HULL_TOLERANCE, np.empty(HULL_VERTICES, dtype=np.int64))
+        print(
+            f"IK kernels ready in {time.perf_counter() - began:.1f} s; cache: "
+            f"{cache_location(kernels.search_many)} (numba {numba.__version__}, CPU "
+            f"{llvmlite.binding.get_host_cpu_name()})"
+        )
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -23,8 +23,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..compiled.jit import (
+    BATCH_THREADS,
+    COLD_COMPILE,
+    COMPILED,
+    SLOWDOWN_WITHOUT_NUMBA,
+    cache_writable,
+    kernel_ready,
+)
 from ..errors import IKNodeError, TargetError
-from ..compiled.jit import BATCH_THREADS, COMPILED, SLOWDOWN_WITHOUT_NUMBA, cache_is_cold, cache_writable, kernel_ready
 from . import kernels
 from .collision_task import CollisionTask
 from .inputs import (
@@ -47,10 +54,16 @@ __all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared",
 #: tips when built (at most 14), so that none is built inside a solve's budget.
 PREPARED_PRIORITY_TIPS = 4
 
-#: Said once (``logging`` warning, shown without any logging set up) before a cold compile.
+#: Said (``logging`` warning, shown without any logging set up) before a compile in this process,
+#: and when a helper process compiles while the solves run as plain Python.
 COLD_COMPILE_NOTICE = (
-    "compiling the IK kernels (the first run after an install or an update: 35-70 s on 2 cores; later runs "
-    "load them from the cache in well under a second)"
+    f"compiling the IK kernels this problem uses (once per install and set of features: {COLD_COMPILE}; "
+    "later runs load them from the cache in under a second)"
+)
+BACKGROUND_COMPILE_NOTICE = (
+    "compiling the IK kernels this problem uses in {where} (once per install and set of features: "
+    f"{COLD_COMPILE}); meanwhile the solves run as plain Python, about {SLOWDOWN_WITHOUT_NUMBA} times "
+    "slower, with their time budgets scaled alike"
 )
 
 #: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
@@ -106,21 +119,22 @@ def _switch_key(arguments: tuple) -> tuple:
     return tuple(switch is not None for switch in arguments[-4:])
 
 
-def prepare_kernels(solver: IKSolver) -> tuple[float, bool]:
+def prepare_kernels(solver: IKSolver, notice: bool = True) -> tuple[float, bool]:
     """Compile the kernels ``solver``'s problem uses, or load them from numba's cache, by running
     its search once (problems with the same feature switches share them: the first
     :class:`IKSolver` of each kind does it when built, so that no solve spends its budget on it;
     ``solve`` and ``solve_many`` run the same kernel). Returns (seconds taken, True if they were
-    compiled rather than loaded), the same on later calls. Safe to call from another thread."""
+    compiled rather than loaded), the same on later calls. Safe to call from another thread.
+    ``notice``: say before compiling (:data:`COLD_COMPILE_NOTICE`)."""
     key = _switch_key(solver._arguments)
     with _preparing:
         if key not in _prepared:
-            _prepared[key] = _prepare_search_kernels(solver)
+            _prepared[key] = _prepare_search_kernels(solver, notice)
     return _prepared[key]
 
 
-def _prepare_search_kernels(solver: IKSolver) -> tuple[float, bool]:
-    if cache_is_cold(kernels.search_many):
+def _prepare_search_kernels(solver: IKSolver, notice: bool) -> tuple[float, bool]:
+    if notice and not kernels_ready(solver._arguments):
         _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
     misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
@@ -361,9 +375,10 @@ class IKSolver:
         (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
         solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget; a
         thread then loads them and swaps them in (said in the log)."""
-        _log.warning(COLD_COMPILE_NOTICE)
-        self._use(kernels.python_kernels())
         helper = _helper_compile(key)
+        where = "a helper process" if helper else "the background"
+        _log.warning(BACKGROUND_COMPILE_NOTICE.format(where=where))
+        self._use(kernels.python_kernels())
 
         def switch() -> None:
             if helper is not None and not helper.wait():
@@ -373,7 +388,7 @@ class IKSolver:
                 )
             try:
                 self._use(kernels)
-                prepare_kernels(self)
+                prepare_kernels(self, notice=False)
             except Exception:  # (the plain-Python kernels keep answering)
                 _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
                 return
@@ -502,10 +517,15 @@ class IKSolver:
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
-            target_poses = check_pose(self.tip_links[0], targets)[None]
+            target_poses = check_pose(self.tip_links[0], targets, self._kernels.check_poses)[None]
         else:
             held = self.tip_poses(np.clip(seed, self.lower, self.upper))
-            target_poses = stack_targets(self.tip_links, targets, lambda tip: held[self.tip_links.index(tip)])
+            target_poses = stack_targets(
+                self.tip_links,
+                targets,
+                lambda tip: held[self.tip_links.index(tip)],
+                self._kernels.check_poses,
+            )
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":

@@ -89,13 +89,14 @@ def resolve_tasks(
     }
 
 
-def check_pose(tip: str, pose) -> np.ndarray:
+def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:
     """``pose`` (4, 4) or (N, 4, 4) as a writable C-contiguous float array (one compiled
-    signature for every caller), or a :class:`TargetError` naming the tip and the problem."""
+    signature for every caller), or a :class:`TargetError` naming the tip and the problem
+    (found by ``check_poses``: the kernel, or its plain-Python copy while it compiles)."""
     pose = np.array(pose, dtype=float, order="C")
     if pose.shape[-2:] != (4, 4) or pose.ndim not in (2, 3):
         raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
-    problem = kernels.check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+    problem = check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
     if problem == kernels.POSE_NOT_FINITE:
         raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
     if problem == kernels.POSE_TOO_FAR:
@@ -111,10 +112,15 @@ def check_pose(tip: str, pose) -> np.ndarray:
     return pose
 
 
-def stack_targets(tips: Sequence[str], targets, held_pose: Callable[[str], np.ndarray] | None) -> np.ndarray:
+def stack_targets(
+    tips: Sequence[str],
+    targets,
+    held_pose: Callable[[str], np.ndarray] | None,
+    check_poses=kernels.check_poses,
+) -> np.ndarray:
     """Targets ``{tip: 4x4}`` (a bare pose for one tip) as (T, 4, 4) in ``tips`` order, tips
     left out at ``held_pose(tip)``; with ``held_pose=None`` (a batch) ``{tip: (N, 4, 4)}`` for
-    every tip as (N, T, 4, 4)."""
+    every tip as (N, T, 4, 4). Each checked by :func:`check_pose` with ``check_poses``."""
     if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
         if len(tips) != 1:
             raise TargetError(f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(tips)}")
@@ -122,7 +128,7 @@ def stack_targets(tips: Sequence[str], targets, held_pose: Callable[[str], np.nd
     for tip in targets:
         if tip not in tips:
             raise UnknownLinkError(tip, tips, what="tip")
-    checked = {tip: check_pose(tip, pose) for tip, pose in targets.items()}
+    checked = {tip: check_pose(tip, pose, check_poses) for tip, pose in targets.items()}
     if held_pose is None:
         shapes = {pose.shape for pose in checked.values()}
         if len(checked) != len(tips) or len(shapes) != 1 or len(next(iter(shapes))) != 3:

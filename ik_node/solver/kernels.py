@@ -18,6 +18,8 @@ calls and reads.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from ..compiled.attempt import STALL_ITERATIONS, STATIONARY, stationary
 from ..compiled.bundles import (
     ATTEMPTS,
@@ -64,6 +66,7 @@ from ..compiled.contacts import RADIUS as SHAPE_RADIUS
 from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.contacts import A as SHAPE_A
 from ..compiled.contacts import B as SHAPE_B
+from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import (
@@ -90,6 +93,7 @@ from ..compiled.tasks import (
 )
 
 __all__ = [
+    "python_kernels",
     "MAX_ATTEMPTS",
     "DEADLINE_REACHED",
     "ATTEMPTS",
@@ -164,3 +168,18 @@ __all__ = [
     "table_distances",
     "table_features",
 ]
+
+
+def python_kernels() -> SimpleNamespace:
+    """This module's names with its kernels as plain Python (:func:`~ik_node.compiled.jit.
+    python_module`: the same functions, compiling nothing), for a solver to answer with while its
+    compiled kernels are being compiled."""
+    names = {}
+    for name in __all__:
+        value = globals()[name]
+        function = getattr(value, "py_func", value)
+        module = getattr(function, "__module__", "") if callable(value) else ""
+        if module.startswith("ik_node.compiled."):
+            value = getattr(python_module(module.rpartition(".")[2]), name)
+        names[name] = value
+    return SimpleNamespace(**names)

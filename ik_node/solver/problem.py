@@ -223,7 +223,9 @@ class Problem:
     def _evaluated(self, q: np.ndarray) -> tuple:
         """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
         controlled points (``[1]``), ready for :func:`kernels.jacobian_at`."""
-        space = self.kernels.evaluation_workspace(self.tree_arrays, self.task, np.int64(len(self.joints)), None)
+        space = self.kernels.evaluation_workspace(
+            self.tree_arrays, self.task, np.int64(len(self.joints)), None
+        )
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
         targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
         self.kernels.evaluate(

@@ -88,7 +88,9 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     from .ik_solver import IKSolver, prepare_kernels
 
     began = time.perf_counter()
-    options = {name: value for feature in feature_names(key) for name, value in FEATURE_OPTIONS[feature].items()}
+    options = {
+        name: value for feature in feature_names(key) for name, value in FEATURE_OPTIONS[feature].items()
+    }
     solver = IKSolver(
         load_robot(SAMPLE_URDF), "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64,
         compile_helper=False, **options,
@@ -115,7 +117,9 @@ class HelperCompile:
         self.log = tempfile.TemporaryFile(prefix="ik_node_compile_")
         package_parent = str(Path(__file__).resolve().parents[2])
         environment = {**os.environ, HELPER_VARIABLE: "0"}
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [package_parent, os.environ.get("PYTHONPATH")])
+        )
         command = [sys.executable, "-m", "ik_node.solver", "--quiet", "--features", *feature_names(key)]
         if not feature_names(key):
             command.append("none")
