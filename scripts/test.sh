@@ -62,8 +62,10 @@ if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   make_venv .venv ros,test
   .venv/bin/ruff check ik_node test benchmark scripts urdf launch
   distribution=$(ros_distribution .venv)
-  # Compile the IK kernels into numba's cache once (~50 s cold, 0.3 s warm), before the workers
-  # and the node processes they start would each compile them.
+  # Compile the IK kernels into numba's cache once, the default problem's and each feature's (the
+  # warm-up of docs/install.md), before the workers and the node processes they start would each
+  # compile them; the Jazzy run below loads the same cache (__pycache__ beside the sources) where
+  # its numba is the same.
   .venv/bin/python -m ik_node.solver
   run_pytest "$distribution" .venv -n 2 "$@"
   status=$run_status
