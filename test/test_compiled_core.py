@@ -253,7 +253,7 @@ def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_
     script = EACH_KERNEL_ONCE.format(arm7=str(BY_NAME["arm7"].urdf), dual_arm=str(BY_NAME["dual_arm"].urdf))
     run = subprocess.run(
         [sys.executable, "-c", script], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "IK_NODE_COMPILE_HELPER": "0"},  # (compiled here)
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "IK_NODE_COMPILE_HELPER": "0"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     default, after, collision_solved = json.loads(run.stdout.strip().splitlines()[-1])
