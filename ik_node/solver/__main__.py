@@ -39,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
         "--cache-dir", metavar="DIR", help="the kernel cache to warm (as NUMBA_CACHE_DIR=DIR)"
     )
     command.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    command.add_argument(
+        "--background", action="store_true", help="at a lower CPU priority (nice 10): a solver's helper process"
+    )
     return command
 
 
@@ -53,6 +56,8 @@ def combinations(arguments) -> list[tuple[bool, ...]]:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parser().parse_args(argv)
+    if arguments.background:  # (behind the process it compiles for: its start and solves come first)
+        os.nice(10)
     if arguments.cache_dir is not None:
         directory = os.path.abspath(arguments.cache_dir)
         if not os.path.isdir(directory):

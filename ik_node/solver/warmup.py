@@ -120,7 +120,8 @@ class HelperCompile:
         environment["PYTHONPATH"] = os.pathsep.join(
             filter(None, [package_parent, os.environ.get("PYTHONPATH")])
         )
-        command = [sys.executable, "-m", "ik_node.solver", "--quiet", "--features", *feature_names(key)]
+        command = [sys.executable, "-m", "ik_node.solver", "--quiet", "--background", "--features"]
+        command += feature_names(key)
         if not feature_names(key):
             command.append("none")
         self.process = subprocess.Popen(
