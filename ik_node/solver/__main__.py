@@ -40,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     )
     command.add_argument("--quiet", action="store_true", help="print nothing but errors")
     command.add_argument(
-        "--background", action="store_true", help="at a lower CPU priority (nice 10): a solver's helper process"
+        "--background", action="store_true", help="at a lower CPU priority (nice 10), as a solver's helper"
     )
     return command
 
