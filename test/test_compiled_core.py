@@ -261,7 +261,7 @@ def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_
     twice = {name: default[name] for name in used if default[name] > 1}
     assert not twice, f"kernels compiled for more than one signature: {twice}"
     unused = {
-        "contacts.contacts", "gjk.hull_distance", "attempt.posture_refinement", "attempt.posture_cost",
+        "contacts.contacts", "gjk.hull_distance", "attempt._task_restored", "attempt.posture_cost",
         "steps.ccd_sweep", "steps.transpose_step", "steps.constrained_step", "linalg.manipulability",
     }  # fmt: skip
     assert not {name for name in used if name.split(".", 2)[-1] in unused}, used
@@ -269,7 +269,7 @@ def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_
     assert collision_solved
     assert after["ik_node.compiled.contacts.contacts"] >= 1
     assert after["ik_node.compiled.gjk.hull_distance"] >= 1
-    assert after["ik_node.compiled.attempt.posture_refinement"] == 0
+    assert after["ik_node.compiled.attempt._task_restored"] == 0
 
 
 COLD_PROBE = """

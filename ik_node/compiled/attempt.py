@@ -26,7 +26,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import MAX_CONTACT_ROWS, clear_contacts
-from .jit import allocating_kernel, inline_kernel, kernel, monotonic_ns
+from .jit import allocating_kernel, kernel, monotonic_ns
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
@@ -162,6 +162,8 @@ def posture_refinement(
     than that from ``seed`` (or than the converged ``q`` already was): the posture never turns a
     solution into a branch flip (see :func:`search`).
     """
+    if posture is None:  # (no posture gain: a feature switch, nothing below compiled)
+        return 0
     coordinates = tree[3]
     cost = posture_cost(q, joints, posture, coordinates)
     if budget <= 0 or not cost > 0.0:
@@ -317,7 +319,7 @@ def run_attempt(
         posture_budget = min(POSTURE_ITERATIONS, max_iterations)
     within = _within_tolerance(norms, tolerances, rows, rows_count)
     if within and penetration <= 0.0:
-        return CONVERGED, _posture(
+        return CONVERGED, posture_refinement(
             tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move,
             posture_budget, deadline, q, norms,
         )  # fmt: skip
@@ -393,7 +395,7 @@ def run_attempt(
         within = _within_tolerance(norms, tolerances, rows, rows_count)
         if within and penetration <= 0.0:
             posture_budget = min(posture_budget, max_iterations - iteration)
-            return CONVERGED, iteration + _posture(
+            return CONVERGED, iteration + posture_refinement(
                 tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move,
                 posture_budget, deadline, q, norms,
             )  # fmt: skip
@@ -406,29 +408,3 @@ def run_attempt(
     if blocked or space[5][0][0] > 0:  # (ended with a pair nearer than the margin: held back)
         outcome = COLLISION
     return outcome, used
-
-
-@inline_kernel
-def _posture(
-    tree,
-    task,
-    collision,
-    joints,
-    posture,
-    targets,
-    min_damping2,
-    seed,
-    max_joint_move,
-    budget,
-    deadline,
-    q,
-    norms,
-):
-    """:func:`posture_refinement` with ``posture`` (the gains), nothing without (``posture=None``:
-    a feature switch, the refinement is not compiled). Returns the iterations used."""
-    if posture is None:
-        return 0
-    return posture_refinement(
-        tree, task, collision, joints, posture, targets, min_damping2, seed, max_joint_move, budget,
-        deadline, q, norms,
-    )  # fmt: skip
