@@ -397,6 +397,19 @@ class IKSolver:
 
         threading.Thread(target=switch, name="ik_node-compile", daemon=True).start()
 
+    def __getstate__(self) -> dict:
+        """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
+        the copy runs the compiled kernels (loading or compiling them at its first solve)."""
+        state = self.__dict__.copy()
+        del state["_kernels"], state["_compiled"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernels = kernels
+        self._compiled = threading.Event()
+        self._compiled.set()
+
     @property
     def compiled(self) -> bool:
         """Whether the compiled kernels serve the solves (False while they compile after an

@@ -120,6 +120,16 @@ class Problem:
         self._reach = {tip: tree.reach(tip) for tip in tips}
         self._select_tips(tips)
 
+    def __getstate__(self) -> dict:
+        """Pickled without its kernel set (a module): the copy calls the compiled kernels."""
+        state = self.__dict__.copy()
+        del state["kernels"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.kernels = kernels
+
     def with_kernels(self, kernel_set) -> Problem:
         """The same problem calling ``kernel_set`` (:mod:`.kernels`, or its plain-Python copy:
         :func:`kernels.python_kernels`) from its methods."""
