@@ -63,9 +63,13 @@ COLD_COMPILE_NOTICE = (
 BACKGROUND_COMPILE_NOTICE = (
     "compiling the IK kernels this problem uses in {where} (once per install and set of features: "
     f"{COLD_COMPILE}); meanwhile the solves run as plain Python, about {SLOWDOWN_WITHOUT_NUMBA} times "
-    "slower, with their time budgets scaled alike"
+    "slower, with their time budgets scaled alike (1 s at most)"
 )
 
+#: A solve's budget while the kernels run as plain Python: ``SLOWDOWN_WITHOUT_NUMBA`` times the
+#: one asked for (the same work), at most this [ns] (an unreachable goal must not hold a node
+#: for its 50 ms x 300 = 15 s).
+PYTHON_BUDGET_NS = 1_000_000_000
 #: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
 PYTHON_SEED_TABLE = 256
 
@@ -266,8 +270,8 @@ class IKSolver:
     The kernels the options use are compiled once per install (see :mod:`.warmup`) and loaded
     from numba's cache when built. Where they are not cached yet, the solver answers at once
     with the same kernels as plain Python (each ``solve`` given ``SLOWDOWN_WITHOUT_NUMBA`` times
-    its budget; ``solve_many`` waits for the compile) while a helper process compiles them, and
-    switches to them when ready (:attr:`compiled`, :meth:`wait_for_kernels`);
+    its budget, 1 s at most; ``solve_many`` waits for the compile) while a helper process
+    compiles them, and switches to them when ready (:attr:`compiled`, :meth:`wait_for_kernels`);
     ``compile_helper=False`` (or ``IK_NODE_COMPILE_HELPER=0``) compiles them here instead, before
     the constructor returns.
     """
@@ -373,7 +377,8 @@ class IKSolver:
     def _compile_meanwhile(self, key: tuple) -> None:
         """This problem's kernels are neither compiled nor cached: a helper process compiles them
         (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
-        solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget; a
+        solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget (at most
+        ``PYTHON_BUDGET_NS``); a
         thread then loads them and swaps them in (said in the log)."""
         helper = _helper_compile(key)
         where = "a helper process" if helper else "the background"
@@ -526,7 +531,7 @@ class IKSolver:
         start = time.perf_counter()
         budget = timeout_ns(timeout, self.options.max_attempts)
         if budget > 0 and self._kernels is not kernels:  # (plain Python while they compile)
-            budget *= SLOWDOWN_WITHOUT_NUMBA
+            budget = max(budget, min(budget * SLOWDOWN_WITHOUT_NUMBA, PYTHON_BUDGET_NS))
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
