@@ -343,6 +343,7 @@ class IKSolver:
         if self.seed_table_size is None:
             self.seed_table_size = SEED_TABLE_ONE_TIP if len(self.tip_links) == 1 else SEED_TABLE_TREE
         self._compiled = threading.Event()  # set once the compiled kernels serve the solves
+        self._compile_ended = threading.Event()  # set then, or once their compile failed
         if compile_helper is None:
             compile_helper = os.environ.get(HELPER_VARIABLE, "1") != "0"
         no_table = SeedTable(self.problem, 0, options.random_seed, self.rest_posture)
@@ -351,6 +352,7 @@ class IKSolver:
             self._use(kernels)
             prepare_kernels(self)
             self._compiled.set()
+            self._compile_ended.set()
         else:
             self._compile_meanwhile(_switch_key(probe))
 
@@ -396,9 +398,12 @@ class IKSolver:
                 prepare_kernels(self, notice=False)
             except Exception:  # (the plain-Python kernels keep answering)
                 _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
-                return
-            self._compiled.set()
-            _log.info("IK kernels ready: solves now run compiled")
+                self._use(kernels.python_kernels())
+            else:
+                self._compiled.set()
+                _log.info("IK kernels ready: solves now run compiled")
+            finally:
+                self._compile_ended.set()
 
         threading.Thread(target=switch, name="ik_node-compile", daemon=True).start()
 
@@ -406,14 +411,15 @@ class IKSolver:
         """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
         the copy runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_compiled"]
+        del state["_kernels"], state["_compiled"], state["_compile_ended"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._kernels = kernels
-        self._compiled = threading.Event()
+        self._compiled, self._compile_ended = threading.Event(), threading.Event()
         self._compiled.set()
+        self._compile_ended.set()
 
     @property
     def compiled(self) -> bool:
@@ -422,9 +428,10 @@ class IKSolver:
         return self._compiled.is_set()
 
     def wait_for_kernels(self, timeout: float | None = None) -> bool:
-        """Wait until the compiled kernels serve the solves (at most ``timeout`` [s]); returns
-        :attr:`compiled`."""
-        return self._compiled.wait(timeout)
+        """Wait until the compiled kernels serve the solves, or their compile failed (at most
+        ``timeout`` [s]); returns :attr:`compiled`."""
+        self._compile_ended.wait(timeout)
+        return self.compiled
 
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
