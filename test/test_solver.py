@@ -694,6 +694,13 @@ BAD_INPUTS = {
     "reflection": (lambda: solve_with({"tool0": REFLECTION}), TargetError, "determinant"),
     "last_row": (lambda: solve_with({"tool0": BAD_LAST_ROW}), TargetError, "0 0 0 1"),
     "target_shape": (lambda: solve_with({"tool0": np.eye(3)}), TargetError, "4x4"),
+    # a bare 4x4 array: checked by the search itself (TARGET_NOT_USABLE), then named in Python
+    "bare_nan_target": (lambda: solve_with(NAN_POSE), TargetError, "NaN"),
+    "bare_far_target": (lambda: solve_with(rigid(translation=(2e9, 0.0, 0.0))), TargetError, "refused"),
+    "bare_sheared_rotation": (lambda: solve_with(SHEARED), TargetError, "orthonormal"),
+    "bare_last_row": (lambda: solve_with(BAD_LAST_ROW), TargetError, "0 0 0 1"),
+    "bare_target_shape": (lambda: solve_with(np.eye(3)), TargetError, "4x4"),
+    "bare_integer_reflection": (lambda: solve_with(REFLECTION.astype(int)), TargetError, "determinant"),
     "unknown_target_tip": (lambda: solve_with({"tool9": rigid()}), UnknownLinkError, "tool9"),
     "bare_pose_for_two_tips": (lambda: solve_with(rigid(), tips="two"), TargetError, "mapping"),
     "unknown_solver_tip": (

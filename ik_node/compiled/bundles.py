@@ -49,9 +49,15 @@ import numpy as np
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
 CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE, COLLISION = 0, 1, 2, 3, 4, 5
-#: What :func:`~ik_node.compiled.search.search` returns for a seed with NaN, infinite values or a
-#: zero quaternion.
-SEED_NOT_FINITE = -1
+#: What :func:`~ik_node.compiled.search.search_in` returns for a seed with NaN, infinite values or
+#: a zero quaternion, and for a target pose that :func:`~ik_node.compiled.tasks.check_poses`
+#: refuses (with ``MAX_TARGET_DISTANCE`` [m] and ``ORTHONORMAL_TOLERANCE``).
+SEED_NOT_FINITE, TARGET_NOT_USABLE = -1, -2
+#: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
+#: errors would overflow to infinity.
+MAX_TARGET_DISTANCE = 1e9
+#: How far a target's rotation may be from orthonormal (max |R^T R - I|).
+ORTHONORMAL_TOLERANCE = 1e-6
 #: A deadline that never comes [ns].
 NO_DEADLINE = np.iinfo(np.int64).max
 #: Row 0 (a range's start) and no priority rows, as int64 constants: numba types a literal ``0``

@@ -19,9 +19,12 @@ from .bundles import (
     ITERATIONS,
     ITERATIONS_USED,
     MANIPULABILITY,
+    MAX_TARGET_DISTANCE,
     NO_DEADLINE,
+    ORTHONORMAL_TOLERANCE,
     OUTCOME,
     SEED_NOT_FINITE,
+    TARGET_NOT_USABLE,
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
@@ -29,7 +32,7 @@ from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reductio
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics
-from .tasks import evaluation_workspace, jacobian_at, tip_points
+from .tasks import POSE_OK, check_poses, evaluation_workspace, jacobian_at, tip_points
 
 #: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
 #: ``Literal[int](0)`` and compiles the callee once more for it (see ``bundles.FIRST_ROW``).
@@ -287,7 +290,9 @@ def search_in(
     (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
     best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
     ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
-    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion, and ``COLLISION``
+    ``TARGET_NOT_USABLE`` for a target that is no rigid pose (:func:`check_poses`: one check for
+    every caller, without a call of its own), ``SEED_NOT_FINITE`` for a seed with NaN, infinity or
+    a zero quaternion, and ``COLLISION``
     when none converged and some attempt found the tips within tolerance only in collision. The
     seed is clipped into the limits, its quaternions normalised.
 
@@ -327,6 +332,8 @@ def search_in(
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
     cell_distances, probed, probed_distance = workspace[12:]
+    if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
+        return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped

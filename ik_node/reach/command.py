@@ -328,4 +328,3 @@ def main(argv=None) -> int:
     except IKNodeError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-

@@ -38,6 +38,7 @@ from .inputs import (
     check_movable,
     check_pose,
     joint_vector,
+    pose_stack,
     resolve_tasks,
     stack_targets,
     tightened_limits,
@@ -446,7 +447,8 @@ class IKSolver:
         if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape and seed.dtype == float:
             # the common case, without the general checks; a writable C array (one compiled
             # signature: a read-only seed would make numba compile the search again)
-            return seed if seed.flags.c_contiguous and seed.flags.writeable else np.array(seed, order="C")
+            flags = seed.flags  # (a new object at each access)
+            return seed if flags.c_contiguous and flags.writeable else np.array(seed, order="C")
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
         return self.tree.joint_vector(seed, what="seed")
@@ -542,7 +544,7 @@ class IKSolver:
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
-            target_poses = check_pose(self.tip_links[0], targets, self._kernels.check_poses)[None]
+            target_poses = pose_stack(self.tip_links[0], targets)  # (its values: the search checks)
         else:
             held = self.tip_poses(np.clip(seed, self.lower, self.upper))
             target_poses = stack_targets(
@@ -572,6 +574,8 @@ class IKSolver:
         else:
             found = self._search(None, None, target_poses, seed, deadline, q, norms, self._arguments)
         outcome, iterations, attempts, deadline_reached = found
+        if outcome == kernels.TARGET_NOT_USABLE:
+            check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
         if outcome == kernels.CONVERGED:
@@ -586,13 +590,13 @@ class IKSolver:
         return IKResult(
             q=q,
             success=outcome == kernels.CONVERGED,
-            position_error=max(error[0] for error in errors),
-            orientation_error=max(error[1] for error in errors),
+            position_error=max([error[0] for error in errors]),
+            orientation_error=max([error[1] for error in errors]),
             iterations=iterations,
             elapsed=time.perf_counter() - start,
             reason=reason,
             attempts=attempts,
-            tip_errors={tip: tuple(error) for tip, error in zip(self.tip_links, errors)},
+            tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
 
     def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:

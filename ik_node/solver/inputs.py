@@ -17,17 +17,12 @@ __all__ = [
     "check_movable",
     "check_pose",
     "joint_vector",
+    "pose_stack",
     "resolve_tasks",
     "stack_targets",
     "tightened_limits",
     "timeout_ns",
 ]
-
-#: Target coordinates larger than this [m] are refused: no robot reaches them, and their squared
-#: errors would overflow to infinity.
-MAX_TARGET_DISTANCE = 1e9
-#: How far a target's rotation may be from orthonormal (max |R^T R - I|).
-ORTHONORMAL_TOLERANCE = 1e-6
 
 
 def check_movable(tree) -> None:
@@ -96,13 +91,13 @@ def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:
     pose = np.array(pose, dtype=float, order="C")
     if pose.shape[-2:] != (4, 4) or pose.ndim not in (2, 3):
         raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
-    problem = check_poses(pose.reshape(-1, 4, 4), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE)
+    problem = check_poses(pose.reshape(-1, 4, 4), kernels.MAX_TARGET_DISTANCE, kernels.ORTHONORMAL_TOLERANCE)
     if problem == kernels.POSE_NOT_FINITE:
         raise TargetError(f"target for tip '{tip}' contains NaN or infinity")
     if problem == kernels.POSE_TOO_FAR:
         raise TargetError(
             f"target for tip '{tip}' is at {pose[..., :3, 3].tolist()} m; coordinates beyond "
-            f"{MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
+            f"{kernels.MAX_TARGET_DISTANCE:g} m are refused (their squared errors overflow)"
         )
     if problem == kernels.POSE_NOT_RIGID:
         raise TargetError(
@@ -110,6 +105,20 @@ def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:
             "orthonormal with determinant +1 and its last row 0 0 0 1)"
         )
     return pose
+
+
+def pose_stack(tip: str, pose: np.ndarray) -> np.ndarray:
+    """A 4x4 ``pose`` array as (1, 4, 4), writable, C-contiguous float (one compiled signature;
+    copied only where it is not already), or a :class:`TargetError` naming ``tip`` for another
+    shape. Its values are not checked here: the search refuses a pose :func:`check_pose` would
+    (``kernels.TARGET_NOT_USABLE``), without a call of its own, and the caller asks
+    :func:`check_pose` why."""
+    flags = pose.flags  # (a new object at each access)
+    if not (pose.dtype == np.float64 and flags.c_contiguous and flags.writeable):
+        pose = np.array(pose, dtype=float, order="C")
+    if pose.shape != (4, 4):
+        raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
+    return pose.reshape(1, 4, 4)
 
 
 def stack_targets(
@@ -150,6 +159,8 @@ def stack_targets(
 
 def timeout_ns(timeout: float | None, max_attempts: int | None) -> int:
     """A solve's time budget [ns] (-1: none, then ``max_attempts`` must bound it)."""
+    if type(timeout) is float and 0.0 < timeout < math.inf:  # (the common case first)
+        return int(timeout * 1e9)
     if timeout is None:
         if max_attempts is None:
             raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
