@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 import pytest
+import yaml
 from ros_harness import PACKAGE_ROOT, Client
 
 from ik_node import load_robot
@@ -219,7 +220,7 @@ def node_names(client) -> set[str]:
 
 
 @needs_launch
-def test_beside_a_running_robot(ros_context):
+def test_beside_a_running_robot(ros_context, tmp_path):
     """A stand-in robot publishes its measured joint states at 20 Hz; the launch adds ik_node
     (no robot_state_publisher), which publishes nothing on /joint_states and commands nothing
     before a goal, and seeds the goal from the robot: a goal at the robot's own tool pose is
@@ -228,6 +229,13 @@ def test_beside_a_running_robot(ros_context):
     from trajectory_msgs.msg import JointTrajectory
 
     arm7 = load_robot(ARM7_URDF)
+    # The stand-in robot publishes from this process, beside the launch service: on a loaded
+    # machine its joint states can pause for about a second (measured), past the default
+    # joint_state_timeout (1 s), after which the node seeds from its last command by design.
+    parameters = yaml.safe_load(ARM7_CONFIG.read_text())
+    parameters["/**"]["ros__parameters"]["joint_state_timeout"] = 10.0
+    params_file = tmp_path / "arm7.yaml"
+    params_file.write_text(yaml.safe_dump(parameters))
 
     def checks(client):
         states, trajectories = [], []
@@ -254,12 +262,37 @@ def test_beside_a_running_robot(ros_context):
 
     arguments = {
         "urdf_file": str(ARM7_URDF),
-        "params_file": str(ARM7_CONFIG),
+        "params_file": str(params_file),
         "use_rviz": "false",
         "command_output": "trajectory",
         "command_topic": TRAJECTORY_TOPIC,
     }
     run_launch(arguments, checks)
+
+
+@needs_launch
+def test_params_file_alone_takes_the_robots_description_from_its_topic(ros_context, tmp_path):
+    """A parameter file that names no description, beside a robot: ik_node loads the one the
+    robot's robot_state_publisher publishes on /robot_description (transient local) and solves."""
+    from std_msgs.msg import String
+
+    arm7 = load_robot(ARM7_URDF)
+    parameters = yaml.safe_load(ARM7_CONFIG.read_text())
+    del parameters["/**"]["ros__parameters"]["robot_description_file"]
+    params_file = tmp_path / "no_description.yaml"
+    params_file.write_text(yaml.safe_dump(parameters))
+
+    def checks(client):
+        client.description_publisher.publish(String(data=ARM7_URDF.read_text()))  # (the robot's)
+        client.node.create_timer(0.05, lambda: client.send_joint_state(JOINTS, Q_ROBOT))
+        client.wait_connected(timeout=STARTUP)
+        client.wait_ready(timeout=READY)
+        client.send_goal(arm7.forward(dict(zip(JOINTS, Q_GOAL)), "tool0", "base_link"))
+        command = client.wait_command(0)
+        assert command is not None, "no command for the goal"
+        assert list(command.name) == JOINTS
+
+    run_launch({"params_file": str(params_file), "use_rviz": "false"}, checks)
 
 
 @needs_robot_state_publisher
