@@ -14,7 +14,9 @@ import time
 import numpy as np
 import pytest
 import yaml
-from ros_harness import CONFIG_DIR, PACKAGE_ROOT, NodeProcess, running_node
+from geometry_msgs.msg import PoseStamped
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from ros_harness import CONFIG_DIR, PACKAGE_ROOT, NodeProcess, pose_message, running_node
 
 from ik_node import load_robot
 
@@ -88,6 +90,40 @@ def test_seed_follows_joint_states(arm7, arm7_node):
         command = client.wait_command(before)
         assert command is not None
         np.testing.assert_allclose(positions(command), q, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("reliability", "durability"),
+    [("RELIABLE", "VOLATILE"), ("BEST_EFFORT", "VOLATILE"), ("RELIABLE", "TRANSIENT_LOCAL")],
+)
+def test_goals_arrive_from_reliable_and_best_effort_publishers(arm7, arm7_node, reliability, durability):
+    """The goal subscription is best effort and volatile, which every publisher's QoS matches: a
+    best-effort publisher (teleop, high-rate streams) is connected and its goals are answered, as
+    a reliable one's (RViz's goal tool, ``ros2 topic pub``) and a transient-local one's are."""
+    _, client = arm7_node
+    topic = "/ik_node/target_pose"
+    (subscription,) = [
+        info for info in client.node.get_subscriptions_info_by_topic(topic) if info.node_name == "ik_node"
+    ]
+    assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
+    assert subscription.qos_profile.durability == DurabilityPolicy.VOLATILE
+    qos = QoSProfile(
+        depth=10, reliability=ReliabilityPolicy[reliability], durability=DurabilityPolicy[durability]
+    )
+    publisher = client.node.create_publisher(PoseStamped, topic, qos)
+    try:
+        assert client.spin_until(lambda: publisher.get_subscription_count() > 0), (
+            f"a {reliability} {durability} goal publisher is not matched with the node's subscription"
+        )
+        goal = arm7.forward(dict(zip(JOINTS, Q_START)), "tool0", "base_link")
+        before = len(client.commands)
+        publisher.publish(pose_message(goal, "base_link", client.node.get_clock().now().to_msg()))
+        command = client.wait_command(before)
+        assert command is not None, f"no command for a goal from a {reliability} publisher"
+        position_error, rotation_error = pose_error(arm7, positions(command), goal)
+        assert position_error < 1e-5 and rotation_error < 1e-5
+    finally:
+        client.node.destroy_publisher(publisher)
 
 
 def test_goal_in_another_frame_of_the_model(arm7, arm7_node):

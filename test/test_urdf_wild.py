@@ -5,6 +5,7 @@ and gives a solver on a chain."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import warnings
@@ -250,6 +251,60 @@ def test_unprocessed_xacro_is_expanded_even_with_an_undeclared_prefix():
         load_robot(chain(body='<xacro:include filename="x.xacro"/>'))
 
 
+#: Run in a fresh interpreter where ``import xacro`` fails (a finder ahead of every other on
+#: sys.meta_path), whether or not xacro is installed here: loads each URDF given in argv and prints
+#: one line per file, its joint names or the error.
+WITHOUT_XACRO = """
+import importlib.abc, json, sys, warnings
+
+class NoXacro(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "xacro":
+            raise ImportError("xacro is not installed (blocked by the test)")
+
+sys.meta_path.insert(0, NoXacro())
+try:
+    import xacro  # noqa: F401
+    sys.exit("xacro is still importable")
+except ImportError:
+    pass
+warnings.simplefilter("ignore")
+from ik_node import load_robot
+
+for path in sys.argv[1:]:
+    try:
+        print(json.dumps(list(load_robot(path).joint_names)))
+    except Exception as error:
+        print(json.dumps(f"{type(error).__name__}: {error}"))
+"""
+
+
+def load_without_xacro(paths) -> list:
+    """What :data:`WITHOUT_XACRO` prints for each of ``paths``: joint names, or an error string."""
+    run = subprocess.run(
+        [sys.executable, "-c", WITHOUT_XACRO, *map(str, paths)], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def test_a_declared_but_unused_xacro_namespace_needs_no_xacro(tmp_path):
+    """URDFs that xacro generated keep ``xmlns:xacro`` on <robot> (both URIs in use): without
+    xacro they load like the same URDF without the declaration; real markup still needs xacro."""
+    declared = tmp_path / "declared.urdf"
+    declared.write_text(chain(root_attributes=' xmlns:xacro="http://www.ros.org/wiki/xacro"'))
+    wiki = tmp_path / "wiki.urdf"
+    wiki.write_text(DECLARATION + chain(root_attributes=' xmlns:xacro="http://wiki.ros.org/xacro"'))
+    markup = tmp_path / "markup.urdf"
+    markup.write_text(chain(body='<xacro:property name="p" value="1"/>'))
+    loaded = load_without_xacro([declared, wiki, markup])
+    assert loaded[:2] == [["j1", "j2"], ["j1", "j2"]]
+    assert "is a xacro document, but the 'xacro' Python package is not installed" in loaded[2]
+    np.testing.assert_allclose(
+        load_robot(declared).forward({"j1": 0.4}, "tool"), load_robot(chain()).forward({"j1": 0.4}, "tool")
+    )
+
+
 def test_a_string_declaring_another_encoding_keeps_its_names(tmp_path):
     text = '<?xml version="1.0" encoding="ISO-8859-1"?>' + chain().replace('"tool"', '"schädel"')
     assert "schädel" in load_robot(text).links
@@ -324,3 +379,21 @@ def test_the_bundled_urdfs_match_their_generator():
         [sys.executable, str(URDF_DIR / "generate.py"), "--check"], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(ERD is None, reason="example-robot-data is not installed")
+def test_example_robot_data_urdfs_that_declare_xacro_load_without_it(pinocchio):
+    """Its URDFs with ``xmlns:xacro`` and no markup (38 in 4.x: Panda, UR, Talos, TIAGo...): each
+    one pinocchio (urdfdom) builds loads without xacro, the same robot as here (FK against
+    pinocchio: the test above)."""
+    declaring = [path for path in ERD_URDFS if b"xmlns:xacro" in path.read_bytes()]
+    built = []
+    for path in declaring:
+        try:
+            pinocchio.buildModelFromUrdf(str(path))
+        except Exception:  # pinocchio refuses it too (ur3.urdf has no links): not ours to load
+            continue
+        built.append(path)
+    assert len(built) >= 30, len(built)
+    for path, names in zip(built, load_without_xacro(built)):
+        assert names == list(load_quietly(path).joint_names), f"{path.name}: {names}"

@@ -1,8 +1,10 @@
 """xacro expansion of robot descriptions, for :func:`ik_node.description.model.load_robot`. No rclpy import.
 
 A description is xacro when its file name ends in ``.xacro`` or its XML (comments aside) holds
-xacro markup: the ``xmlns:xacro`` declaration, ``<xacro:...>`` elements, ``${...}`` or ``$(...)``
-substitutions. :func:`expand_xacro` expands it with the ``xacro`` package (PyPI ``xacro``, which
+xacro markup: ``<xacro:...>`` elements, ``${...}`` or ``$(...)`` substitutions. The ``xmlns:xacro``
+declaration alone is not markup: URDFs that xacro generated keep it on ``<robot>``, and they load
+as the plain URDFs they are (urdfdom ignores it), with or without xacro installed.
+:func:`expand_xacro` expands a xacro document with the ``xacro`` package (PyPI ``xacro``, which
 runs without ROS, or ROS's ``ros-$ROS_DISTRO-xacro``) as ``xacro FILE name:=value ...`` would:
 
 * ``xacro_args`` are xacro's ``name:=value`` arguments, read by ``$(arg name)``;
@@ -44,7 +46,7 @@ __all__ = ["expand_xacro", "has_xacro_markup", "is_xacro"]
 #: The namespace xacro documents declare (``xmlns:xacro``).
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
 INSTALL_ADVICE = "pip install xacro (or apt install ros-$ROS_DISTRO-xacro)"
-_XACRO_MARKUP = re.compile(rb"xmlns:xacro\s*=|<\s*xacro:|\$\{|\$\(")
+_XACRO_MARKUP = re.compile(rb"<\s*xacro:|\$\{|\$\(")
 _COMMENT = re.compile(rb"<!--.*?-->", re.DOTALL)
 _FIRST_START_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)")
 #: xacro's state is module-global: one expansion at a time in this process.

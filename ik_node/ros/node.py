@@ -6,9 +6,10 @@ seeds, readiness, pause, tracking steps) and :mod:`ik_node.ros.messages` (every 
 
 Topics (``~`` is the node's name; all remappable):
 
-* in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), depth 1 so the latest
-  goal wins; ``/joint_states`` (the seed, matched by name); ``/robot_description`` (transient
-  local) when neither ``robot_description`` nor ``robot_description_file`` is set;
+* in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), best effort (it matches
+  reliable and best-effort publishers), depth 1 so the latest goal wins; ``/joint_states`` (the
+  seed, matched by name); ``/robot_description`` (transient local) when neither
+  ``robot_description`` nor ``robot_description_file`` is set;
   ``/robot_description_semantic`` (SRDF, transient local; used while the
   ``robot_description_semantic`` parameter is empty); ``~/obstacles`` (``MarkerArray``:
   obstacles, :mod:`ik_node.ros.obstacle_messages`); the goal markers' feedback
@@ -82,7 +83,15 @@ WARNING_PERIOD = 2.0
 #: How often the executor looks whether the background solver build has finished [s].
 READY_POLL = 0.05
 
-GOAL_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE)
+#: Goals: BEST_EFFORT matches every publisher, reliable or best effort (teleop and high-rate
+#: streams often are; a RELIABLE subscription never connects to them), VOLATILE matches volatile
+#: and transient-local ones; depth 1, the latest goal wins (older ones are stale anyway).
+GOAL_QOS = QoSProfile(
+    depth=1,
+    history=HistoryPolicy.KEEP_LAST,
+    reliability=ReliabilityPolicy.BEST_EFFORT,
+    durability=DurabilityPolicy.VOLATILE,
+)
 LATCHED_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 

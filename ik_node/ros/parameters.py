@@ -194,7 +194,7 @@ NODE_PARAMETERS = (
     _spec("publish_best_effort", "bool", False, "on a failed solve, publish the closest configuration found "
           "(within limits)"),
     _spec("publish_rest_posture_at_start", "bool", False, "publish one command at the rest posture when "
-          "the robot loads (the launch file sets it, so RViz shows the robot before the first goal)",
+          "the robot loads (the launch file's demo sets it; beside a running robot it would move it there)",
           read_only=True),
     _spec("publish_trajectory", "bool", False, "also publish trajectory_msgs/JointTrajectory on "
           "~/joint_trajectory"),
