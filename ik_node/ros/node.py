@@ -49,7 +49,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from ..description.model import load_robot
+from ..description import load_robot
 from ..errors import IKNodeError
 from ..lie import inverse
 from ..solver import kernels_prepared

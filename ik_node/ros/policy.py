@@ -41,11 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collision.obstacles import Obstacle
-from ..description.resources import resolve_path
+from ..collision import Obstacle
+from ..description import resolve_path
 from ..errors import IKNodeError
-from ..solver import IKSolver, SolverOptions, TipTask
-from ..solver.inputs import check_movable
+from ..solver import IKSolver, SolverOptions, TipTask, check_movable
 from .control import (
     JointLayout,
     command_violation,
