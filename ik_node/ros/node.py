@@ -258,7 +258,7 @@ class IKNode(Node):
             self._publish_command(rest)
         else:
             self._publish_state()
-        if self._goal_markers is not None:  # at the tips' current poses (fresh /joint_states)
+        if self._goal_markers is not None:  # at the tips' controlled points now (fresh /joint_states)
             self._goal_markers.show(
                 model.base_link, self._policy.tip_poses(self._policy.current(time.monotonic())[0])
             )
