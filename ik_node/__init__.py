@@ -10,10 +10,10 @@ The math core (:mod:`ik_node.description.model`, :mod:`ik_node.kinematics`, :mod
 :mod:`ik_node.lie`) does not import rclpy; :mod:`ik_node.ros.node` is the ROS 2 layer.
 """
 
-from .collision.obstacles import Obstacle
-from .description.model import Joint, Robot, load_robot
+from .collision import Obstacle
+from .description import Joint, Robot, load_robot
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
-from .kinematics.tree import KinematicTree
+from .kinematics import KinematicTree
 from .solver import BatchResult, IKResult, IKSolver, SolverOptions, TipTask
 
 __all__ = [

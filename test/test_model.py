@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -202,25 +199,6 @@ def test_bad_joint_values_name_the_joint():
     with pytest.raises(TargetError, match="j2"):
         robot.forward([0.0, math.nan], "c")
     assert issubclass(TargetError, IKNodeError) and issubclass(IKNodeError, ValueError)
-
-
-def test_core_imports_without_rclpy():
-    """The math core must not import rclpy: block it and import every core module."""
-    code = textwrap.dedent(
-        """
-        import sys
-        class BlockROS:
-            def find_spec(self, name, path=None, target=None):
-                if name.split('.')[0] in ('rclpy', 'rclpy_message_converter'):
-                    raise ImportError('rclpy is blocked in this test')
-        sys.meta_path.insert(0, BlockROS())
-        import ik_node, ik_node.description.model, ik_node.kinematics, ik_node.lie, ik_node.ros.control
-        import ik_node.ros.conversions, ik_node.solver, ik_node.errors
-        from ik_node import load_robot
-        assert 'rclpy' not in sys.modules
-        """
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_kinematics_errors_are_ik_node_errors():

@@ -268,6 +268,26 @@ def test_the_tip_parameters_make_the_solver_s_task(arm7):
     assert task.rows.tolist() == [2]
 
 
+def test_an_untouched_goal_marker_is_a_goal_the_robot_already_meets(arm7):
+    """With ``tip_offsets`` a goal is the pose of the offset point (the tip's axes, moved by the
+    offset in the tip's frame). The goal marker is shown at ``tip_poses`` of the current state
+    (as the node does), and so is the reached arrow: releasing the marker untouched sends a goal
+    the current joints meet, and the robot stays."""
+    offset = [0.02, -0.03, 0.15]  # [m] in tool0's frame
+    policy = ready_policy(arm7, **{"tip_offsets.tool0": offset})
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    policy.on_joint_state(JOINTS, q, now=0.0)
+    marker = policy.tip_poses(policy.current(0.0)[0])["tool0"]
+    point = np.eye(4)
+    point[:3, 3] = offset
+    np.testing.assert_allclose(
+        marker, arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link") @ point, atol=1e-12
+    )
+    reply = policy.receive_goal(GoalRequest("tool0", marker), now=0.0)
+    assert reply.status.success and reply.command is not None
+    np.testing.assert_allclose(reply.command.q, q, atol=1e-9)
+
+
 @pytest.mark.parametrize(
     "name, value, refusal",
     [

@@ -32,15 +32,24 @@ from pathlib import Path
 
 import numpy as np
 
-from ..description.model import load_robot
+from ..description import load_robot
 from ..errors import IKNodeError
 from ..lie import matrix_to_rpy, rpy_to_matrix
-from ..reach.command import add_reach_command
+from ..reach import add_reach_command
 from ..ros.control import JointLayout
 from ..ros.conversions import pose_from_fields, pose_to_fields
 from ..ros.parameters import MODES, ROOT_JOINTS
-from ..solver import METHODS, SOLVE_TYPES, IKSolver, SolverOptions, TipTask
-from ..solver.options import OPTION_SPECS, TASK_AXES, task_kind, task_offset
+from ..solver import (
+    METHODS,
+    OPTION_SPECS,
+    SOLVE_TYPES,
+    TASK_AXES,
+    IKSolver,
+    SolverOptions,
+    TipTask,
+    task_kind,
+    task_offset,
+)
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 
 #: The subcommands, in the order the help lists them.

@@ -20,15 +20,20 @@ from .geometry import (
     segment_distances,
     shape_distance,
 )
+from .obstacles import OBSTACLE_KINDS, Obstacle
+from .srdf import collision_pairs
 
 __all__ = [
     "CAPSULE",
     "HULL_TOLERANCE",
     "HULL_VERTICES",
     "MAX_SHAPES_PER_LINK",
+    "OBSTACLE_KINDS",
+    "Obstacle",
     "SPHERE",
     "CollisionModel",
     "collision_model",
+    "collision_pairs",
     "enclosing_capsule",
     "link_boxes",
     "link_hulls",

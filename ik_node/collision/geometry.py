@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compiled.gjk import simplified_hull
-from ..description.resources import resolve_path
+from ..description import resolve_path
 
 __all__ = [
     "SPHERE",

@@ -23,11 +23,11 @@ import numpy as np
 from ..errors import IKNodeError
 from ..lie import quaternion_to_matrix
 
-__all__ = ["Obstacle", "obstacle_pose"]
+__all__ = ["OBSTACLE_KINDS", "Obstacle", "obstacle_pose"]
 
 #: Largest deviation of ``R^T R`` from the identity accepted in an obstacle's pose.
 ROTATION_TOLERANCE = 1e-6
-KINDS = ("sphere", "box", "capsule", "cylinder")
+OBSTACLE_KINDS = ("sphere", "box", "capsule", "cylinder")
 
 
 def obstacle_pose(pose, what: str = "obstacle") -> np.ndarray:
@@ -85,8 +85,8 @@ class Obstacle:
 
     def __post_init__(self):
         what = f"obstacle '{self.name}'" if self.name else f"{self.kind} obstacle"
-        if self.kind not in KINDS:
-            raise IKNodeError(f"{what}: unknown kind {self.kind!r}; choose one of {list(KINDS)}")
+        if self.kind not in OBSTACLE_KINDS:
+            raise IKNodeError(f"{what}: unknown kind {self.kind!r}; choose one of {list(OBSTACLE_KINDS)}")
         counts = {"sphere": 1, "box": 3, "capsule": 2, "cylinder": 2}
         try:
             size = tuple(float(value) for value in np.asarray(self.size, dtype=float).reshape(-1))

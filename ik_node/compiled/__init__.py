@@ -1,2 +1,23 @@
-"""The package's compiled (numba) code: :mod:`.spatial` (kinematics of a tree: FK, Jacobians, the
-configuration manifold), used by :mod:`ik_node.kinematics` and the solver's kernels."""
+"""The package's compiled (numba) code: kernels over flat arrays, imported as modules. Its API is
+those modules (``from ik_node.compiled import spatial``); they import only numpy, math and each
+other, and numba only through :mod:`.jit`.
+
+:mod:`.jit` (numba or plain Python, the kernel decorators, the cache), :mod:`.spatial` (kinematics
+of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinematics`'),
+:mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
+:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve), and
+:mod:`.contacts` and :mod:`.gjk` (collision distances and rows; ``shapes`` is theirs)."""
+
+__all__ = [
+    "attempt",
+    "bundles",
+    "contacts",
+    "gjk",
+    "jit",
+    "joints",
+    "linalg",
+    "search",
+    "spatial",
+    "steps",
+    "tasks",
+]

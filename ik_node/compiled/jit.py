@@ -38,6 +38,7 @@ from pathlib import Path
 
 __all__ = [
     "BATCH_THREADS",
+    "COLD_COMPILE",
     "COMPILED",
     "IS_PYTHON_COPY",
     "SLOWDOWN_WITHOUT_NUMBA",
@@ -46,6 +47,7 @@ __all__ = [
     "cache_is_cold",
     "cache_location",
     "cache_writable",
+    "compiler",
     "inline_kernel",
     "kernel",
     "kernel_ready",
@@ -170,6 +172,14 @@ def cache_location(dispatcher) -> str | None:
     """The directory numba keeps ``dispatcher``'s cache in (None without one)."""
     locator = getattr(getattr(getattr(dispatcher, "_cache", None), "_impl", None), "locator", None)
     return None if locator is None else locator.get_cache_path()
+
+
+def compiler() -> str:
+    """What compiles the kernels, as numba keys its cache: numba's version and the host CPU
+    (``"numba 0.61.2, CPU znver3"``). Only where :data:`COMPILED`."""
+    import llvmlite.binding
+
+    return f"numba {numba.__version__}, CPU {llvmlite.binding.get_host_cpu_name()}"
 
 
 def python_module(name: str):

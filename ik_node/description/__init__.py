@@ -4,5 +4,6 @@ package lookups (:mod:`.resources`), and the robots ik_node is tested and benchm
 (:mod:`.catalogue`, not imported here)."""
 
 from .model import Joint, Robot, load_robot
+from .resources import bundled_urdf, resolve_path, share_directory
 
-__all__ = ["Joint", "Robot", "load_robot"]
+__all__ = ["Joint", "Robot", "bundled_urdf", "load_robot", "resolve_path", "share_directory"]

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UnknownLinkError, URDFError
-from ..kinematics.tree import KinematicTree
+from ..kinematics import KinematicTree
 from ..lie import inverse, pose_from_xyz_rpy
 from .xacro_expansion import XACRO_NAMESPACE, expand_xacro, is_xacro
 

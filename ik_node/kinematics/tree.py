@@ -304,7 +304,7 @@ class KinematicTree:
         ``link`` over all joint values: centred on the first moving joint's frame on the way from
         the base (its origin does not move), its radius the sum of the offsets between the frames
         after it and the link, plus prismatic travel; infinite behind a planar or floating joint."""
-        frame, offset = self._link_location(link)
+        frame, offset = self.link_location(link)
         chain = [frame]  # pose indices from the link up to the base
         while chain[-1] != 0:
             chain.append(int(self.frame_links[chain[-1] - 1, spatial.PARENT]))
@@ -343,14 +343,14 @@ class KinematicTree:
 
     def frame_index(self, link: str) -> int:
         """Index into :meth:`link_poses` of a tip, the base or the child link of a moving joint."""
-        frame, offset = self._link_location(link)
+        frame, offset = self.link_location(link)
         if not np.array_equal(offset, np.eye(4)):
             raise IKNodeError(f"link '{link}' sits at an offset from a frame of the tree; use pose_of")
         return frame
 
     def pose_of(self, poses: np.ndarray, link: str) -> np.ndarray:
         """Pose ``T_base_link`` of any link on the tree's paths, read from :meth:`link_poses`."""
-        frame, offset = self._link_location(link)
+        frame, offset = self.link_location(link)
         return poses[..., frame, :, :] @ offset
 
     def forward(self, q, link: str | None = None) -> np.ndarray:
@@ -361,7 +361,7 @@ class KinematicTree:
 
     def _jacobian(self, q, link: str | None, offset, base_axes: bool) -> np.ndarray:
         q = self.joint_vector(q)
-        frame, link_offset = self._link_location(link or self.tip_links[0])
+        frame, link_offset = self.link_location(link or self.tip_links[0])
         jacobian = np.empty((6, len(self.tangent_names)))
         spatial.frame_jacobian(
             self.frames, self.frame_links, q, frame, np.ascontiguousarray(link_offset @ _as_offset(offset)),
@@ -412,7 +412,10 @@ class KinematicTree:
 
     # ------------------------------------------------------------------ helpers
 
-    def _link_location(self, link: str) -> tuple[int, np.ndarray]:
+    def link_location(self, link: str) -> tuple[int, np.ndarray]:
+        """Where ``link`` sits on the tree: ``(frame, T_frame_link)``, the index of a pose of
+        :meth:`link_poses` and the link's constant 4x4 pose in that frame (translation [m]).
+        Raises :class:`UnknownLinkError` for a link off the paths from the base to the tips."""
         try:
             return self._link_frame[link]
         except KeyError:

@@ -175,7 +175,7 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _load_robot(arguments):
-    from ..description.model import load_robot
+    from ..description import load_robot
 
     options = {}
     if arguments.package_path:

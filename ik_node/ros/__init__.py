@@ -1,5 +1,7 @@
 """The ROS 2 layer, and the rclpy-free logic beside it. This package imports none of its modules
-(nor rclpy): import the one you need.
+(nor rclpy): import the one you need. Its API is the modules in ``__all__``; the others serve
+the node. Other packages import :mod:`.node` only inside the function that runs it (importing it
+imports rclpy).
 
 * :mod:`.node`: the node (rclpy), ``python -m ik_node.ros.node``; :mod:`.messages`,
   :mod:`.obstacle_messages` and :mod:`.interactive_goals` build and read its messages (message
@@ -11,4 +13,4 @@
   :mod:`.demo`: ``ik_node_demo``, goals sent to the node through real topics.
 """
 
-__all__: list[str] = []
+__all__ = ["control", "conversions", "demo", "node", "parameters", "policy", "process"]

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..description.model import load_robot
-from ..description.resources import bundled_urdf, share_directory
+from ..description import bundled_urdf, load_robot, share_directory
 from ..lie import matrix_to_rpy, rpy_to_matrix
 from .conversions import pose_to_fields
 from .process import NodeProcess, ros_environment

@@ -44,14 +44,16 @@ class InteractiveGoals:
         self._mode = mode
 
     def show(self, base: str, tip_poses: dict) -> None:
-        """One marker per tip at ``tip_poses[tip]`` (``T_base_tip``), replacing any shown."""
+        """One marker per tip at ``tip_poses[tip]`` (``T_base_point`` in ``base``: the pose a goal
+        for the tip sets, its ``tip_offsets`` point), replacing any shown."""
         self._server.clear()
         for tip, pose in tip_poses.items():
             self._server.insert(interactive_goal_marker(base, tip, pose), feedback_callback=self._feedback)
         self._server.applyChanges()
 
     def move(self, tip_poses: dict) -> None:
-        """Move the markers (e.g. to a goal that came on a topic)."""
+        """Move the markers to ``tip_poses`` (``T_base_point``, as in :meth:`show`; e.g. to a goal
+        that came on a topic)."""
         for tip, pose in tip_poses.items():
             self._server.setPose(tip, pose_message(pose))
         self._server.applyChanges()

@@ -114,8 +114,9 @@ def diagnostic_array(name: str, hardware_id: str, status, stamp) -> DiagnosticAr
 
 
 def solution_markers(base: str, tips, goals: dict, reached: dict, success: bool) -> MarkerArray:
-    """Arrows along each tip's x axis in the ``base`` frame: the goal (green) and the pose
-    reached (blue, or red when the solve failed)."""
+    """Arrows along each tip's x axis in the ``base`` frame, at its controlled point
+    (``T_base_point``): the goal (green) and the pose reached (blue, or red when the solve
+    failed)."""
     markers = MarkerArray()
     for index, tip in enumerate(tips):
         for namespace, pose, color in (
@@ -137,9 +138,10 @@ def solution_markers(base: str, tips, goals: dict, reached: dict, success: bool)
 
 
 def interactive_goal_marker(base: str, tip: str, pose) -> InteractiveMarker:
-    """A 6-DOF interactive marker named ``tip`` at ``pose`` (``T_base_tip``) in the ``base``
-    frame: a move and a rotate control about each of the marker's x, y and z axes (the rings
-    and arrows of RViz's interactive-marker display), and a small box on the tip to grab."""
+    """A 6-DOF interactive marker named ``tip`` at ``pose`` (``T_base_point``: the tip's
+    controlled point, which its goals set) in the ``base`` frame: a move and a rotate control
+    about each of the marker's x, y and z axes (the rings and arrows of RViz's interactive-marker
+    display), and a small box on the point to grab."""
     marker = InteractiveMarker()
     marker.header.frame_id = base
     marker.name = tip

@@ -50,7 +50,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from ..description.model import load_robot
+from ..description import load_robot
 from ..errors import IKNodeError
 from ..lie import inverse
 from ..solver import kernels_prepared
@@ -267,7 +267,7 @@ class IKNode(Node):
             self._publish_command(rest)
         else:
             self._publish_state()
-        if self._goal_markers is not None:  # at the tips' current poses (fresh /joint_states)
+        if self._goal_markers is not None:  # at the tips' controlled points now (fresh /joint_states)
             self._goal_markers.show(
                 model.base_link, self._policy.tip_poses(self._policy.current(time.monotonic())[0])
             )

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..collision.obstacles import Obstacle
+from ..collision import Obstacle
 from ..errors import IKNodeError
 from ..lie import quaternion_to_matrix
 from .conversions import pose_to_fields

@@ -23,11 +23,10 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import yaml
 
-from ..collision.obstacles import KINDS as OBSTACLE_KINDS
-from ..collision.obstacles import Obstacle
+from ..collision import OBSTACLE_KINDS, Obstacle
 from ..errors import IKNodeError
-from ..solver.options import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
-from ..solver.options import TASK_KINDS as _TASK_KINDS
+from ..solver import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
+from ..solver import TASK_KINDS as _TASK_KINDS
 from .control import JointLayout
 
 __all__ = [

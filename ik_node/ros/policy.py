@@ -41,11 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collision.obstacles import Obstacle
-from ..description.resources import resolve_path
+from ..collision import Obstacle
+from ..description import resolve_path
 from ..errors import IKNodeError
-from ..solver import IKSolver, SolverOptions, TipTask
-from ..solver.inputs import check_movable
+from ..solver import IKSolver, SolverOptions, TipTask, check_movable
 from .control import (
     JointLayout,
     command_violation,
@@ -686,8 +685,16 @@ class IKPolicy:
         return True, "goals forgotten; the next goal is seeded from /joint_states"
 
     def tip_poses(self, q: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """``{tip: T_base_tip}`` at ``q`` (default: the state shown, else the rest posture)."""
+        """``{tip: T_base_point}`` at ``q`` (default: the state shown, else the rest posture): the
+        pose of each tip's controlled point, the tip's frame moved by its ``tip_offsets`` (x y z
+        [m] in the tip's frame, axes unchanged). A goal for the tip sets this pose, so the goal
+        markers start here and the reached arrows are drawn here."""
         model = self.model
         q = (self.state if self.state is not None else model.rest_posture) if q is None else q
         poses = model.tree.link_poses(q)
-        return {tip: model.tree.pose_of(poses, tip) for tip in self.tips}
+        points = {}
+        for tip in self.tips:
+            point = model.tree.pose_of(poses, tip)
+            point[:3, 3] += point[:3, :3] @ np.asarray(model.options.tasks[tip].offset)
+            points[tip] = point
+        return points

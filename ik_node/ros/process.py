@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..description.resources import share_directory
+from ..description import share_directory
 
 __all__ = ["NodeProcess", "ros_environment"]
 

@@ -6,20 +6,43 @@ A newcomer's map: :mod:`.options` (what can be asked: :class:`SolverOptions`, :c
 damped step with limit rows, one loop with a step per method, the restart search; numba or plain
 Python: :mod:`ik_node.compiled.jit`), and
 :mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results).
+Exported besides: the option list and its syntax (what the node's parameters and the CLI's
+options are made from) and :func:`check_movable` (a tree the solver can work on).
 """
 
 from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
-from .options import METHODS, SOLVE_TYPES, SolverOptions, TipTask
+from .inputs import check_movable
+from .options import (
+    KIND_SYNTAX,
+    METHODS,
+    OPTION_SPECS,
+    SOLVE_TYPES,
+    TASK_AXES,
+    TASK_KINDS,
+    SolverOptions,
+    TipTask,
+    bounds_text,
+    task_kind,
+    task_offset,
+)
 
 __all__ = [
     "BatchResult",
     "IKResult",
     "IKSolver",
+    "KIND_SYNTAX",
     "METHODS",
+    "OPTION_SPECS",
     "Outcome",
     "SOLVE_TYPES",
     "SolverOptions",
+    "TASK_AXES",
+    "TASK_KINDS",
     "TipTask",
+    "bounds_text",
+    "check_movable",
     "kernels_prepared",
     "prepare_kernels",
+    "task_kind",
+    "task_offset",
 ]

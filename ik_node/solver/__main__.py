@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 def warm_all(keys: list[tuple[bool, ...]], quiet: bool) -> int:
     import time
 
-    from ..compiled.jit import COMPILED, cache_location
+    from ..compiled.jit import COMPILED, cache_location, compiler
     from . import kernels
     from .warmup import warm
 
@@ -99,13 +99,9 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool) -> int:
         if not quiet:
             print(f"{name}: {'compiled' if compiled else 'loaded from the cache'} in {seconds:.1f} s")
     if not quiet:
-        import llvmlite.binding
-        import numba
-
         print(
             f"IK kernels ready in {time.perf_counter() - began:.1f} s; cache: "
-            f"{cache_location(kernels.search_many)} (numba {numba.__version__}, CPU "
-            f"{llvmlite.binding.get_host_cpu_name()})"
+            f"{cache_location(kernels.search_many)} ({compiler()})"
         )
     return EXIT_OK
 

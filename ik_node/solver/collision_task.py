@@ -32,9 +32,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..collision.geometry import collision_model, link_boxes, link_hulls, link_pieces, primitive_points
-from ..collision.obstacles import Obstacle
-from ..collision.srdf import collision_pairs
+from ..collision import (
+    Obstacle,
+    collision_model,
+    collision_pairs,
+    link_boxes,
+    link_hulls,
+    link_pieces,
+    primitive_points,
+)
 from ..compiled import contacts, spatial
 from ..errors import IKNodeError
 
@@ -124,7 +130,7 @@ class CollisionTask:
                 )
             except IKNodeError:  # behind a joint that cannot be used: never placed
                 continue
-            offset = tree._link_location(anchor_link)[1] @ relative  # T_frame_link
+            offset = tree.link_location(anchor_link)[1] @ relative  # T_frame_link
             shapes = model.shapes_of(link)
             static = self.self_collision and not self._moving_joints(frame)
             pieces = link_pieces(robot, link) if static else []
@@ -206,7 +212,7 @@ class CollisionTask:
     def _anchor(self, robot, link: str) -> tuple[int, str] | None:
         """(pose index, link of the tree) carrying ``link``; None when unreachable."""
         try:
-            return self.tree._link_location(link)[0], link
+            return self.tree.link_location(link)[0], link
         except IKNodeError:
             pass
         try:
@@ -216,9 +222,9 @@ class CollisionTask:
         anchor_link = self.tree.base_link
         for joint, upward in path:
             reached = joint.parent if upward else joint.child
-            if reached in self.tree._link_frame:
+            if reached in self.tree.link_names:
                 anchor_link = reached
-        return self.tree._link_location(anchor_link)[0], anchor_link
+        return self.tree.link_location(anchor_link)[0], anchor_link
 
     def _moving_joints(self, frame: int) -> frozenset:
         """The pose indices of the moving joints between the base and pose index ``frame``."""

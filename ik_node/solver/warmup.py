@@ -84,7 +84,7 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     process, on the sample robot: the search, the seed table's and the task's kernels, and with
     ``collision`` the ones collision queries call from Python. Returns (seconds, whether
     anything was compiled)."""
-    from ..description.model import load_robot  # (the solver's package imports this module)
+    from ..description import load_robot  # (the solver's package imports this module)
     from .ik_solver import IKSolver, prepare_kernels
 
     began = time.perf_counter()
