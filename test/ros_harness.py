@@ -32,6 +32,8 @@ CONFIG_DIR = PACKAGE_ROOT / "config"
 WAIT = 10.0
 #: A set_parameters request is sent again after this long without an answer [s].
 RESEND_AFTER = 6.0
+#: A goal sent right after the node started is sent again after this long without an answer [s].
+GOAL_RESEND_AFTER = 1.0
 
 
 def pose_message(matrix, frame_id: str = "", stamp=None) -> PoseStamped:
@@ -130,6 +132,18 @@ class Client:
     def send_goal(self, matrix, tip: str | None = None, frame_id: str = "") -> None:
         publisher = self.goal_publishers[tip] if tip else next(iter(self.goal_publishers.values()))
         publisher.publish(pose_message(matrix, frame_id, self.node.get_clock().now().to_msg()))
+
+    def send_goal_until(self, matrix, answered, timeout: float = WAIT, **where) -> bool:
+        """:meth:`send_goal` again every ``GOAL_RESEND_AFTER`` [s] until ``answered()`` (within
+        ``timeout`` [s]), for a goal sent right after the node started: its goal subscription is
+        best effort, and discovery is not symmetric, so a goal can be dropped while the node's
+        reader has not matched this publisher yet, though the publisher has matched the reader."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.send_goal(matrix, **where)
+            if self.spin_until(answered, min(GOAL_RESEND_AFTER, deadline - time.monotonic())):
+                return True
+        return False
 
     def send_joint_state(self, names, positions) -> None:
         message = JointState()
