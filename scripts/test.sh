@@ -67,7 +67,8 @@ if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   # compile them; the Jazzy run below loads the same cache (__pycache__ beside the sources) where
   # its numba is the same.
   .venv/bin/python -m ik_node.solver
-  run_pytest "$distribution" .venv -n 2 "$@"
+  # (--durations: the slowest tests, where the suite's time goes, in every CI log)
+  run_pytest "$distribution" .venv -n 2 --durations=25 "$@"
   status=$run_status
   if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
     # The core solver tests once more with the kernels as plain Python (numba's own switch), as

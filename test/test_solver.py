@@ -934,3 +934,43 @@ def test_max_joint_move_returns_the_nearest_of_the_solutions_compared():
         nearer += moves[1] < moves[0] - 1e-9
         within += moves[1] <= np.abs(q - seed).max() + 1e-6
     assert nearer >= 10 and within >= 27, (nearer, within)
+
+
+def _unaligned(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous, writable float64 copy of ``array`` at an address 8 bytes off a multiple of
+    16 (numba types such an array apart from an aligned one)."""
+    buffer = np.zeros(array.size * 8 + 8, dtype=np.uint8)
+    start = 8 if buffer.ctypes.data % 16 == 0 else 0
+    copy = np.frombuffer(buffer.data, dtype=np.float64, count=array.size, offset=start).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def test_solve_takes_targets_and_seeds_of_any_layout_as_a_c_array():
+    """``solve`` calls its compiled search without numba's type dispatch once it has run (the
+    types of its arguments are fixed): a target or seed that is read-only, Fortran-ordered,
+    unaligned, strided or integer must come out exactly as the same values in a plain C array
+    do (copied first), never read as another layout."""
+    solver = make_solver(BY_NAME["arm7"], max_attempts=3)
+    rng = np.random.default_rng(4)
+    q_goal = rng.uniform(solver.lower, solver.upper)
+    target = solver.tree.forward(q_goal, "tool0")
+    seed = np.clip(q_goal + 0.2, solver.lower, solver.upper)
+    reference = solver.solve(target, seed, timeout=None)
+    assert reference.success
+    read_only = target.copy()
+    read_only.flags.writeable = False
+    strided = np.zeros((4, 8))
+    strided[:, ::2] = target
+    variants = [
+        (read_only, seed),
+        (np.asfortranarray(target), seed),
+        (_unaligned(target), _unaligned(seed)),
+        (strided[:, ::2], np.repeat(seed, 2)[::2]),
+    ]
+    for variant_target, variant_seed in variants:
+        result = solver.solve(variant_target, variant_seed, timeout=None)
+        np.testing.assert_array_equal(result.q, reference.q)
+        assert result.success
+    integer = solver.solve(np.eye(4, dtype=np.int64), seed, timeout=None)
+    np.testing.assert_array_equal(integer.q, solver.solve(np.eye(4), seed, timeout=None).q)

@@ -29,6 +29,7 @@ from ..compiled.jit import (
     COMPILED,
     SLOWDOWN_WITHOUT_NUMBA,
     cache_writable,
+    compiled_entry,
     kernel_ready,
 )
 from ..errors import IKNodeError, TargetError
@@ -374,6 +375,7 @@ class IKSolver:
                 near = tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1)
                 priority[near] = self._priority_entry(problem, table, near)
         self.problem, self.seed_table, self._priority = problem, table, priority
+        self._search_entry = (None, None)  # (the common search's arguments and compiled function)
         self._arguments = self._search_arguments(problem, table)  # (the common case's)
         self._kernels = kernel_set
 
@@ -412,12 +414,12 @@ class IKSolver:
         """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
         the copy runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_compiled"], state["_compile_ended"]
+        del state["_kernels"], state["_compiled"], state["_compile_ended"], state["_search_entry"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._kernels = kernels
+        self._kernels, self._search_entry = kernels, (None, None)
         self._compiled, self._compile_ended = threading.Event(), threading.Event()
         self._compiled.set()
         self._compile_ended.set()
@@ -448,7 +450,8 @@ class IKSolver:
             # the common case, without the general checks; a writable C array (one compiled
             # signature: a read-only seed would make numba compile the search again)
             flags = seed.flags  # (a new object at each access)
-            return seed if flags.c_contiguous and flags.writeable else np.array(seed, order="C")
+            usable = flags.c_contiguous and flags.writeable and flags.aligned
+            return seed if usable else np.array(seed, order="C")
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
         return self.tree.joint_vector(seed, what="seed")
@@ -520,10 +523,19 @@ class IKSolver:
         (default: ``problem``'s and ``table``'s). Returns (outcome, iterations, attempts, whether
         the deadline ended it)."""
         results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
-        self._kernels.search_many(
+        call = (
             targets[None], seed[None], -1, deadline, primary_rows, q[None], norms[None], results,
             *(self._search_arguments(problem, table) if arguments is None else arguments),
         )  # fmt: skip
+        made_for, entry = self._search_entry
+        if entry is not None and arguments is made_for:
+            entry(*call)
+        else:
+            self._kernels.search_many(*call)
+            if arguments is self._arguments:
+                # the common search, called again with arguments of these very types (the targets
+                # and seeds: writable, aligned C-contiguous floats), without numba's dispatch
+                self._search_entry = (arguments, compiled_entry(self._kernels.search_many, call))
         outcome, iterations, attempts, deadline_reached = results[0].tolist()
         return outcome, iterations, attempts, bool(deadline_reached)
 

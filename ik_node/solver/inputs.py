@@ -114,7 +114,7 @@ def pose_stack(tip: str, pose: np.ndarray) -> np.ndarray:
     (``kernels.TARGET_NOT_USABLE``), without a call of its own, and the caller asks
     :func:`check_pose` why."""
     flags = pose.flags  # (a new object at each access)
-    if not (pose.dtype == np.float64 and flags.c_contiguous and flags.writeable):
+    if not (pose.dtype == np.float64 and flags.c_contiguous and flags.writeable and flags.aligned):
         pose = np.array(pose, dtype=float, order="C")
     if pose.shape != (4, 4):
         raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
