@@ -1,5 +1,7 @@
 """The documentation matches the code: docs/node.md's parameters table lists exactly what the node
-declares; the README stays a five-minute read and its links, and those of docs/, resolve."""
+declares; the README stays a five-minute read; its links, and those of docs/, resolve; and every
+code block of the README, the CHANGELOG and docs/ is closed (an unmatched fence once swallowed
+docs/urdf.md's table of bundled robots)."""
 
 from __future__ import annotations
 
@@ -51,13 +53,16 @@ def test_the_readme_is_short_and_keeps_the_two_commands():
     assert "\nbash scripts/test.sh\n" in text
 
 
+def markdown_files() -> list:
+    """The README, the CHANGELOG and every page of docs/."""
+    files = [README, PACKAGE_ROOT / "CHANGELOG.md", *sorted((PACKAGE_ROOT / "docs").glob("*.md"))]
+    return [path for path in files if path.exists()]
+
+
 def test_relative_links_of_the_readme_and_docs_resolve():
     """Every relative Markdown link (and image) names a file that exists; anchors are not checked."""
-    files = [README, PACKAGE_ROOT / "CHANGELOG.md", *sorted((PACKAGE_ROOT / "docs").glob("*.md"))]
     broken = []
-    for path in files:
-        if not path.exists():
-            continue
+    for path in markdown_files():
         for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
             if re.match(r"^[a-z]+://", target) or target.startswith("#"):
                 continue
@@ -65,3 +70,47 @@ def test_relative_links_of_the_readme_and_docs_resolve():
             if not (path.parent / file).exists():
                 broken.append(f"{path.relative_to(PACKAGE_ROOT)}: {target}")
     assert broken == []
+
+
+#: A fence line (CommonMark): up to three spaces, then ``` or ~~~ (three or more), then an info string.
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def unbalanced_fences(text: str) -> list[str]:
+    """What is wrong with the code fences of a Markdown text: a block never closed, or a fence with
+    an info string (```bash) met inside a block, which means a fence above it was left open."""
+    problems = []
+    opened = None  # (fence, line number) of the block we are in
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = FENCE.match(line)
+        if not match:
+            continue
+        fence, info = match.group(1), match.group(2).strip()
+        if opened is None:
+            opened = (fence, number)
+        elif fence[0] == opened[0][0] and len(fence) >= len(opened[0]) and not info:
+            opened = None
+        elif info:
+            problems.append(f"line {number}: '{line.strip()}' inside the block opened at line {opened[1]}")
+    if opened is not None:
+        problems.append(f"line {opened[1]}: a code block that is never closed")
+    return problems
+
+
+def test_unbalanced_fences_are_found():
+    assert unbalanced_fences("text\n```bash\nls\n```\n\n````\n```\n````\n") == []
+    assert unbalanced_fences("## Robots\n\nls\n```\n\n| a | b |\n") == [
+        "line 4: a code block that is never closed"
+    ]
+    assert unbalanced_fences("```bash\nls\n\n```python\nx\n```\n") == [
+        "line 4: '```python' inside the block opened at line 1"
+    ]
+
+
+def test_every_code_block_of_the_readme_and_docs_is_closed():
+    problems = [
+        f"{path.relative_to(PACKAGE_ROOT)}: {problem}"
+        for path in markdown_files()
+        for problem in unbalanced_fences(path.read_text())
+    ]
+    assert problems == []
