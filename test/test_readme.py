@@ -12,6 +12,8 @@ from ros_harness import PACKAGE_ROOT
 from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
 
 NODE_DOC = PACKAGE_ROOT / "docs" / "node.md"
+INSTALL_DOC = PACKAGE_ROOT / "docs" / "install.md"
+PACKAGE_XML = PACKAGE_ROOT / "package.xml"
 README = PACKAGE_ROOT / "README.md"
 #: The README is read in five minutes (issue 16).
 README_MAX_LINES = 150
@@ -114,3 +116,15 @@ def test_every_code_block_of_the_readme_and_docs_is_closed():
         for problem in unbalanced_fences(path.read_text())
     ]
     assert problems == []
+
+
+def test_install_md_lists_every_package_xml_dependency_as_apt_installs_it():
+    """docs/install.md's "What rosdep installs" block names the apt package of every key of
+    package.xml: ``python3-*`` keys as themselves, ROS packages as ``ros-<distro>-name``."""
+    keys = re.findall(r"<(?:exec|build|test)?_?depend[^>]*>([^<]+)</", PACKAGE_XML.read_text())
+    text = INSTALL_DOC.read_text()
+    assert "**What rosdep installs**" in text, "docs/install.md has no 'What rosdep installs' block"
+    block = text.split("**What rosdep installs**", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    listed = set(block.split())
+    apt = {key if key.startswith("python3-") else f"ros-<distro>-{key.replace('_', '-')}" for key in keys}
+    assert sorted(apt - listed) == []
