@@ -23,6 +23,11 @@ Topics (``~`` is the node's name; all remappable):
   (``MarkerArray``, transient local: the collision model at the state shown and the obstacles,
   while collisions are checked), ``/diagnostics`` (one status per goal).
 
+Services: ``~/enable`` (``std_srvs/SetBool``), ``~/reset`` (``std_srvs/Trigger``), and
+``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
+moveit_msgs is importable, :mod:`ik_node.ros.compute_ik_service` over
+:mod:`ik_node.ros.compute_ik`; it never commands).
+
 Start-up: the description is loaded and the rest posture published within a second; the solver
 is built on a background thread (a second or two; after an install it answers as plain Python
 while a helper process compiles its kernels); goals arriving meanwhile are answered when it is
