@@ -303,3 +303,36 @@ def test_several_tips_from_pose_stamped_vector_and_a_tip_left_out_holds_its_pose
     ]:  # fmt: skip
         answer = answer_query(policy, bad, 0.0)
         assert answer.code == codes.INVALID_LINK_NAME and named in answer.message, answer.message
+
+
+def test_a_floating_base_comes_back_as_its_transform_beside_the_joints():
+    """The humanoid with ``root_joint: floating`` (base ``world``): the answer's joints by name and
+    the base as ``T_world_pelvis`` (``multi_dof``) place every tip at its pose, by pinocchio's FK
+    of the fixed-base URDF (pelvis -> tip) after that transform."""
+    tips = ["left_foot", "right_foot", "left_hand"]
+    robot = load_robot(URDF_DIR / "humanoid.urdf", root_joint="floating")
+    values = {spec.name: spec.default for spec in NODE_PARAMETERS}
+    values.update(base_link="world", tip_links=tips, root_joint="floating")
+    values.update(joint_parameter_defaults(robot.tree("world", tips)))
+    settings = NodeSettings.from_values(values)
+    policy = IKPolicy(tips, settings)
+    model = plan_model(robot, settings)
+    policy.install(model)
+    policy.attach_solver(build_solver(model))
+    tree = model.tree
+    q = tree.neutral.copy()
+    bounded = np.isfinite(tree.lower)
+    rng = np.random.default_rng(17)
+    middle, half = 0.5 * (tree.lower + tree.upper), 0.5 * (tree.upper - tree.lower)
+    q[bounded] = middle[bounded] + 0.3 * half[bounded] * rng.uniform(-1, 1, bounded.sum())
+    q[:3] = [0.2, -0.1, 0.8]
+    goals = {tip: tree.forward(q, tip) for tip in tips}
+    request = IKQuery(links=tuple(tips), poses=tuple(pose(goals[tip], "world") for tip in tips))
+    answer = answer_query(policy, request, 0.0)
+    assert answer.code == codes.SUCCESS, answer.message
+    ((joint, parent, child, world_to_root),) = answer.multi_dof
+    assert (joint, parent, child) == ("root_joint", "world", "pelvis")
+    fixed = IndependentFK(URDF_DIR / "humanoid.urdf", load_robot(URDF_DIR / "humanoid.urdf"), base=child)
+    solution = dict(zip(answer.joint_names, answer.positions))
+    for tip in tips:
+        assert max(pose_errors(world_to_root @ fixed(solution, tip), goals[tip])) < 1e-5, tip

@@ -184,3 +184,35 @@ def test_without_moveit_msgs_the_node_starts_without_the_service_and_says_why_on
         assert ("/ik_node/compute_ik", ["moveit_msgs/srv/GetPositionIK"]) not in [
             (name, list(types)) for name, types in client.node.get_service_names_and_types()
         ]
+
+
+def test_several_tips_and_a_floating_base_convert_both_ways():
+    """query_of reads pose_stamped_vector with ik_link_names; respond writes a floating base's
+    T_parent_child into multi_dof_joint_state (quaternion x y z w)."""
+    srv = moveit_srv()
+    from ik_node.ros.compute_ik import IKAnswer
+    from ik_node.ros.compute_ik_service import query_of, respond
+
+    first, second = np.eye(4), np.eye(4)
+    first[:3, 3], second[:3, 3] = [0.1, 0.2, 0.3], [-0.1, 0.2, 0.3]
+    vector = request_for().ik_request
+    vector.ik_link_names = ["left_tool0", "right_tool0"]
+    for matrix in (first, second):
+        stamped = request_for(matrix, frame="torso").ik_request.pose_stamped
+        vector.pose_stamped_vector.append(stamped)
+    query = query_of(vector)
+    assert query.links == ("left_tool0", "right_tool0") and [p.frame for p in query.poses] == ["torso"] * 2
+    assert [p.position for p in query.poses] == [(0.1, 0.2, 0.3), (-0.1, 0.2, 0.3)]
+    base = np.eye(4)
+    base[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]  # a quarter turn about z
+    base[:3, 3] = [0.2, -0.1, 0.8]
+    answer = IKAnswer(codes.SUCCESS, "", ("joint1",), (0.5,), (("root_joint", "world", "pelvis", base),))
+    response = srv.GetPositionIK.Response()
+    respond(answer, response, response.solution.joint_state.header.stamp, "ik_node")
+    multi_dof = response.solution.multi_dof_joint_state
+    assert list(multi_dof.joint_names) == ["root_joint"] and multi_dof.header.frame_id == "world"
+    transform = multi_dof.transforms[0]
+    assert (transform.translation.x, transform.translation.y, transform.translation.z) == (0.2, -0.1, 0.8)
+    rotation = transform.rotation
+    np.testing.assert_allclose([rotation.x, rotation.y, rotation.z, rotation.w], [0, 0, 2**-0.5, 2**-0.5])
+    assert list(response.solution.joint_state.name) == ["joint1"]
