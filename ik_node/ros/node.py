@@ -23,6 +23,11 @@ Topics (``~`` is the node's name; all remappable):
   (``MarkerArray``, transient local: the collision model at the state shown and the obstacles,
   while collisions are checked), ``/diagnostics`` (one status per goal).
 
+Services: ``~/enable`` (``std_srvs/SetBool``), ``~/reset`` (``std_srvs/Trigger``), and
+``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
+moveit_msgs is importable, :mod:`ik_node.ros.compute_ik_service` over
+:mod:`ik_node.ros.compute_ik`; it never commands).
+
 Start-up: the description is loaded and the rest posture published within a second; the solver
 is built on a background thread (a second or two; after an install it answers as plain Python
 while a helper process compiles its kernels); goals arriving meanwhile are answered when it is
@@ -55,6 +60,8 @@ from ..errors import IKNodeError
 from ..lie import inverse
 from ..solver import kernels_prepared
 from . import messages
+from .compute_ik import answer_query
+from .compute_ik_service import compute_ik_service
 from .control import trajectory_duration
 from .conversions import pose_from_message
 from .frames import transform_broadcaster, transform_lookup
@@ -186,6 +193,9 @@ class IKNode(Node):
         self._transform, why = transform_lookup(self, self._settings.transform_timeout)
         if why:
             self.get_logger().info(why)
+        self._compute_ik_service = None
+        if self._settings.compute_ik_service_name:
+            self._serve_compute_ik(self._settings.compute_ik_service_name)
         self._goal_markers = None
         if self._settings.interactive_markers:
             self._goal_markers, why = interactive_goals(self, self._receive_goal, lambda: self._settings.mode)
@@ -408,6 +418,31 @@ class IKNode(Node):
             if self._goal_markers is not None:
                 self._goal_markers.move(self._policy.tip_poses())
         return response
+
+    def _serve_compute_ik(self, name: str) -> None:
+        """``GetPositionIK`` at ``name`` where moveit_msgs is importable (else said once)."""
+        try:
+            self._compute_ik_service, why = compute_ik_service(self, name, self._on_compute_ik)
+        except rclpy.exceptions.NameValidationException as error:
+            raise IKNodeError(
+                f"parameter compute_ik_service_name '{name}' is not a service name: {error}"
+            ) from None
+        if why:
+            self.get_logger().info(why)
+        else:
+            self.get_logger().info(
+                f"serving moveit_msgs/srv/GetPositionIK on {self.resolve_service_name(name)} (IK answers; "
+                "nothing is commanded)"
+            )
+
+    def _on_compute_ik(self, query):
+        """A ``compute_ik`` request (:func:`answer_query`: never a command, the last one stays)."""
+        answer = answer_query(self._policy, query, time.monotonic(), self._transform)
+        if not answer.success:
+            self.get_logger().warning(
+                f"compute_ik: {answer.message} (code {answer.code})", throttle_duration_sec=WARNING_PERIOD
+            )
+        return answer
 
     def _on_semantic(self, message: String) -> None:
         """An SRDF on ``/robot_description_semantic``: used while the parameter is empty (a bad

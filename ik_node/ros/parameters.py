@@ -221,6 +221,9 @@ NODE_PARAMETERS = (
           read_only=True),
     _spec("transform_timeout", "double", 0.05, "how long a goal in a TF frame outside the model waits "
           "for the latest transform when none is known at its stamp (needs tf2_ros)", "s", 0.0, 5.0),
+    _spec("compute_ik_service_name", "string", "~/compute_ik", "name of the moveit_msgs/srv/GetPositionIK "
+          "service (IK answers, the robot never moved; needs moveit_msgs): '/compute_ik' stands in for "
+          "MoveIt's move_group. Empty: no service", read_only=True),
     _option("self_collision", "the obstacles (obstacle_names, ~/obstacles) are checked whether or not "
             "it is on"),
     _option("collision_margin"),
@@ -353,6 +356,7 @@ class NodeSettings:
     hard_stop_singularity_threshold: float
     interactive_markers: bool
     transform_timeout: float  # [s]
+    compute_ik_service_name: str  # '' : no compute_ik service
     self_collision: bool
     collision_margin: float  # [m]
     robot_description_semantic: str  # SRDF XML; empty: the topic's, else none

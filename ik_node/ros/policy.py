@@ -497,12 +497,18 @@ class IKPolicy:
         return self.frame_pose(request.frame, request.stamp, seed, transform, "goal") @ request.pose
 
     def frame_pose(
-        self, frame: str, stamp, state: np.ndarray, transform: FrameLookup | None, what: str = "goal"
+        self,
+        frame: str,
+        stamp,
+        state: np.ndarray,
+        transform: FrameLookup | None,
+        what: str = "goal",
+        others: dict | None = None,
     ) -> np.ndarray:
         """``T_base_frame``: the identity for '' or the base; a link through the model's FK at
-        ``state`` (the chain's joints; ``/joint_states`` for the others); another frame through
-        ``transform`` (tf2) at ``stamp``, refused (:class:`IKNodeError`, ``what`` names the
-        message) when there is none."""
+        ``state`` (the chain's joints; ``/joint_states`` for the others, ``others`` ``{joint:
+        value}`` over them); another frame through ``transform`` (tf2) at ``stamp``, refused
+        (:class:`IKNodeError`, ``what`` names the message) when there is none."""
         model = self.model
         frame = frame.lstrip("/")
         base = model.base_link
@@ -515,6 +521,7 @@ class IKPolicy:
                 for name, value in self.joint_state.items()
                 if name in robot.joints and not robot.joints[name].is_multi_dof and name in robot.joint_names
             }
+            values.update(others or {})
             values.update(zip(model.joint_names, state))
             return robot.forward(values, frame, base)
         if transform is None:
