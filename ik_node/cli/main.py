@@ -69,6 +69,7 @@ running the ROS 2 node (goals: geometry_msgs/PoseStamped on /ik_node/target_pose
   ik_node node --ros-args --params-file my_robot.yaml       (the same)
   ros2 run ik_node ik_node --ros-args --params-file my_robot.yaml
   ros2 launch ik_node ik_node.launch.py urdf_file:=robot.urdf params_file:=my_robot.yaml
+      (beside the robot's bringup; demo:=true adds robot_state_publisher and RViz without one)
 
 --urdf takes a URDF file or a xacro file (robot.urdf.xacro), expanded with --xacro-arg NAME:=VALUE;
 --package-path DIR names a directory holding ROS packages, for $(find PKG) and package://PKG.

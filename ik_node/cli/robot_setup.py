@@ -352,6 +352,7 @@ def _header_lines(
         f"#   ik_node --ros-args --params-file {params_file}{rename}",
         f"#   ros2 launch ik_node ik_node.launch.py urdf_file:={urdf} params_file:={params_file}"
         + (f' xacro_args:="{" ".join(xacro_args)}"' if xacro_args else ""),
+        "#   (beside the robot's own bringup; add demo:=true for robot_state_publisher and RViz without one)",
     ]
     if urdf.name.endswith(".xacro"):
         lines.append(
