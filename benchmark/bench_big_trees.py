@@ -23,8 +23,8 @@ phase by phase (one JSON line each, so a child that dies still leaves the phases
   loads the compiled kernels from numba's cache (``NUMBA_CACHE_DIR``) or compiles them (~15 s on
   an empty cache), so that the phases below are measured warm; its time says which happened;
 * ``load``: ``robot = load_robot(urdf_string)``;
-* ``build``: ``IKSolver(robot, base, [tip], seed_table_size=0)`` (no seed table: its size is a
-  separate question);
+* ``build``: ``IKSolver(robot, base, [tip])`` with the default options (its seed table sized
+  by ``options.default_seed_table_size``: 64 entries for a 10,000-joint chain);
 * ``solve``: one ``solve`` from the all-zero seed, with ``--solve-timeout`` (default 1 s), to the
   tip pose of a configuration drawn uniformly in [-TARGET_SPREAD, TARGET_SPREAD] rad per joint;
   the returned configuration is checked by this file's own FK of the generated joints (mapped by
@@ -244,13 +244,14 @@ def child(spec: dict) -> None:
     from ik_node import IKSolver, load_robot
 
     def warm_up():
-        solver = IKSolver(load_robot(tiny.urdf), tiny.base, [tiny.tip], seed_table_size=0)
+        solver = IKSolver(load_robot(tiny.urdf), tiny.base, [tiny.tip])
         goal = {tiny.tip: tiny.forward(dict.fromkeys((joint[0] for joint in tiny.path), 0.3))}
         solver.solve(goal, timeout=0.05)
 
     phase("warm-up", warm_up)
     loaded = phase("load", lambda: load_robot(robot.urdf))
-    solver = phase("build", lambda: IKSolver(loaded, robot.base, [robot.tip], seed_table_size=0))
+    solver = phase("build", lambda: IKSolver(loaded, robot.base, [robot.tip]))
+    emit({"seed_table_size": solver.seed_table_size})
 
     names = list(solver.joint_names)
     path_names = [joint[0] for joint in robot.path]

@@ -349,3 +349,47 @@ def test_a_tip_whose_position_never_moves_weighs_its_rotation_by_the_floor():
     np.testing.assert_allclose(
         features[1, 3:], scale * np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0]]).ravel(), atol=1e-12
     )
+
+
+LONG_CHAIN_BUILD = """
+import resource, sys
+import numpy as np
+from ik_node import IKSolver, load_robot
+rng = np.random.default_rng(0)
+joints = int(sys.argv[1])
+lines = ['<robot name="long"><link name="link_0"/>']
+for i in range(1, joints + 1):
+    x, y, z = rng.uniform(-0.05, 0.05, 3)
+    axis = " ".join(map(str, np.eye(3)[rng.integers(3)]))
+    lines.append(
+        f'<link name="link_{i}"/><joint name="joint_{i}" type="revolute"><parent link="link_{i - 1}"/>'
+        f'<child link="link_{i}"/><origin xyz="{x} {y} {z}"/><axis xyz="{axis}"/>'
+        '<limit lower="-3.14" upper="3.14" effort="1" velocity="1"/></joint>'
+    )
+robot = load_robot("".join(lines) + "</robot>")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+solver = IKSolver(robot, "link_0", [f"link_{joints}"])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(solver.seed_table_size, (after - before) / 1024.0)
+"""
+
+
+def test_the_default_solver_of_a_long_chain_is_built_within_a_memory_bound():
+    """A 10,000-joint chain with the default options (issue 31: the 16384-entry table once took
+    2.7 GB and 15 s here): the seed table is sized by the chain (``default_seed_table_size``: 64
+    entries) and building the solver raises the process's peak resident memory by less than
+    200 MiB (measured in a fresh process, ``ru_maxrss``), the default table of a 7-joint arm stays
+    whole."""
+    import subprocess
+    import sys
+
+    from ik_node.solver.options import SEED_TABLE_LEAST, SEED_TABLE_ONE_TIP, default_seed_table_size
+
+    assert default_seed_table_size(1, 7) == SEED_TABLE_ONE_TIP
+    done = subprocess.run(
+        [sys.executable, "-c", LONG_CHAIN_BUILD, "10000"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    size, grown_mib = done.stdout.split()
+    assert int(size) == SEED_TABLE_LEAST
+    assert float(grown_mib) < 200.0, f"building the solver raised the peak RSS by {grown_mib} MiB"

@@ -45,7 +45,7 @@ from .inputs import (
     tightened_limits,
     timeout_ns,
 )
-from .options import METHODS, SEED_TABLE_ONE_TIP, SEED_TABLE_TREE, SOLVE_TYPES, SolverOptions
+from .options import METHODS, SOLVE_TYPES, SolverOptions, default_seed_table_size
 from .problem import Problem
 from .seed_table import SeedTable
 from .warmup import HELPER_VARIABLE, HelperCompile
@@ -343,7 +343,7 @@ class IKSolver:
         self._table_usable = bool(np.all(self.joint_weights > 0))
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
-            self.seed_table_size = SEED_TABLE_ONE_TIP if len(self.tip_links) == 1 else SEED_TABLE_TREE
+            self.seed_table_size = default_seed_table_size(len(self.tip_links), len(self.rest_posture))
         self._compiled = threading.Event()  # set once the compiled kernels serve the solves
         self._compile_ended = threading.Event()  # set then, or once their compile failed
         if compile_helper is None:

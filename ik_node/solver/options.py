@@ -48,6 +48,19 @@ __all__ = [
 #: (built in ~30 ms). As plain Python (no numba) each entry's FK takes ~0.3 ms: one tip keeps
 #: 1024 entries there.
 SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = (16384 if COMPILED else 1024), 2048
+#: A default seed table holds at most this many configuration values (entries x nq, 2 MiB of
+#: float64: one tip's 16384 entries up to 16 coordinates) and at least ``SEED_TABLE_LEAST``
+#: entries, so that building it stays linear in the number of joints: a 10,000-joint chain gets 64
+#: entries, not 16384 (1.3 GB of configurations, each entry an FK of the whole chain).
+SEED_TABLE_VALUES, SEED_TABLE_LEAST = 16384 * 16, 64
+
+
+def default_seed_table_size(tips: int, coordinates: int) -> int:
+    """The seed table's size where ``seed_table_size`` is None, for ``tips`` tips and a
+    configuration of ``coordinates`` values: ``SEED_TABLE_ONE_TIP`` or ``SEED_TABLE_TREE``,
+    fewer where it would hold more than ``SEED_TABLE_VALUES`` values."""
+    size = SEED_TABLE_ONE_TIP if tips == 1 else SEED_TABLE_TREE
+    return min(size, max(SEED_TABLE_LEAST, SEED_TABLE_VALUES // max(coordinates, 1)))
 
 #: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
 METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}
@@ -154,8 +167,8 @@ OPTIONS = (
     OptionSpec("max_attempts", "integer", None, "attempts per solve, restarts included (None: until the "
                "timeout)", "", 1, None, optional=True, node=False),
     OptionSpec("seed_table_size", "integer", None, "configurations in the seed table (0: random restarts "
-               "only; None: SEED_TABLE_ONE_TIP for one tip, SEED_TABLE_TREE for several)", "", 0, None,
-               optional=True, node=False),
+               "only; None: SEED_TABLE_ONE_TIP for one tip, SEED_TABLE_TREE for several, fewer on long "
+               "chains)", "", 0, None, optional=True, node=False),
     OptionSpec("random_seed", "integer", 0, "seed of the solver's seed table and random restarts", "", 0,
                2**32 - 1),
     OptionSpec("max_joint_move", "double", None, "a solution moving a joint farther than this from the "
@@ -327,7 +340,7 @@ class SolverOptions:
       timeout);
     * ``seed_table_size``: configurations in the seed table whose nearest entries (by tip pose)
       are the first restarts (0: random restarts only; None: ``SEED_TABLE_ONE_TIP`` for one tip,
-      ``SEED_TABLE_TREE`` for several, see there);
+      ``SEED_TABLE_TREE`` for several, fewer on long chains: :func:`default_seed_table_size`);
     * ``random_seed``: for the table and the random restarts; results are deterministic for a
       seed when the time budget is not what ends the search;
     * ``max_joint_move`` [rad or m] (``speed`` only; None or 0: off, stored as None): a solution
