@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_policy import CollidingSolver, ready_policy, settings_for
+from test_policy import FailingSolver, ready_policy, settings_for
 
 from ik_node import load_robot
 from ik_node.errors import IKNodeError
@@ -222,18 +222,7 @@ def test_timeouts_zero_is_the_node_s_default_and_long_ones_are_cut(arm7, fk, pol
 
 
 def test_a_budget_spent_while_the_search_progresses_is_timed_out(arm7, fk, policy):
-    class SlowSolver:
-        def __init__(self, solver):
-            self.solver = solver
-
-        def __getattr__(self, name):
-            return getattr(self.solver, name)
-
-        def solve(self, targets, seed=None, timeout=None):
-            result = self.solver.solve(targets, seed=seed, timeout=timeout)
-            return replace(result, success=False, reason="timeout")
-
-    policy.model = replace(policy.model, solver=SlowSolver(policy.model.solver))
+    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, "timeout"))
     answer = answer_query(policy, query(fk(dict(zip(JOINTS, Q_START)), "tool0"), timeout=0.001), 0.0)
     assert answer.code == codes.TIMED_OUT and "the timeout (0.001 s) ran out" in answer.message
 
@@ -245,7 +234,7 @@ def test_collisions_the_node_s_solver_checks_them_whatever_avoid_collisions_says
     assert "collision" not in answer_query(policy, query(goal, avoid_collisions=False), 0.0).message
     # the policy checks collisions (an obstacle; the stand-in solver reports every answer colliding)
     policy.topic_obstacles = {"scene/0": object()}
-    policy.model = replace(policy.model, solver=CollidingSolver(policy.model.solver))
+    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, "collision"))
     for avoid in (True, False):
         answer = answer_query(policy, query(goal, avoid_collisions=avoid), 0.0)
         assert answer.code == codes.GOAL_IN_COLLISION and "every answer found collides" in answer.message

@@ -422,19 +422,19 @@ OBSTACLE_PARAMETERS = {
 }
 
 
-class CollidingSolver:
-    """A real solver whose every answer is reported in collision (as the solver reports a goal
-    reached only in collision: success false, reason 'collision')."""
+class FailingSolver:
+    """A real solver whose every answer is reported failed with ``reason`` (e.g. 'collision', as
+    the solver reports a goal reached only in collision; 'timeout')."""
 
-    def __init__(self, solver):
-        self.solver = solver
+    def __init__(self, solver, reason: str):
+        self.solver, self.reason = solver, reason
 
     def __getattr__(self, name):
         return getattr(self.solver, name)
 
     def solve(self, targets, seed=None, timeout=None):
         result = self.solver.solve(targets, seed=seed, timeout=timeout)
-        return replace(result, success=False, reason=COLLISION)
+        return replace(result, success=False, reason=self.reason)
 
 
 @pytest.mark.parametrize("mode", ["solve", "track"])
@@ -442,7 +442,7 @@ def test_a_goal_without_a_collision_free_answer_publishes_nothing_even_best_effo
     """The status says 'collision'; no command (solve mode) and no new joint goal (track mode):
     the last command stays, although publish_best_effort would publish other failures."""
     policy = ready_policy(arm7, publish_best_effort=True, mode=mode)
-    policy.model = replace(policy.model, solver=CollidingSolver(policy.model.solver))
+    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, COLLISION))
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
     goal = arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link")
     reply = policy.receive_goal(GoalRequest("tool0", goal), 0.0)
