@@ -133,28 +133,7 @@ class IKNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         if hasattr(self, "add_post_set_parameters_callback"):  # Iron and later; Humble applies on set
             self.add_post_set_parameters_callback(lambda parameters: self._apply_change())
-        for spec in NODE_PARAMETERS:
-            self._declare(spec.name, spec, spec.default)
-        tips = list(self._values["tip_links"] or [])
-        if not tips or not all(tips):
-            raise IKNodeError(
-                "parameter tip_links is required: the links that reach the goals, e.g. ['tool0']"
-            )
-        for tip in tips:
-            for spec in TIP_PARAMETERS:
-                self._declare(spec.name.format(tip), spec, spec.default)
-        obstacle_names = list(self._values["obstacle_names"] or [])
-        check_obstacle_names(obstacle_names)
-        for name in obstacle_names:
-            for spec in OBSTACLE_PARAMETERS:
-                self._declare(spec.name.format(name), spec, spec.default)
-        self._declaring = False
-        for name in sorted(self._override_names):
-            if name.startswith("obstacles.") and not self.has_parameter(name):
-                self.get_logger().warning(
-                    f"parameter '{name}' names no obstacle of obstacle_names {obstacle_names}; ignored"
-                )
-        check_values(self._values)
+        tips = self._declare_parameters()
         self._policy = IKPolicy(tips, NodeSettings.from_values(self._values))
         self._preparation = SolverPreparation()
         self._pending_markers = None
@@ -202,6 +181,33 @@ class IKNode(Node):
             if why:
                 self.get_logger().info(why)
         self._load_initial_description()
+
+    def _declare_parameters(self) -> list[str]:
+        """Declare the node's parameters, then each tip's (``tip_links``) and each obstacle's
+        (``obstacle_names``), and check them together; returns the tips."""
+        for spec in NODE_PARAMETERS:
+            self._declare(spec.name, spec, spec.default)
+        tips = list(self._values["tip_links"] or [])
+        if not tips or not all(tips):
+            raise IKNodeError(
+                "parameter tip_links is required: the links that reach the goals, e.g. ['tool0']"
+            )
+        for tip in tips:
+            for spec in TIP_PARAMETERS:
+                self._declare(spec.name.format(tip), spec, spec.default)
+        obstacle_names = list(self._values["obstacle_names"] or [])
+        check_obstacle_names(obstacle_names)
+        for name in obstacle_names:
+            for spec in OBSTACLE_PARAMETERS:
+                self._declare(spec.name.format(name), spec, spec.default)
+        self._declaring = False
+        for name in sorted(self._override_names):
+            if name.startswith("obstacles.") and not self.has_parameter(name):
+                self.get_logger().warning(
+                    f"parameter '{name}' names no obstacle of obstacle_names {obstacle_names}; ignored"
+                )
+        check_values(self._values)
+        return tips
 
     @property
     def _settings(self) -> NodeSettings:
