@@ -95,7 +95,7 @@ def small_map(tmp_path_factory):
     directory = tmp_path_factory.mktemp("reach")
     out, plot = directory / "arm7.h5", directory / "arm7.png"
     completed = subprocess.run(
-        [sys.executable, "-m", "ik_node.reach", *SMALL_ARGS, "--out", out, "--plot", plot],
+        [sys.executable, "-m", "ik_node.reach", *SMALL_ARGS, "--output", out, "--plot", plot],
         capture_output=True, text=True, timeout=240, cwd=directory,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr
@@ -296,7 +296,9 @@ def test_unreachable_scheduler_is_refused_within_seconds(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     began = time.monotonic()
-    code, _, err = run_cli(*SMALL_ARGS, "--out", tmp_path / "m.h5", "--scheduler", f"tcp://127.0.0.1:{port}")
+    code, _, err = run_cli(
+        *SMALL_ARGS, "--output", tmp_path / "m.h5", "--scheduler", f"tcp://127.0.0.1:{port}"
+    )
     assert code == 2 and "cannot reach the Dask scheduler" in err
     assert time.monotonic() - began < 15
     assert not (tmp_path / "m.h5").exists()
@@ -324,9 +326,9 @@ def test_interrupted_run_resumes_from_its_chunks(api_map, robot, tmp_path):
     parts = tmp_path / "resumed.h5.parts"
     assert not out.exists() and len(list(parts.glob("chunk-*.npz"))) == 3
     # the same command without --resume is refused, and so is --resume of another job
-    code, _, err = run_cli(*SMALL_ARGS, "--out", out, "--chunk-poses", 500)
+    code, _, err = run_cli(*SMALL_ARGS, "--output", out, "--chunk-poses", 500)
     assert code == 2 and "--resume" in err
-    code, _, err = run_cli(*SMALL_ARGS, "--out", out, "--chunk-poses", 500, "--resume", "--seed", 3)
+    code, _, err = run_cli(*SMALL_ARGS, "--output", out, "--chunk-poses", 500, "--resume", "--random-seed", 3)
     assert code == 2 and "another job" in err and "random_seed" in err
     with pytest.raises(IKNodeError, match="another job"):
         reachability_map(robot, "base_link", "tool0", **SMALL, out=out, chunk_poses=500, resume=True, rolls=2)
@@ -337,7 +339,7 @@ def test_interrupted_run_resumes_from_its_chunks(api_map, robot, tmp_path):
 
 def test_command_resumes_after_ctrl_c(tmp_path):
     out = tmp_path / "m.h5"
-    arguments = [sys.executable, "-m", "ik_node.reach", *SMALL_ARGS, "--out", out, "--chunk-poses", "100"]
+    arguments = [sys.executable, "-m", "ik_node.reach", *SMALL_ARGS, "--output", out, "--chunk-poses", "100"]
     process = subprocess.Popen(
         arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
     )
@@ -418,29 +420,29 @@ def test_voxel_grid_is_at_multiples_of_the_resolution_within_the_radius():
     ],
 )
 def test_bad_input_exits_2_naming_the_problem(tmp_path, arguments, message):
-    code, _, err = run_cli(*SMALL_ARGS, "--out", tmp_path / "m.h5", *arguments)
+    code, _, err = run_cli(*SMALL_ARGS, "--output", tmp_path / "m.h5", *arguments)
     assert code == 2 and message in err, err
     assert not list(tmp_path.iterdir())
 
 
 def test_too_many_poses_need_force_and_say_how_long(tmp_path):
     began = time.monotonic()
-    code, _, err = run_cli(*SMALL_ARGS, "--out", tmp_path / "m.h5", "--resolution", "0.01")
+    code, _, err = run_cli(*SMALL_ARGS, "--output", tmp_path / "m.h5", "--resolution", "0.01")
     assert code == 2 and "--force" in err and "poses" in err and "about" in err and "voxels" in err
     assert time.monotonic() - began < 5  # refused before any solver is built
     assert not list(tmp_path.iterdir())
 
 
 def test_unwritable_output_and_existing_file_are_refused(tmp_path):
-    code, _, err = run_cli(*SMALL_ARGS, "--out", tmp_path / "missing" / "m.h5")
+    code, _, err = run_cli(*SMALL_ARGS, "--output", tmp_path / "missing" / "m.h5")
     assert code == 2 and "does not exist" in err
-    code, _, err = run_cli(*SMALL_ARGS, "--out", "/proc/ik_node_reach_test.h5")
+    code, _, err = run_cli(*SMALL_ARGS, "--output", "/proc/ik_node_reach_test.h5")
     assert code == 2 and "cannot write" in err
-    code, _, err = run_cli(*SMALL_ARGS, "--out", tmp_path)
+    code, _, err = run_cli(*SMALL_ARGS, "--output", tmp_path)
     assert code == 2 and "is a directory" in err
     existing = tmp_path / "m.h5"
     existing.write_bytes(b"not a map")
-    code, _, err = run_cli(*SMALL_ARGS, "--out", existing)
+    code, _, err = run_cli(*SMALL_ARGS, "--output", existing)
     assert code == 2 and "exists" in err and "--overwrite" in err
     assert existing.read_bytes() == b"not a map"
 
@@ -452,6 +454,6 @@ def test_ik_node_reach_subcommand_when_registered(tmp_path):
         pytest.skip("ik_node.cli does not register the reach subcommand yet")
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["reach", *SMALL_ARGS, "--out", str(tmp_path / "m.h5"), "--resolution", "0.3"])
+        code = cli.main(["reach", *SMALL_ARGS, "--output", str(tmp_path / "m.h5"), "--resolution", "0.3"])
     assert code == 0, err.getvalue()
     assert (tmp_path / "m.h5").is_file()

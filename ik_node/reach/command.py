@@ -3,7 +3,7 @@ around its base, on this machine or a Dask cluster; written in Reuleaux's HDF5 l
 
 The library: :func:`reachability_map` (returns a :class:`ReachMap` of arrays; writes the file
 when given ``out``), :func:`load_map`. The command: ``ik_node reach --urdf FILE --base B --tip T
---resolution 0.05 --out map.h5`` (also ``python -m ik_node.reach ...``); the parser and its run
+--resolution 0.05 --output map.h5`` (also ``python -m ik_node.reach ...``); the parser and its run
 function live here (:func:`add_reach_command`, :func:`run_reach`), registered by
 :mod:`ik_node.cli`. Details, sampling, file layout and measured rates: docs/reach.md.
 """
@@ -50,16 +50,16 @@ A reachability map: voxel centres every --resolution metres around the base (wit
 reach), --orientations orientations per voxel (approach directions on a Fibonacci sphere x
 --rolls rolls about them; the tip's z axis along the direction), IK on every pose; per voxel the
 reachability index (%% of orientations solved) and the mean manipulability of the solutions.
-Written to --out in Reuleaux's HDF5 layout (/Spheres/sphere_dataset, /Poses/poses_dataset) with
+Written to --output in Reuleaux's HDF5 layout (/Spheres/sphere_dataset, /Poses/poses_dataset) with
 ik_node's datasets under /ik_node."""
 
 EPILOG = """\
 examples:
-  ik_node reach --urdf urdf/arm7.urdf --base base_link --tip tool0 --resolution 0.05 --out arm7.h5
-  ik_node reach ... --position-only --out arm7_position.h5 --plot arm7.png
+  ik_node reach --urdf urdf/arm7.urdf --base base_link --tip tool0 --resolution 0.05 --output arm7.h5
+  ik_node reach ... --position-only --output arm7_position.h5 --plot arm7.png
   ik_node reach ... --scheduler tcp://10.0.0.5:8786          # a Dask cluster's workers solve
 
-Each search stops after --attempts attempts: the same command and --seed give the same file,
+Each search stops after --attempts attempts: the same command and --random-seed give the same file,
 bit for bit, here or on a cluster. --timeout adds a time budget per solve (results then depend
 on the machine). Chunks are kept in OUT.parts/ as they finish: after an interruption, run the
 same command with --resume.
@@ -142,14 +142,16 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
         metavar="TOL",
         help="success threshold on position [m] and orientation [rad] (default 1e-5)",
     )
-    solve.add_argument("--seed", type=int, default=0, metavar="N", help="random seed of restarts (default 0)")
+    solve.add_argument(
+        "--random-seed", type=int, default=0, metavar="N", help="random seed of restarts (default 0)"
+    )
     solve.add_argument(
         "--no-position-screen",
         action="store_true",
         help="solve every orientation, also of voxels whose position alone is not reached",
     )
     output = command.add_argument_group("output")
-    output.add_argument("--out", required=True, metavar="FILE.h5", help="the map (HDF5)")
+    output.add_argument("--output", required=True, metavar="FILE.h5", help="the map (HDF5)")
     output.add_argument(
         "--overwrite", action="store_true", help="replace an existing map (or interrupted run)"
     )
@@ -265,9 +267,9 @@ def run_reach(arguments) -> int:
             attempts=arguments.attempts,
             timeout=arguments.timeout,
             tolerance=arguments.tolerance,
-            random_seed=arguments.seed,
+            random_seed=arguments.random_seed,
             position_screen=not arguments.no_position_screen,
-            out=arguments.out,
+            out=arguments.output,
             overwrite=arguments.overwrite,
             resume=arguments.resume,
             scheduler=arguments.scheduler,
@@ -281,7 +283,7 @@ def run_reach(arguments) -> int:
     except KeyboardInterrupt:
         close()
         print(
-            f"\ninterrupted: the chunks solved are kept in {arguments.out}.parts; run the same command "
+            f"\ninterrupted: the chunks solved are kept in {arguments.output}.parts; run the same command "
             "with --resume to continue",
             file=sys.stderr,
         )
@@ -293,7 +295,7 @@ def run_reach(arguments) -> int:
         close()
         print(
             f"error: the map stopped before its end ({type(error).__name__}: {error}); the chunks solved "
-            f"are kept in {arguments.out}.parts: run the same command with --resume",
+            f"are kept in {arguments.output}.parts: run the same command with --resume",
             file=sys.stderr,
         )
         return EXIT_STOPPED
@@ -302,7 +304,7 @@ def run_reach(arguments) -> int:
     solved = run["poses_solved"]
     rate = f", {solved / run['solve_seconds']:,.0f} poses/s" if solved and run["solve_seconds"] > 0 else ""
     print(
-        f"{arguments.out}: {metadata['voxels']:,} voxels x {metadata['orientations']} orientations = "
+        f"{arguments.output}: {metadata['voxels']:,} voxels x {metadata['orientations']} orientations = "
         f"{metadata['poses']:,} poses; {metadata['reachable_poses']:,} reachable, in "
         f"{metadata['reachable_voxels']:,} voxels; {run['seconds']:.1f} s{rate}"
         + (f" ({run['chunks_resumed']} of {run['chunks']} chunks resumed)" if run["chunks_resumed"] else "")

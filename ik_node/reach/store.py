@@ -67,7 +67,7 @@ class ChunkStore(MemoryStore):
         except OSError as error:
             raise IKNodeError(
                 f"cannot write beside the map: {self.directory} ({error.strerror or error}); "
-                "choose an --out in a writable directory"
+                "choose an --output in a writable directory"
             ) from None
 
     def done(self) -> set[int]:
@@ -118,9 +118,9 @@ def prepare_output(out, overwrite: bool, resume: bool):
     path = Path(out)
     store = ChunkStore(path.with_name(path.name + ".parts"))
     if path.is_dir():
-        raise IKNodeError(f"--out '{out}' is a directory; give a file name such as map.h5")
+        raise IKNodeError(f"--output '{out}' is a directory; give a file name such as map.h5")
     if not path.parent.is_dir():
-        raise IKNodeError(f"--out '{out}': the directory '{path.parent}' does not exist")
+        raise IKNodeError(f"--output '{out}': the directory '{path.parent}' does not exist")
     if overwrite:
         if store.directory.is_dir():
             store.remove()
