@@ -427,7 +427,8 @@ def test_info_of_unusable_input_exits_2_with_the_reason(tmp_path):
     assert malformed.returncode == 2 and "malformed URDF XML" in malformed.stderr
     bad_argument = run("info", "--urdf", ARM7, "--xacro-arg", "prefix")
     assert (
-        bad_argument.returncode == 2 and "--xacro-arg takes NAME:=VALUE, got 'prefix'" in bad_argument.stderr
+        bad_argument.returncode == 2
+        and "--xacro-arg takes NAME:=VALUE entries, got ['prefix']" in bad_argument.stderr
     )
     for result in (missing, malformed, bad_argument):
         assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..description import load_robot
+from ..description import load_robot, xacro_arguments
 from ..errors import IKNodeError
 from ..lie import matrix_to_rpy, rpy_to_matrix
 from ..reach import add_reach_command
@@ -361,7 +361,7 @@ def _load(arguments):
     if arguments.package_path:
         options["package_paths"] = list(arguments.package_path)
     if arguments.xacro_arg:
-        options["xacro_args"] = _xacro_arguments(arguments.xacro_arg)
+        options["xacro_args"] = xacro_arguments(arguments.xacro_arg)
     if arguments.root_joint:
         options["root_joint"] = arguments.root_joint
     try:
@@ -371,17 +371,6 @@ def _load(arguments):
             f"--urdf '{arguments.urdf}' cannot be read ({error.strerror or error}); check the path "
             "and its permissions"
         ) from None
-
-
-def _xacro_arguments(items) -> dict:
-    """``{name: value}`` from ``--xacro-arg NAME:=VALUE`` items."""
-    values = {}
-    for item in items:
-        name, separator, value = item.partition(":=")
-        if not separator or not name:
-            raise IKNodeError(f"--xacro-arg takes NAME:=VALUE, got '{item}'")
-        values[name] = value
-    return values
 
 
 def _joint_values(arguments, names, vector) -> dict:

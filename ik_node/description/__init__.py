@@ -5,5 +5,14 @@ package lookups (:mod:`.resources`), and the robots ik_node is tested and benchm
 
 from .model import Joint, Robot, load_robot
 from .resources import bundled_urdf, resolve_path, share_directory
+from .xacro_expansion import xacro_arguments
 
-__all__ = ["Joint", "Robot", "bundled_urdf", "load_robot", "resolve_path", "share_directory"]
+__all__ = [
+    "Joint",
+    "Robot",
+    "bundled_urdf",
+    "load_robot",
+    "resolve_path",
+    "share_directory",
+    "xacro_arguments",
+]

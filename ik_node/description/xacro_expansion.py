@@ -41,7 +41,7 @@ from pathlib import Path
 from ..errors import URDFError
 from .resources import PackageNotFoundError, find_package
 
-__all__ = ["expand_xacro", "has_xacro_markup", "is_xacro"]
+__all__ = ["expand_xacro", "has_xacro_markup", "is_xacro", "xacro_arguments"]
 
 #: The namespace xacro documents declare (``xmlns:xacro``).
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
@@ -108,6 +108,17 @@ def expand_xacro(
             if isinstance(includes, list):  # (xacro appends every include to it, forever)
                 includes.clear()
     return document.toxml(encoding="utf-8")
+
+
+def xacro_arguments(items, what: str = "--xacro-arg") -> dict[str, str]:
+    """``{name: value}`` from ``NAME:=VALUE`` items (the command line's ``--xacro-arg``, the
+    node's ``xacro_args`` parameter, xacro's own syntax); a :class:`URDFError` naming ``what`` and
+    the items without ``:=`` or a name."""
+    split = [item.partition(":=") for item in items]
+    malformed = [name + separator + value for name, separator, value in split if not separator or not name]
+    if malformed:
+        raise URDFError(f"{what} takes NAME:=VALUE entries, got {malformed}")
+    return {name: value for name, _, value in split}
 
 
 def _checked_arguments(xacro_args) -> dict[str, str]:

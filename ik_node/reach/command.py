@@ -177,19 +177,13 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
 
 
 def _load_robot(arguments):
-    from ..description import load_robot
+    from ..description import load_robot, xacro_arguments
 
     options = {}
     if arguments.package_path:
         options["package_paths"] = list(arguments.package_path)
     if arguments.xacro_arg:
-        values = {}
-        for item in arguments.xacro_arg:
-            name, separator, value = item.partition(":=")
-            if not separator or not name:
-                raise IKNodeError(f"--xacro-arg '{item}' must be NAME:=VALUE")
-            values[name] = value
-        options["xacro_args"] = values
+        options["xacro_args"] = xacro_arguments(arguments.xacro_arg)
     try:
         return load_robot(arguments.urdf, **options)
     except OSError as error:

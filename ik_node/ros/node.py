@@ -55,7 +55,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from ..description import load_robot
+from ..description import load_robot, xacro_arguments
 from ..errors import IKNodeError
 from ..lie import inverse
 from ..solver import kernels_prepared
@@ -238,7 +238,7 @@ class IKNode(Node):
             robot = load_robot(
                 description.encode() if isinstance(description, str) else description,
                 package_paths=list(settings.package_paths),
-                xacro_args=dict(argument.split(":=", 1) for argument in settings.xacro_args),
+                xacro_args=xacro_arguments(settings.xacro_args, "parameter xacro_args"),
                 root_joint=settings.root_joint or None,
             )
             self._declare_joint_parameters(robot.tree(settings.base_link or robot.root, self._policy.tips))

@@ -24,6 +24,7 @@ import numpy as np
 import yaml
 
 from ..collision import OBSTACLE_KINDS, Obstacle
+from ..description import xacro_arguments
 from ..errors import IKNodeError
 from ..solver import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
 from ..solver import TASK_KINDS as _TASK_KINDS
@@ -420,9 +421,7 @@ def check_values(values: Mapping) -> None:
         spec = spec_of(name)
         if spec is not None and value is not None:
             spec.check(name, value)
-    malformed = [argument for argument in values.get("xacro_args") or () if ":=" not in argument]
-    if malformed:
-        raise IKNodeError(f"parameter xacro_args takes NAME:=VALUE entries, got {malformed}")
+    xacro_arguments(values.get("xacro_args") or (), "parameter xacro_args")
     semantic = values.get("robot_description_semantic") or ""
     check_semantic_description(semantic, "parameter robot_description_semantic")
     parameter_obstacles(values)
