@@ -499,3 +499,15 @@ def test_config_track_mode_needs_velocity_limits(tmp_path):
     solve = run("config", "--urdf", str(urdf), "--base", "base", "--tip", "carriage")
     assert solve.returncode == 0, solve.stderr
     assert "has_velocity_limits: false" in solve.stdout and "max_velocity: 0.0" in solve.stdout
+
+
+@pytest.mark.parametrize("subcommand", ["info", "config", "solve", "fk", "reach", "warmup", "node"])
+def test_every_subcommand_lists_its_exit_codes_in_its_help(subcommand):
+    """``--help`` of each subcommand ends with its exit codes, 0 and 2 (bad input) among them; the
+    ones that can end unfinished say 1 too."""
+    shown = run(subcommand, "--help")
+    assert shown.returncode == 0, shown.stderr
+    codes = shown.stdout.split("exit codes:")[-1]
+    assert "exit codes:" in shown.stdout and "0 " in codes and "2 " in codes, shown.stdout
+    if subcommand in ("solve", "reach", "warmup"):
+        assert "1 " in codes, shown.stdout

@@ -154,13 +154,32 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="subcommands", dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}"
     )
-    for name, run, help_text in (
-        ("info", _info, "the robot's links, movable joints and limits, chains, suggested base/tip links"),
-        ("config", _config, "write a ROS 2 parameter file for the node (base, tips, the URDF's limits)"),
-        ("solve", _solve, "joint values that bring a tip to a pose"),
-        ("fk", _forward, "the pose of a tip for joint values"),
+    done = f"exit codes: {EXIT_OK} done, {EXIT_BAD_INPUT} bad input (a message names it)"
+    for name, run, help_text, exit_codes in (
+        (
+            "info",
+            _info,
+            "the robot's links, movable joints and limits, chains, suggested base/tip links",
+            done,
+        ),
+        (
+            "config",
+            _config,
+            "write a ROS 2 parameter file for the node (base, tips, the URDF's limits)",
+            done,
+        ),
+        (
+            "solve",
+            _solve,
+            "joint values that bring a tip to a pose",
+            f"exit codes: {EXIT_OK} reached, {EXIT_NOT_REACHED} not reached (the closest found is printed), "
+            f"{EXIT_BAD_INPUT} bad input",
+        ),
+        ("fk", _forward, "the pose of a tip for joint values", done),
     ):
-        command = commands.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
+        command = commands.add_parser(
+            name, help=help_text, description=help_text[0].upper() + help_text[1:], epilog=exit_codes
+        )
         command.set_defaults(run=run)
         _add_robot_arguments(command)
     _add_info_arguments(commands.choices["info"])
@@ -179,7 +198,8 @@ def _parser() -> argparse.ArgumentParser:
         help="run the ROS 2 node (the same as ik_node --ros-args ...)",
         description="Run the ROS 2 node. Its parameters (robot_description_file, base_link, tip_links,\n"
         "joint_limits...) come from a parameter file (ik_node config writes one) or -p NAME:=VALUE.\n"
-        "Stop it with Ctrl-C (exit 0); an unusable configuration exits 2.",
+        "Stop it with Ctrl-C (exit 0); an unusable configuration exits 2.\n\n"
+        "exit codes: 0 stopped, 2 an unusable configuration",
         epilog="example:\n  ik_node node --ros-args --params-file my_robot.yaml "
         "-p robot_description_file:=robot.urdf",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -468,7 +488,7 @@ def _solve(arguments) -> int:
             solver.wait_for_kernels()
         except KeyboardInterrupt:
             pass
-    return EXIT_OK if result.success else 1
+    return EXIT_OK if result.success else EXIT_NOT_REACHED
 
 
 # ------------------------------------------------------------------ info and config: ik_node.cli.robot_setup
