@@ -454,7 +454,8 @@ class IKSolver:
             return seed if usable else np.array(seed, order="C")
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
-        return self.tree.joint_vector(seed, what="seed")
+        # a copy of its own: writable, aligned, C-contiguous, as the compiled search is called with
+        return np.array(self.tree.joint_vector(seed, what="seed"), order="C")
 
     # ------------------------------------------------------------------ solving
 
