@@ -102,9 +102,14 @@ def test_goals_arrive_from_reliable_and_best_effort_publishers(arm7, arm7_node, 
     a reliable one's (RViz's goal tool, ``ros2 topic pub``) and a transient-local one's are."""
     _, client = arm7_node
     topic = "/ik_node/target_pose"
-    (subscription,) = [
-        info for info in client.node.get_subscriptions_info_by_topic(topic) if info.node_name == "ik_node"
-    ]
+
+    def node_subscriptions():
+        return [
+            info for info in client.node.get_subscriptions_info_by_topic(topic) if info.node_name == "ik_node"
+        ]
+
+    assert client.spin_until(node_subscriptions), "the node's goal subscription was never discovered"
+    (subscription,) = node_subscriptions()
     assert subscription.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
     assert subscription.qos_profile.durability == DurabilityPolicy.VOLATILE
     qos = QoSProfile(
