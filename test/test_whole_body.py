@@ -413,3 +413,113 @@ def test_floating_base_solves_keep_the_solver_promises(name):
     )
     answers = [s.solve(dict(zip(tips, targets)), timeout=None).q for s in (first, second)]
     np.testing.assert_array_equal(answers[0], answers[1])
+
+
+def _humanoid_tips() -> list[str]:
+    return ["left_foot", "right_foot", "left_hand", "right_hand", "head"]
+
+
+def test_a_free_floating_humanoid_solves_from_no_seed_wherever_it_stands():
+    """Five pose tasks (feet, hands, head) on a free-floating humanoid, ``seed=None``: the robot
+    stands anywhere within 2 m, facing anywhere, tilted up to 0.3 rad, every joint random within
+    its limits. Every success is within tolerance by pinocchio's FK, nearly every target is
+    solved in 20 ms (the base placed from the targets, limbs restarted apart)."""
+    urdf = URDF_DIR / "humanoid.urdf"
+    tips = _humanoid_tips()
+    with _Quiet():
+        robot = load_robot(urdf, root_joint="floating")
+    model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+    data = model.createData()
+    from ik_node import IKSolver
+
+    solver = IKSolver(robot, "world", tips)
+    tree = solver.tree
+    rng = np.random.default_rng(31)
+    solved, count = 0, 60
+    for _ in range(count):
+        q = random_configuration(tree, rng)
+        q[:3] = (*rng.uniform(-2.0, 2.0, 2), rng.uniform(-0.2, 0.2))
+        tilt = rng.normal(size=2)
+        tilt *= rng.uniform(0, 0.3) / np.linalg.norm(tilt)
+        q = tree.integrate(
+            np.concatenate((q[:3], [0, 0, 0, 1], q[7:])),
+            np.concatenate(([0, 0, 0], tilt, [rng.uniform(-np.pi, np.pi)], np.zeros(len(q) - 7))),
+        )
+        targets = [tree.forward(q, tip) for tip in tips]
+        result = solver.solve(dict(zip(tips, targets)), timeout=0.02)
+        bounded = np.isfinite(solver.lower)
+        assert np.all(result.q[bounded] >= solver.lower[bounded])
+        assert np.all(result.q[bounded] <= solver.upper[bounded])
+        if result.success:
+            solved += 1
+            for position, angle in pinocchio_errors(
+                model, data, to_pinocchio(model, tree, result.q), tips, targets
+            ):
+                assert position <= 1e-5 * (1 + 1e-6) and angle <= 1.001e-5, (position, angle)
+    assert solved >= count - 1, solved
+
+
+def test_the_free_base_is_placed_from_the_targets_by_a_rigid_fit():
+    """With no seed, the rest posture moved as a rigid body onto targets that are exactly such a
+    motion of it: the placed base is that motion (the fit is exact), whatever the rotation."""
+    from ik_node import IKSolver
+    from ik_node.lie import matrix_to_quaternion, rpy_to_matrix
+
+    with _Quiet():
+        robot = load_robot(URDF_DIR / "humanoid.urdf", root_joint="floating")
+    tips = _humanoid_tips()
+    solver = IKSolver(robot, "world", tips)
+    moved = solver.rest_posture.copy()
+    moved[:3] = (1.5, -0.7, 0.9)
+    moved[3:7] = matrix_to_quaternion(rpy_to_matrix(0.2, -0.1, 2.8))
+    targets = solver.tip_poses(moved)
+    placed = solver._base_placement.seed(targets, solver.problem)
+    np.testing.assert_allclose(placed[:3], moved[:3], atol=1e-9)
+    assert abs(abs(np.dot(placed[3:7], moved[3:7])) - 1.0) < 1e-12
+    np.testing.assert_array_equal(placed[7:], solver.rest_posture[7:])
+
+
+def test_each_limb_is_the_joints_that_move_its_tip_alone_seen_from_where_they_hang():
+    """A fixed-pelvis humanoid with five tips: each tip's limb holds the joints on its path that
+    no other tip's path holds (a hand: its arm; the head: its neck), and the seed table's limb
+    features are the tip's pose seen from the link its limb hangs from (independent FK:
+    ``KinematicTree.forward``)."""
+    from ik_node import IKSolver
+    from ik_node.solver.kernels import TIP_FEATURES
+
+    with _Quiet():
+        robot = load_robot(URDF_DIR / "humanoid.urdf")
+    tips = _humanoid_tips()
+    solver = IKSolver(robot, "pelvis", tips, seed_table_size=64)
+    problem, tree = solver.problem, solver.tree
+    names = tree.tangent_names
+    limbs = {
+        tip: [names[j] for j in problem.limb_coordinates[problem.limb_starts[t] : problem.limb_starts[t + 1]]]
+        for t, tip in enumerate(tips)
+    }
+    assert limbs["head"] == ["neck_yaw_joint", "neck_pitch_joint"]
+    assert limbs["left_hand"] == [
+        f"left_{name}_joint"
+        for name in (
+            "shoulder_pitch",
+            "shoulder_roll",
+            "shoulder_yaw",
+            "elbow",
+            "wrist_yaw",
+            "wrist_pitch",
+            "wrist_roll",
+        )
+    ]
+    assert limbs["left_foot"][0] == "left_hip_yaw_joint" and "torso_yaw_joint" not in limbs["left_foot"]
+    features = solver.seed_table.limb_features
+    assert features.shape == (len(tips), TIP_FEATURES, len(solver.seed_table))
+    parent_joint = {joint.child: joint for joint in robot.joints.values()}
+    for t, tip in enumerate(tips):
+        hangs_from = robot.joints[limbs[tip][0]].parent  # (or the link it is fixed to, above)
+        while hangs_from != "pelvis" and not parent_joint[hangs_from].is_movable:
+            hangs_from = parent_joint[hangs_from].parent
+        for entry in (0, 17, 63):
+            q = solver.seed_table.q[entry]
+            seen = inverse(tree.forward(q, hangs_from)) @ tree.forward(q, tip)
+            expected = np.concatenate((seen[:3, 3], seen[:3, :3].ravel())) * problem.limb_scale[t]
+            np.testing.assert_allclose(features[t, :, entry], expected, atol=1e-5)

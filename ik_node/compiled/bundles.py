@@ -6,18 +6,26 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
 * ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
   per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
   multi-DOF joint, which has no limits).
-* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances)``: what to reach.
-  Per tip its pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or
-  ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its weight; per tip the
-  position [m] and orientation [rad] tolerances.
+* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, path_starts,
+  path_coordinates)``: what to reach. Per tip its pose index, the controlled point (3,) [m, tip
+  axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its
+  weight; per tip the position [m] and orientation [rad] tolerances; the tangent coordinates
+  that move tip ``t`` (those on its path from the base) are
+  ``path_coordinates[path_starts[t]:path_starts[t + 1]]`` (slots ``PATH_STARTS``,
+  ``PATH_COORDINATES``).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
   ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
   sampled over a turn around the seed, returned as the equivalent angle nearest the seed).
 * ``table = (feature_spec, feature_scale, q, blocked_features, spacing, blocked_centroids,
-  cell_starts)``: the seed table, stored cell by cell, and its index (see
-  :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``).
+  cell_starts, limb_frames, limb_starts, limb_coordinates, limb_scale, limb_features)``: the
+  seed table, stored cell by cell, and its index (see
+  :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``); then each tip's
+  limb (slots from ``LIMB_FRAMES``): the pose index of the frame its own joints hang from (-1:
+  every joint on its path moves another tip too), those joints' tangent coordinates
+  ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose features and
+  the entries' features of the tip's pose in that frame (T, 12, S; float32).
 * ``settings``: (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
   ``MAX_JOINT_MOVE``), floats and ints.
 
@@ -65,6 +73,10 @@ NO_DEADLINE = np.iinfo(np.int64).max
 #: its other callers pass (each kernel compiled once: see benchmark/bench_compile.py).
 FIRST_ROW = NO_PRIORITY = np.int64(0)
 
+#: Slots of ``table``: the tips' limbs.
+LIMB_FRAMES, LIMB_STARTS, LIMB_COORDINATES, LIMB_SCALE, LIMB_FEATURES = 7, 8, 9, 10, 11
+#: Slots of ``task``: each tip's tangent coordinates, compressed rows (CSR) over the tips.
+PATH_STARTS, PATH_COORDINATES = 6, 7
 #: Columns of ``joints``.
 LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
 JOINT_COLUMNS = 7

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
-from .jit import kernel
+from .jit import allocating_kernel, kernel
 from .spatial import difference, integrate
 
 
@@ -69,18 +71,19 @@ def largest_move(tree, joints, q, seed, displacement):
 
 
 @kernel
-def configuration_from_draws(tree, joints, center, draws, box, out):
+def configuration_from_draws(tree, joints, center, draws, box, out, keep):
     """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
     (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
     turns freely: a turn around ``center``), each multi-DOF coordinate ``center (+)`` a uniform
     displacement within its sampling bounds; with ``box >= 0``, every coordinate displaced from
-    ``center`` by up to ``box`` [rad or m] either way. Locked joints stay at ``center``; 1-DOF
-    joints are clipped to their limits. ``draws`` is overwritten with the displacement."""
+    ``center`` by up to ``box`` [rad or m] either way. Locked joints, and the coordinates ``j``
+    with ``keep[j]`` (``keep`` (nv,) bool), stay at ``center``; 1-DOF joints are clipped
+    to their limits. ``draws`` is overwritten with the displacement."""
     coordinates = tree[3]
     dof = joints.shape[0]
     displacement = draws  # (each draw read once, before its coordinate's displacement is written)
     for j in range(dof):
-        if joints[j, WEIGHT] <= 0.0:
+        if joints[j, WEIGHT] <= 0.0 or keep[j]:
             displacement[j] = 0.0
             continue
         if box >= 0.0:
@@ -96,12 +99,13 @@ def configuration_from_draws(tree, joints, center, draws, box, out):
     apply_step(tree, joints, center, displacement, out)
 
 
-@kernel
+@allocating_kernel
 def configurations_from_draws(tree, joints, center, draws, box, out):
     """:func:`configuration_from_draws` for each row of ``draws`` (S, nv) into ``out`` (S, nq)
     (the rows of ``draws`` are overwritten): the seed table's configurations in one call."""
+    keep = np.zeros(joints.shape[0], dtype=np.bool_)
     for index in range(draws.shape[0]):
-        configuration_from_draws(tree, joints, center, draws[index], box, out[index])
+        configuration_from_draws(tree, joints, center, draws[index], box, out[index], keep)
 
 
 @kernel

@@ -18,13 +18,21 @@ from .bundles import (
     DISTANCE,
     ITERATIONS,
     ITERATIONS_USED,
+    LIMB_COORDINATES,
+    LIMB_FEATURES,
+    LIMB_FRAMES,
+    LIMB_SCALE,
+    LIMB_STARTS,
     MANIPULABILITY,
     MAX_TARGET_DISTANCE,
     NO_DEADLINE,
     ORTHONORMAL_TOLERANCE,
     OUTCOME,
+    PATH_COORDINATES,
+    PATH_STARTS,
     SEED_NOT_FINITE,
     TARGET_NOT_USABLE,
+    TIP_FEATURES,
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
@@ -52,6 +60,13 @@ NEAR_CANDIDATES = 16
 #: Answers in collision an attempt without the pairs may find before attempts keep them (see
 #: :func:`search_in`): another start often finds another, collision-free, branch quicker.
 COLLIDING_ANSWERS = 4
+#: Restarts in a row that keep the joints moving the tips the last attempt reached and draw the
+#: others anew (several tips: the limbs of a tree converge apart), before a full restart.
+PARTIAL_RESTARTS = 2
+#: A tip counts as reached for a partial restart within this many times its tolerances: an
+#: attempt ended by another tip's limits or local minimum leaves the others close, not exact
+#: (the damping their common step shares), and the next attempt finishes them.
+SETTLED_TOLERANCES = 100.0
 #: Restarts in collision passed over per search at most (each costs an FK and the pairs'
 #: distances, ~1-5 us); past that, colliding restarts are tried as they come.
 SKIPPED_STARTS = 1000
@@ -91,6 +106,83 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
 
 
 @kernel
+def relative_features(frame_pose, tip_pose, scale, out):
+    """Pose features (12,) of ``tip_pose`` seen from ``frame_pose`` (both ``T_base_*``): of
+    ``T_frame_tip = T_base_frame^-1 T_base_tip``, its position (3) [m] then its rotation matrix
+    (9, row-major), each component times ``scale`` (12,)."""
+    for i in range(3):
+        value = 0.0
+        for k in range(3):
+            value += frame_pose[k, i] * (tip_pose[k, 3] - frame_pose[k, 3])
+        out[i] = scale[i] * value
+    for i in range(3):
+        for j in range(3):
+            value = 0.0
+            for k in range(3):
+                value += frame_pose[k, i] * tip_pose[k, j]
+            out[3 + 3 * i + j] = scale[3 + 3 * i + j] * value
+
+
+@allocating_kernel
+def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
+    """The features (T, 12, S) of each tip's controlled point seen from its limb's frame
+    (:func:`relative_features`; zeros for a tip without a limb) at the configurations
+    ``table_q`` (S, nq)."""
+    space = evaluation_workspace(tree, task, np.int64(0), None)
+    tips, size = limb_frames.shape[0], table_q.shape[0]
+    features = np.zeros((tips, TIP_FEATURES, size))
+    relative = np.empty(TIP_FEATURES)
+    for s in range(size):
+        forward_kinematics(tree[0], tree[1], table_q[s], space[0])
+        tip_points(space[0], task, space[1])
+        for tip in range(tips):
+            if limb_frames[tip] >= 0:
+                relative_features(space[0][limb_frames[tip]], space[1][tip], limb_scale[tip], relative)
+                for c in range(TIP_FEATURES):
+                    features[tip, c, s] = relative[c]
+    return features
+
+
+@kernel
+def place_limbs(tree, task, table, targets, q, keep, poses, relative, distances, start):
+    """Each limb whose joints ``keep`` leaves free (a tip not reached) takes its joints from the
+    seed-table entry nearest its target seen from the limb's frame at ``q`` (those joints in
+    ``start``; :func:`relative_features`, squared distance over the 12 features): the limb's
+    pose relative to where it hangs does not depend on the joints above it, so the entries of
+    every limb count, not only those whose whole pose is near (a table of S entries holds
+    S^T combinations of T limbs). ``poses`` (F, 4, 4), ``relative`` (12,), ``distances`` (S,):
+    work space."""
+    table_q, limb_frames, limb_starts = table[2], table[LIMB_FRAMES], table[LIMB_STARTS]
+    limb_coordinates, limb_scale, limb_features = (
+        table[LIMB_COORDINATES],
+        table[LIMB_SCALE],
+        table[LIMB_FEATURES],
+    )
+    coordinates, size = tree[3], table_q.shape[0]
+    forward_kinematics(tree[0], tree[1], q, poses)
+    for tip in range(limb_frames.shape[0]):
+        first, stop = limb_starts[tip], limb_starts[tip + 1]
+        if limb_frames[tip] < 0 or keep[limb_coordinates[first]]:
+            continue
+        relative_features(poses[limb_frames[tip]], targets[tip], limb_scale[tip], relative)
+        for s in range(size):
+            distances[s] = 0.0
+        for c in range(TIP_FEATURES):
+            target, row = relative[c], limb_features[tip, c]
+            for s in range(size):
+                difference = row[s] - target
+                distances[s] += difference * difference
+        nearest = 0
+        for s in range(size):
+            if distances[s] < distances[nearest]:
+                nearest = s
+        for k in range(first, stop):
+            c = coordinates[limb_coordinates[k]]
+            if c >= 0:
+                start[c] = table_q[nearest, c]
+
+
+@kernel
 def penetration_at(tree, collision, q, space):
     """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``, in
     ``space`` (an :func:`~ik_node.compiled.tasks.evaluation_workspace`), measured at margin 0
@@ -111,6 +203,38 @@ def _has_pairs(collision):
     if collision is None:
         return False
     return collision[1].shape[0] > 0
+
+
+@kernel
+def _settled(norms, tolerances, tip):
+    """Whether ``tip`` lies within ``SETTLED_TOLERANCES`` times its tolerances (``norms`` (T, 2))."""
+    near = SETTLED_TOLERANCES
+    return norms[tip, 0] <= near * tolerances[tip, 0] and norms[tip, 1] <= near * tolerances[tip, 1]
+
+
+@kernel
+def keep_settled_paths(tree, task, joints, norms, keep):
+    """Mark in ``keep`` (nv,) the coordinates a partial restart keeps: those on the path of a tip
+    within its tolerances (``norms`` (T, 2): an attempt's end) and those of multi-DOF joints (a
+    free base moves every tip). Returns how many coordinates a partial restart would draw anew
+    (unmarked and not locked); 0 when no tip is within its tolerances."""
+    tolerances, path_starts, path_coordinates = task[5], task[PATH_STARTS], task[PATH_COORDINATES]
+    coordinates = tree[3]
+    settled = False
+    for j in range(keep.shape[0]):
+        keep[j] = coordinates[j] < 0
+    for tip in range(norms.shape[0]):
+        if _settled(norms, tolerances, tip):
+            settled = True
+            for k in range(path_starts[tip], path_starts[tip + 1]):
+                keep[path_coordinates[k]] = True
+    if not settled:
+        return 0
+    drawn = 0
+    for j in range(keep.shape[0]):
+        if not keep[j] and joints[j, WEIGHT] > 0.0:
+            drawn += 1
+    return drawn
 
 
 @kernel
@@ -252,7 +376,9 @@ def search_workspace(tree, task, joints, table, collision, nq):
     (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
     (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
-    probed cells (P,) int and their distances (P,)). Their size
+    probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
+    (nv,) bool; a limb's features (12,)
+    and the table's distances from them (S,)). Their size
     does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
@@ -278,6 +404,9 @@ def search_workspace(tree, task, joints, table, collision, nq):
         np.empty(cells),
         np.empty(probed, dtype=np.int64),
         np.empty(probed),
+        np.empty(dof, dtype=np.bool_),
+        np.empty(TIP_FEATURES),
+        np.empty(table[LIMB_FEATURES].shape[2]),
     )
 
 
@@ -316,7 +445,11 @@ def search_in(
     among those of the ``PROBED_CELLS`` cells of the table's index nearest them
     (:func:`probe_table`; every cell for a table of at most ``EVERY_CELL_UP_TO``), then
     random configurations (:func:`configuration_from_draws` around the seed; numba's generator
-    seeded with ``random_seed``).
+    seeded with ``random_seed``). With several tips, an attempt that ends with some tips within
+    their tolerances and others not is followed by a partial restart: its end with the joints
+    that move only the others drawn anew (:func:`keep_settled_paths`; up to
+    ``PARTIAL_RESTARTS`` in a row): the limbs of a tree converge apart, and a full restart would
+    need every limb to land in a good basin at once (the chance a product over the limbs).
 
     No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
     joint move from the seed (:func:`largest_move`) exceeds ``max_joint_move`` does not end the
@@ -331,7 +464,7 @@ def search_in(
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance = workspace[12:]
+    cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
@@ -367,9 +500,10 @@ def search_in(
 
     best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
-    skipped, blocked, colliding_answers = 0, False, 0
+    skipped, blocked, colliding_answers, partial_restarts = 0, False, 0, 0
     checked = _has_pairs(collision)  # (collision pairs: attempts first run without them)
     while True:
+        partial = False
         skip = (
             attempts > 0
             and skipped < SKIPPED_STARTS
@@ -447,6 +581,12 @@ def search_in(
                 break
             if max_attempts >= 0 and attempts >= max_attempts:
                 break
+            partial = (
+                not converged
+                and tips > 1
+                and partial_restarts < PARTIAL_RESTARTS
+                and keep_settled_paths(tree, task, joints, norms, keep) > 0
+            )
         if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
             deadline_reached = True
             break
@@ -461,9 +601,29 @@ def search_in(
             seeded = True
         for j in range(dof):
             draws[j] = np.random.random()
+        if partial:
+            configuration_from_draws(tree, joints, q, draws, -1.0, start, keep)
+            if partial_restarts == 0 and limb_distances.shape[0] > 1:
+                place_limbs(
+                    tree,
+                    task,
+                    table,
+                    targets,
+                    q,
+                    keep,
+                    attempt_space[0][0],
+                    limb_target,
+                    limb_distances,
+                    start,
+                )
+            partial_restarts += 1
+            continue
+        partial_restarts = 0
+        for j in range(dof):  # (every coordinate drawn)
+            keep[j] = False
         if speed and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
             box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
-            configuration_from_draws(tree, joints, seed, draws, box, start)
+            configuration_from_draws(tree, joints, seed, draws, box, start, keep)
             near_restarts += 1
             continue
         if table_size > 1 and nearest_count < 0:
@@ -477,7 +637,7 @@ def search_in(
                 start[i] = table_q[nearest[next_nearest], i]
             next_nearest += 1
             continue
-        configuration_from_draws(tree, joints, seed, draws, -1.0, start)
+        configuration_from_draws(tree, joints, seed, draws, -1.0, start, keep)
     for j in range(dof):
         c = coordinates[j]
         if c >= 0:

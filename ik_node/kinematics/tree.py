@@ -120,6 +120,17 @@ class KinematicTree:
             tangent_names += joint.tangent_names
         self.joint_names = tuple(names)
         self.tangent_names = tuple(tangent_names)
+        self._tip_tangents = {}
+        for tip, path in zip(tips, paths):
+            moving = {robot.leader_of(joint.name) for joint, _ in path if joint.is_movable}
+            self._tip_tangents[tip] = np.array(
+                sorted(
+                    tangent_at[name] + column
+                    for name in moving
+                    for column in range(len(leaders[name].tangent_names))
+                ),
+                dtype=np.int64,
+            )
         self._coordinate_index = {name: index for index, name in enumerate(names)}
         self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
         lower, upper, velocity, continuous = [], [], [], []
@@ -340,6 +351,14 @@ class KinematicTree:
         constant[:3, :3] = row[spatial.ROTATION : spatial.ROTATION + 9].reshape(3, 3)
         constant[:3, 3] = row[spatial.TRANSLATION : spatial.TRANSLATION + 3]
         return constant
+
+    def tip_tangents(self, tip: str) -> np.ndarray:
+        """The tangent coordinates (indices into ``tangent_names``, ascending) of the joints on
+        the path from the base to ``tip``: those that move it (a mimic joint through its
+        leader)."""
+        if tip not in self._tip_tangents:
+            raise KeyError(f"{tip!r} is not a tip of this tree; tips: {list(self.tip_links)}")
+        return self._tip_tangents[tip]
 
     def frame_index(self, link: str) -> int:
         """Index into :meth:`link_poses` of a tip, the base or the child link of a moving joint."""

@@ -35,6 +35,7 @@ from ..compiled.jit import (
 from ..errors import IKNodeError, TargetError
 from . import kernels
 from .collision_task import CollisionTask
+from .free_base import BasePlacement
 from .inputs import (
     check_movable,
     check_pose,
@@ -334,6 +335,7 @@ class IKSolver:
             self.rest_posture,
             self.posture_gains,
         )
+        self._base_placement = BasePlacement.for_problem(self.problem, self.rest_posture)
         self.collision_task: CollisionTask | None = None
         if options.self_collision or options.obstacles:
             self.collision_task = CollisionTask(
@@ -478,6 +480,11 @@ class IKSolver:
                 float(table.spacing),
                 table.blocked_centroids,
                 table.cell_starts,
+                problem.limb_frames,
+                problem.limb_starts,
+                problem.limb_coordinates,
+                problem.limb_scale,
+                table.limb_features,
             ),  # fmt: skip
             self._settings if settings is None else settings,
             *self._method_switches,
@@ -555,6 +562,7 @@ class IKSolver:
         if budget > 0 and self._kernels is not kernels:  # (plain Python while they compile)
             budget = max(budget, min(budget * SLOWDOWN_WITHOUT_NUMBA, PYTHON_BUDGET_NS))
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
+        placed = seed is None and self._base_placement is not None
         seed = self._seed(seed)
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
             target_poses = pose_stack(self.tip_links[0], targets)  # (its values: the search checks)
@@ -566,6 +574,8 @@ class IKSolver:
                 lambda tip: held[self.tip_links.index(tip)],
                 self._kernels.check_poses,
             )
+        if placed:  # no seed: the rest posture carried onto the targets by its free base
+            seed = self._base_placement.seed(target_poses, self.problem)
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":

@@ -75,6 +75,7 @@ from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import (
     PROBED_CELLS,
     TABLE_RESTARTS,
+    limb_table_features,
     probe_table,
     rank_nearest,
     rank_probed,
@@ -155,6 +156,7 @@ __all__ = [
     "WRAPS",
     "check_poses",
     "configurations_from_draws",
+    "limb_table_features",
     "contact_rows",
     "evaluate",
     "group_distances",

@@ -62,6 +62,7 @@ def default_seed_table_size(tips: int, coordinates: int) -> int:
     size = SEED_TABLE_ONE_TIP if tips == 1 else SEED_TABLE_TREE
     return min(size, max(SEED_TABLE_LEAST, SEED_TABLE_VALUES // max(coordinates, 1)))
 
+
 #: Selectable methods (kernel codes). ``dls`` is the default; the others are for study.
 METHODS = {"dls": kernels.DLS, "pinv": kernels.PINV, "transpose": kernels.TRANSPOSE, "ccd": kernels.CCD}
 #: ``speed``: the first solution; ``distance``: the one closest to the seed found within the

@@ -163,7 +163,19 @@ class Problem:
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
         )
-        self.task = (tip_frames, tip_offsets, tip_axes, self.rows, row_weights, tolerances)
+        paths = [self.tree.tip_tangents(tip) for tip in self.tips]
+        path_starts = np.cumsum([0] + [len(path) for path in paths], dtype=np.int64)
+        path_coordinates = np.concatenate(paths + [np.zeros(0, dtype=np.int64)])
+        self.task = (
+            tip_frames,
+            tip_offsets,
+            tip_axes,
+            self.rows,
+            row_weights,
+            tolerances,
+            path_starts,
+            path_coordinates,
+        )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
@@ -176,6 +188,30 @@ class Problem:
                 scale += [weight * max(rotation_scale, MIN_ROTATION_SCALE) / np.pi] * 9
         self.feature_spec = np.array(spec, dtype=np.int64).reshape(-1, 2)
         self.feature_scale = np.array(scale, dtype=float)
+        self._select_limbs(paths)
+
+    def _select_limbs(self, paths: list[np.ndarray]) -> None:
+        """Each tip's limb: the joints on its path that move no other tip (their tangent
+        coordinates, compressed rows over the tips: ``limb_starts``, ``limb_coordinates``), the
+        pose index of the frame they hang from (``limb_frames``; -1 without such joints), and the
+        scale of its pose features there (``limb_scale`` (T, 12): the seed table's, 0 for the
+        components the task leaves free). A restart can then take a limb's joints from the table
+        entry whose pose of the tip, seen from that frame, is nearest the target's."""
+        frame_links = self.tree.frame_links
+        moving = frame_links[:, spatial.JOINT_TYPE] != spatial.FIXED
+        frames, limbs = [], []
+        for tip, path in enumerate(paths):
+            others = set().union(*(set(other) for index, other in enumerate(paths) if index != tip))
+            own = np.array(sorted(set(path) - others), dtype=np.int64)
+            rows = np.flatnonzero(moving & np.isin(frame_links[:, spatial.V_INDEX], own))
+            frames.append(int(frame_links[rows[0], spatial.PARENT]) if len(rows) else -1)
+            limbs.append(own)
+        self.limb_frames = np.array(frames, dtype=np.int64)
+        self.limb_starts = np.cumsum([0] + [len(limb) for limb in limbs], dtype=np.int64)
+        self.limb_coordinates = np.concatenate(limbs + [np.zeros(0, dtype=np.int64)])
+        self.limb_scale = np.zeros((len(self.tips), kernels.TIP_FEATURES))
+        for (tip, component), scale in zip(self.feature_spec, self.feature_scale):
+            self.limb_scale[tip, component] = scale
 
     def set_collision(self, collision: tuple) -> None:
         """The pairs to keep apart: (shapes, pairs, owners, groups, margin [m], hull points, hull
@@ -227,6 +263,17 @@ class Problem:
             self.task,
             self.feature_spec,
             self.feature_scale,
+            np.ascontiguousarray(q, dtype=float),
+        )
+
+    def limb_features_of(self, q: np.ndarray) -> np.ndarray:
+        """Each tip's pose features seen from its limb's frame (T, 12, S) at configurations
+        (S, nq)."""
+        return self.kernels.limb_table_features(
+            self.tree_arrays,
+            self.task,
+            self.limb_frames,
+            self.limb_scale,
             np.ascontiguousarray(q, dtype=float),
         )
 

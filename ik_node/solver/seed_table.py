@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .kernels import TIP_FEATURES
 from .problem import Problem
 
 __all__ = ["SeedTable"]
@@ -38,7 +39,10 @@ class SeedTable:
     ``cell_starts[c]:cell_starts[c + 1]`` with the mean of their features in ``centroids[c]``
     (C, F). The cells are the leaves of a k-d tree over the features: a cell of more than
     ``CELL_ENTRIES`` entries is split in two halves at the median of its widest feature
-    (:meth:`_cells`). ``sampled`` (S,): each row's index in sampling order."""
+    (:meth:`_cells`). ``sampled`` (S,): each row's index in sampling order.
+
+    ``limb_features`` (T, 12, S), float32: each tip's pose seen from its limb's frame at each
+    entry (see :meth:`Problem._select_limbs`), with several tips; (T, 12, 0) otherwise."""
 
     def __init__(self, problem: Problem, size: int, random_seed: int, center: np.ndarray):
         generator = np.random.default_rng((random_seed, TABLE_STREAM))
@@ -49,6 +53,9 @@ class SeedTable:
             q, features = np.zeros((0, len(center))), np.zeros((0, len(problem.feature_spec)))
         self.spacing = self._typical_spacing(features)
         self._index(q, features, np.arange(size))
+        self.limb_features = self._no_limbs(problem)
+        if size > 1 and np.any(problem.limb_frames >= 0) and len(problem.tips) > 1:
+            self.limb_features = problem.limb_features_of(self.q).astype(np.float32)
 
     def __len__(self) -> int:
         return len(self.q)
@@ -63,7 +70,12 @@ class SeedTable:
         features = self.features[in_sampling_order][:, keep]
         table.spacing = self._typical_spacing(features)
         table._index(self.q[in_sampling_order], features, self.sampled[in_sampling_order])
+        table.limb_features = self._no_limbs(problem)  # (its limbs differ: none looked up)
         return table
+
+    @staticmethod
+    def _no_limbs(problem: Problem) -> np.ndarray:
+        return np.zeros((len(problem.tips), TIP_FEATURES, 0), dtype=np.float32)
 
     def _index(self, q: np.ndarray, features: np.ndarray, sampled: np.ndarray) -> None:
         """Store the entries cell by cell (:meth:`_cells`), with the cells' centroids."""
