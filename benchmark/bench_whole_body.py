@@ -1,6 +1,6 @@
 """Whole-body IK benchmark (issue 17): ik_node beside pink (differential IK on pinocchio).
 
-Usage: python benchmark/bench_whole_body.py [--robot {talos,g1}] [--scenarios a b c d] [--samples N]
+Usage: python benchmark/bench_whole_body.py [--robot {talos,romeo,g1}] [--scenarios a b c d] [--samples N]
            [--timeout S] [--tolerance TOL] [--seed N] [--seed-posture {rest,neutral,mid}]
            [--no-peers] [--no-ik-node] [--pink-damping D] [--pink-lm-damping D]
 
@@ -150,6 +150,17 @@ HUMANOIDS = {
         right_hand="arm_right_7_link",
         head="head_2_link",
         srdf="talos_data/srdf/talos.srdf",
+        rest_state="half_sitting",
+    ),
+    "romeo": Humanoid(
+        "romeo_description/urdf/romeo_small.urdf",
+        pelvis="body",
+        left_foot="l_sole",
+        right_foot="r_sole",
+        left_hand="l_wrist",
+        right_hand="r_wrist",
+        head="HeadRollLink",
+        srdf="romeo_description/srdf/romeo_small.srdf",
         rest_state="half_sitting",
     ),
     "g1": Humanoid(

@@ -524,7 +524,7 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
             problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
             blocked(table_features.mean(axis=0)[None], [0, 1]), np.array([0, 5]),
             problem.limb_frames, problem.limb_starts, problem.limb_coordinates, problem.limb_scale,
-            np.zeros((1, kernels.TIP_FEATURES, 0), dtype=np.float32),
+            np.zeros((0, 7)), np.zeros((1, kernels.TIP_FEATURES, 0), dtype=np.float32),
         ),  # (one cell; no limbs)
         (1e-3, 1, 6, 0, 0.0),
         None, None, None, None,  # (dls, speed, no posture, no collision)

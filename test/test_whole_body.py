@@ -512,14 +512,14 @@ def test_each_limb_is_the_joints_that_move_its_tip_alone_seen_from_where_they_ha
     ]
     assert limbs["left_foot"][0] == "left_hip_yaw_joint" and "torso_yaw_joint" not in limbs["left_foot"]
     features = solver.seed_table.limb_features
-    assert features.shape == (len(tips), TIP_FEATURES, len(solver.seed_table))
+    assert features.shape == (len(tips), TIP_FEATURES, len(solver.seed_table.limb_q))
     parent_joint = {joint.child: joint for joint in robot.joints.values()}
     for t, tip in enumerate(tips):
         hangs_from = robot.joints[limbs[tip][0]].parent  # (or the link it is fixed to, above)
         while hangs_from != "pelvis" and not parent_joint[hangs_from].is_movable:
             hangs_from = parent_joint[hangs_from].parent
         for entry in (0, 17, 63):
-            q = solver.seed_table.q[entry]
+            q = solver.seed_table.limb_q[entry]
             seen = inverse(tree.forward(q, hangs_from)) @ tree.forward(q, tip)
             expected = np.concatenate((seen[:3, 3], seen[:3, :3].ravel())) * problem.limb_scale[t]
             np.testing.assert_allclose(features[t, :, entry], expected, atol=1e-5)

@@ -19,13 +19,14 @@ Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem
   ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
   sampled over a turn around the seed, returned as the equivalent angle nearest the seed).
 * ``table = (feature_spec, feature_scale, q, blocked_features, spacing, blocked_centroids,
-  cell_starts, limb_frames, limb_starts, limb_coordinates, limb_scale, limb_features)``: the
+  cell_starts, limb_frames, limb_starts, limb_coordinates, limb_scale, limb_q, limb_features)``: the
   seed table, stored cell by cell, and its index (see
   :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``); then each tip's
   limb (slots from ``LIMB_FRAMES``): the pose index of the frame its own joints hang from (-1:
   every joint on its path moves another tip too), those joints' tangent coordinates
-  ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose features and
-  the entries' features of the tip's pose in that frame (T, 12, S; float32).
+  ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose features;
+  some of the table's entries (L, nq) and the features of each tip's pose in its limb's frame
+  at them (T, 12, L; float32).
 * ``settings``: (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
   ``MAX_JOINT_MOVE``), floats and ints.
 
@@ -74,7 +75,7 @@ NO_DEADLINE = np.iinfo(np.int64).max
 FIRST_ROW = NO_PRIORITY = np.int64(0)
 
 #: Slots of ``table``: the tips' limbs.
-LIMB_FRAMES, LIMB_STARTS, LIMB_COORDINATES, LIMB_SCALE, LIMB_FEATURES = 7, 8, 9, 10, 11
+LIMB_FRAMES, LIMB_STARTS, LIMB_COORDINATES, LIMB_SCALE, LIMB_Q, LIMB_FEATURES = 7, 8, 9, 10, 11, 12
 #: Slots of ``task``: each tip's tangent coordinates, compressed rows (CSR) over the tips.
 PATH_STARTS, PATH_COORDINATES = 6, 7
 #: Columns of ``joints``.

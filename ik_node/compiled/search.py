@@ -21,6 +21,7 @@ from .bundles import (
     LIMB_COORDINATES,
     LIMB_FEATURES,
     LIMB_FRAMES,
+    LIMB_Q,
     LIMB_SCALE,
     LIMB_STARTS,
     MANIPULABILITY,
@@ -146,13 +147,13 @@ def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
 @kernel
 def place_limbs(tree, task, table, targets, q, keep, poses, relative, distances, start):
     """Each limb whose joints ``keep`` leaves free (a tip not reached) takes its joints from the
-    seed-table entry nearest its target seen from the limb's frame at ``q`` (those joints in
+    limb table's entry nearest its target seen from the limb's frame at ``q`` (those joints in
     ``start``; :func:`relative_features`, squared distance over the 12 features): the limb's
     pose relative to where it hangs does not depend on the joints above it, so the entries of
     every limb count, not only those whose whole pose is near (a table of S entries holds
     S^T combinations of T limbs). ``poses`` (F, 4, 4), ``relative`` (12,), ``distances`` (S,):
     work space."""
-    table_q, limb_frames, limb_starts = table[2], table[LIMB_FRAMES], table[LIMB_STARTS]
+    table_q, limb_frames, limb_starts = table[LIMB_Q], table[LIMB_FRAMES], table[LIMB_STARTS]
     limb_coordinates, limb_scale, limb_features = (
         table[LIMB_COORDINATES],
         table[LIMB_SCALE],

@@ -484,6 +484,7 @@ class IKSolver:
                 problem.limb_starts,
                 problem.limb_coordinates,
                 problem.limb_scale,
+                table.limb_q,
                 table.limb_features,
             ),  # fmt: skip
             self._settings if settings is None else settings,
@@ -576,6 +577,8 @@ class IKSolver:
             )
         if placed:  # no seed: the rest posture carried onto the targets by its free base
             seed = self._base_placement.seed(target_poses, self.problem)
+            if seed is None:  # (turned little: the first attempt carries it)
+                seed = self.rest_posture
         q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":

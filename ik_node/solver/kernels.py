@@ -69,6 +69,7 @@ from ..compiled.contacts import RADIUS as SHAPE_RADIUS
 from ..compiled.contacts import ROTATION as SHAPE_ROTATION
 from ..compiled.contacts import A as SHAPE_A
 from ..compiled.contacts import B as SHAPE_B
+from ..compiled.fitting import rigid_fit
 from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
@@ -157,6 +158,7 @@ __all__ = [
     "check_poses",
     "configurations_from_draws",
     "limb_table_features",
+    "rigid_fit",
     "contact_rows",
     "evaluate",
     "group_distances",

@@ -22,6 +22,9 @@ __all__ = ["SeedTable"]
 TABLE_STREAM = 1
 #: Entries whose nearest-neighbour distances give the table's typical spacing.
 SPACING_SAMPLE = 64
+#: Entries (the first sampled) whose limbs' features a search measures for a limb's restart
+#: (:meth:`Problem._select_limbs`): a limb has few joints, and a scan of these costs ~10 µs.
+LIMB_ENTRIES = 1024
 #: A cell of the index is split in two while it holds more entries than this.
 CELL_ENTRIES = 128
 
@@ -41,8 +44,9 @@ class SeedTable:
     ``CELL_ENTRIES`` entries is split in two halves at the median of its widest feature
     (:meth:`_cells`). ``sampled`` (S,): each row's index in sampling order.
 
-    ``limb_features`` (T, 12, S), float32: each tip's pose seen from its limb's frame at each
-    entry (see :meth:`Problem._select_limbs`), with several tips; (T, 12, 0) otherwise."""
+    ``limb_q`` (L, nq), the first ``LIMB_ENTRIES`` entries sampled, and ``limb_features``
+    (T, 12, L), float32: each tip's pose seen from its limb's frame at each of them (see
+    :meth:`Problem._select_limbs`), with several tips; L = 0 otherwise."""
 
     def __init__(self, problem: Problem, size: int, random_seed: int, center: np.ndarray):
         generator = np.random.default_rng((random_seed, TABLE_STREAM))
@@ -53,9 +57,10 @@ class SeedTable:
             q, features = np.zeros((0, len(center))), np.zeros((0, len(problem.feature_spec)))
         self.spacing = self._typical_spacing(features)
         self._index(q, features, np.arange(size))
-        self.limb_features = self._no_limbs(problem)
+        self.limb_q, self.limb_features = self._no_limbs(problem)
         if size > 1 and np.any(problem.limb_frames >= 0) and len(problem.tips) > 1:
-            self.limb_features = problem.limb_features_of(self.q).astype(np.float32)
+            self.limb_q = q[:LIMB_ENTRIES]  # (in sampling order: uniform)
+            self.limb_features = problem.limb_features_of(self.limb_q).astype(np.float32)
 
     def __len__(self) -> int:
         return len(self.q)
@@ -70,12 +75,15 @@ class SeedTable:
         features = self.features[in_sampling_order][:, keep]
         table.spacing = self._typical_spacing(features)
         table._index(self.q[in_sampling_order], features, self.sampled[in_sampling_order])
-        table.limb_features = self._no_limbs(problem)  # (its limbs differ: none looked up)
+        table.limb_q, table.limb_features = self._no_limbs(problem)  # (its limbs differ: none)
         return table
 
     @staticmethod
-    def _no_limbs(problem: Problem) -> np.ndarray:
-        return np.zeros((len(problem.tips), TIP_FEATURES, 0), dtype=np.float32)
+    def _no_limbs(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.zeros((0, len(problem.tree.joint_names))),
+            np.zeros((len(problem.tips), TIP_FEATURES, 0), dtype=np.float32),
+        )
 
     def _index(self, q: np.ndarray, features: np.ndarray, sampled: np.ndarray) -> None:
         """Store the entries cell by cell (:meth:`_cells`), with the cells' centroids."""
