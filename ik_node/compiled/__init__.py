@@ -5,13 +5,15 @@ other, and numba only through :mod:`.jit`.
 :mod:`.jit` (numba or plain Python, the kernel decorators, the cache), :mod:`.spatial` (kinematics
 of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinematics`'),
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
-:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve), and
-:mod:`.contacts` and :mod:`.gjk` (collision distances and rows; ``shapes`` is theirs)."""
+:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve),
+:mod:`.fitting` (a free base placed from its targets), and :mod:`.contacts` and :mod:`.gjk`
+(collision distances and rows; ``shapes`` is theirs)."""
 
 __all__ = [
     "attempt",
     "bundles",
     "contacts",
+    "fitting",
     "gjk",
     "jit",
     "joints",
