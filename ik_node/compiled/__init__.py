@@ -6,12 +6,15 @@ other, and numba only through :mod:`.jit`.
 of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinematics`'),
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
 :mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve), and
-:mod:`.contacts` and :mod:`.gjk` (collision distances and rows; ``shapes`` is theirs)."""
+:mod:`.contacts` and :mod:`.gjk` (collision distances and rows; ``shapes`` is theirs),
+:mod:`.subproblems` and :mod:`.decompositions` (every IK branch of 6R arms whose axes decompose
+into Paden–Kahan subproblems; compiled only when ``IKSolver.solve_all`` first uses them)."""
 
 __all__ = [
     "attempt",
     "bundles",
     "contacts",
+    "decompositions",
     "gjk",
     "jit",
     "joints",
@@ -19,5 +22,6 @@ __all__ = [
     "search",
     "spatial",
     "steps",
+    "subproblems",
     "tasks",
 ]
