@@ -9,7 +9,11 @@ base frame at the reference configuration, units m and rad:
 
 ``axes`` (6, 3): the unit axes ``h_i``; ``offsets`` (7, 3): ``p_01`` (base origin to a point on
 axis 1), ``p_i,i+1`` (a point on axis i to one on axis i+1), ``p_6T`` (axis 6's point to the tool
-point); ``tool_rotation`` (3, 3): ``R_6T``; ``target`` (4, 4): ``T_0T``. Each kernel writes up to
+point); ``tool_rotation`` (3, 3): ``R_6T``; ``target`` (4, 4): ``T_0T``; ``hint`` (6,): θ where a
+singularity leaves a joint free (the shoulder's θ1 with the wrist centre on axis 1, the wrist's θ4
+or, for three parallel axes, θ6 with the wrist at zero): the family's member reported is the one
+with that joint at its hint (the seed's value, for the solution nearest the seed). Each kernel
+writes up to
 :data:`MAX_BRANCHES` rows of θ into ``q_out`` (8, 6), their status bits (:mod:`.subproblems`:
 least squares, free) into ``status_out`` (8,) and their choice of roots into ``branch_out`` (8,),
 and returns how many rows it wrote. A branch's choice has one bit per two-root subproblem, set
@@ -25,7 +29,7 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 from __future__ import annotations
 
 from .jit import inline_kernel, kernel
-from .subproblems import add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp4, subtract
+from .subproblems import FREE, add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [
     "BRANCH_BITS",
@@ -91,17 +95,21 @@ def unrotate_three(axes, q, v):
 
 
 @inline_kernel
-def spherical_wrist(axes, target, tool_rotation, q, first, q_out, status_out, branch_out, status, branch):
+def spherical_wrist(
+    axes, target, tool_rotation, q, hint, first, q_out, status_out, branch_out, status, branch
+):
     """θ4, θ5, θ6 of a spherical wrist for a branch whose θ1..θ3 are ``q[0:3]``: SP2 for (θ4, θ5)
     from ``R(h4, θ4) R(h5, θ5) h6 = R_03ᵀ R_06 h6``, then SP1 for θ6 from ``R(h6, θ6) h5 = R_05ᵀ
-    R_06 h5`` (IK-Geo Sec. 4, spherical wrist). Writes rows ``first`` and ``first + 1`` (both
-    roots of SP2, the second a copy of the first where SP2 has one, with ``status`` and the
-    choice ``2 branch + root``); returns their count (2)."""
+    R_06 h5`` (IK-Geo Sec. 4, spherical wrist; θ4 at ``hint[3]`` where free). Writes rows
+    ``first`` and ``first + 1`` (both roots of SP2, the second a copy of the first where SP2 has
+    one, with ``status`` and the choice ``2 branch + root``); returns their count (2)."""
     h4, h5, h6 = row(axes, 3), row(axes, 4), row(axes, 5)
     wrist_h6 = unrotate_three(axes, q, wrist_rotation(target, tool_rotation, h6))
     count, q4_plus, q5_plus, q4_minus, q5_minus, wrist_status = sp2(wrist_h6, h6, scaled(-1.0, h4), h5)
     if count == 0:  # (h4 ∥ h5: not a wrist the caller sends here)
         q4_plus = q5_plus = q4_minus = q5_minus = 0.0
+    if wrist_status & FREE:  # (R_03ᵀ R_06 h6 along h4: θ4 free, θ6 takes up the rest)
+        q4_plus = q4_minus = hint[3]
     if count < 2:
         q4_minus, q5_minus = q4_plus, q5_plus
     wrist_h5 = unrotate_three(axes, q, wrist_rotation(target, tool_rotation, h5))
@@ -117,7 +125,9 @@ def spherical_wrist(axes, target, tool_rotation, q, first, q_out, status_out, br
 
 
 @kernel
-def spherical_two_parallel(axes, offsets, tool_rotation, target, q_out, status_out, branch_out):
+def spherical_two_parallel(
+    axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out
+):
     """Every branch of a 6R arm with a spherical wrist and axes 2 ∥ 3 (PUMA, KUKA KR, ABB IRB
     type; IK-Geo's ``IK_spherical_2_parallel``). With the wrist centre ``p_1W = p_0T − R_06 p_6T −
     p_01``: θ1 by SP4 from ``h2ᵀ R(h1, −θ1) p_1W = h2ᵀ(p_12 + p_23 + p_34)`` (rotations about
@@ -130,6 +140,8 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, q_out, status_o
     wrist = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
     height = dot(h2, add(add(p12, p23), p34))
     count1, q1_plus, q1_minus, status1 = sp4(h2, wrist, scaled(-1.0, h1), height)
+    if status1 & FREE:  # (the wrist centre on axis 1)
+        q1_plus = q1_minus = hint[0]
     found = 0
     for shoulder in range(count1):
         q1 = q1_plus if shoulder == 0 else q1_minus
@@ -139,14 +151,16 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, q_out, status_o
             q3 = q3_plus if elbow == 0 else q3_minus
             q2, status2 = sp1(add(p23, rotate(h3, q3, p34)), elbow_to_wrist, h2)
             found += spherical_wrist(
-                axes, target, tool_rotation, (q1, q2, q3), found, q_out, status_out, branch_out,
+                axes, target, tool_rotation, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
                 status1 | status3 | status2, 2 * shoulder + elbow,
             )  # fmt: skip
     return found
 
 
 @kernel
-def spherical_two_intersecting(axes, offsets, tool_rotation, target, q_out, status_out, branch_out):
+def spherical_two_intersecting(
+    axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out
+):
     """Every branch of a 6R arm with a spherical wrist whose axes 1 and 2 meet (IK-Geo's
     ``IK_spherical_2_intersecting``): θ3 by SP3 from ``‖p_23 + R(h3, θ3) p_34‖ = ‖p_1W‖`` (the
     shoulder point to the wrist centre, ``p_12 = 0``), (θ1, θ2) by SP2 from ``R(h1, θ1) R(h2, θ2)
@@ -161,17 +175,21 @@ def spherical_two_intersecting(axes, offsets, tool_rotation, target, q_out, stat
         q3 = q3_plus if elbow == 0 else q3_minus
         arm = add(p23, rotate(h3, q3, p34))
         count12, q1_plus, q2_plus, q1_minus, q2_minus, status12 = sp2(wrist, arm, scaled(-1.0, h1), h2)
+        if status12 & FREE:  # (the wrist centre on axis 1)
+            q1_plus = q1_minus = hint[0]
         for shoulder in range(count12):
             q1, q2 = (q1_plus, q2_plus) if shoulder == 0 else (q1_minus, q2_minus)
             found += spherical_wrist(
-                axes, target, tool_rotation, (q1, q2, q3), found, q_out, status_out, branch_out,
+                axes, target, tool_rotation, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
                 status3 | status12, 2 * elbow + shoulder,
             )  # fmt: skip
     return found
 
 
 @kernel
-def three_parallel_two_intersecting(axes, offsets, tool_rotation, target, q_out, status_out, branch_out):
+def three_parallel_two_intersecting(
+    axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out
+):
     """Every branch of a 6R arm with axes 2 ∥ 3 ∥ 4 and axes 5, 6 meeting (Universal Robots type;
     IK-Geo's ``IK_3_parallel_2_intersecting``). With ``p_16 = p_0T − R_06 p_6T − p_01`` and ``R_14``
     a rotation about h2: θ1 by SP4 from ``h2ᵀ R(h1, −θ1) p_16 = h2ᵀ(p_12 + p_23 + p_34 + p_45)``;
@@ -187,11 +205,15 @@ def three_parallel_two_intersecting(axes, offsets, tool_rotation, target, q_out,
     p16 = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
     height = dot(h2, add(add(add(p12, p23), p34), p45))
     count1, q1_plus, q1_minus, status1 = sp4(h2, p16, scaled(-1.0, h1), height)
+    if status1 & FREE:
+        q1_plus = q1_minus = hint[0]
     found = 0
     for shoulder in range(count1):
         q1 = q1_plus if shoulder == 0 else q1_minus
         seen_h2 = wrist_rotation_transposed(target, tool_rotation, rotate(h1, q1, h2))
         count56, q5_plus, q6_plus, q5_minus, q6_minus, status56 = sp2(h2, seen_h2, scaled(-1.0, h5), h6)
+        if status56 & FREE:  # (the wrist at zero: R_06ᵀ R_01 h2 along h6, θ6 free)
+            q6_plus = q6_minus = hint[5]
         for wrist in range(count56):
             q5, q6 = (q5_plus, q6_plus) if wrist == 0 else (q5_minus, q6_minus)
             # R_14 v = R_01ᵀ R_06 R(h6, −θ6) R(h5, −θ5) v

@@ -133,7 +133,8 @@ def sp4(h, p, k, d):
     (hᵀk)(kᵀp) + a₁ sin θ + a₂ cos θ`` with ``a = (hᵀ(k × p), hᵀ(p − (kᵀp) k))``; with ``b = d −
     (hᵀk)(kᵀp)`` the solutions are ``(sin θ, cos θ) = (a b ± a⊥ √(‖a‖² − b²)) / ‖a‖²``, ``a⊥ =
     (−a₂, a₁)``: two where ``‖a‖² > b²``, else the one least-squares ``(sin θ, cos θ) = a b /
-    (‖a‖ |b|)`` (:data:`LEAST_SQUARES`). Returns ``(count, θ₊, θ₋, status)``; :data:`FREE` (count
+    (‖a‖ |b|)`` (:data:`LEAST_SQUARES`; within :data:`LENGTH_TOLERANCE` of tangency, the double
+    root, exact). Returns ``(count, θ₊, θ₋, status)``; :data:`FREE` (count
     1, θ = 0) where ``hᵀ R(k, θ) p`` does not depend on θ (``h`` or ``p`` along ``k``)."""
     along = dot(k, p)
     a1 = dot(h, cross(k, p))
@@ -142,11 +143,11 @@ def sp4(h, p, k, d):
     size = a1 * a1 + a2 * a2
     if math.sqrt(size) <= SINGULAR_TOLERANCE * max(norm(h) * norm(p), 1e-300):
         return 1, 0.0, 0.0, FREE
-    if b * b >= size:
+    if b * b - size > LENGTH_TOLERANCE * size:
         sign = 1.0 if b >= 0.0 else -1.0
         theta = math.atan2(sign * a1, sign * a2)
         return 1, theta, theta, LEAST_SQUARES
-    root = math.sqrt(size - b * b)
+    root = math.sqrt(max(size - b * b, 0.0))  # (a tangent plane within rounding: one double root)
     plus = math.atan2((a1 * b - a2 * root) / size, (a2 * b + a1 * root) / size)
     minus = math.atan2((a1 * b + a2 * root) / size, (a2 * b - a1 * root) / size)
     return 2, plus, minus, EXACT
@@ -186,10 +187,10 @@ def sp2(p1, p2, k1, k2):
     in_plane = add(scaled(alpha, k1), scaled(beta, k2))
     gamma_squared = (length1 * length1 - dot(in_plane, in_plane)) / sine_squared
     count = 2
-    if gamma_squared < 0.0:
-        gamma_squared, count = 0.0, 1
+    if gamma_squared < -LENGTH_TOLERANCE * length1 * length1:
+        count = 1
         status |= LEAST_SQUARES
-    gamma = math.sqrt(gamma_squared)
+    gamma = math.sqrt(max(gamma_squared, 0.0))  # (a tangent within rounding: one double root)
     x_plus = add(in_plane, scaled(gamma, k1_cross_k2))
     x_minus = add(in_plane, scaled(-gamma, k1_cross_k2))
     theta1_plus, status1 = sp1(p1, x_plus, k1)
