@@ -28,7 +28,7 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 
 from __future__ import annotations
 
-from .jit import inline_kernel, kernel
+from .jit import kernel
 from .subproblems import FREE, add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [
@@ -48,13 +48,13 @@ BRANCH_BITS = {
     "three_parallel_two_intersecting": ("shoulder", "wrist", "elbow"),
 }
 
-@inline_kernel
+@kernel
 def row(array, index):
     """Row ``index`` of an (n, 3) array as a vector tuple."""
     return (array[index, 0], array[index, 1], array[index, 2])
 
 
-@inline_kernel
+@kernel
 def times(rotation, v):
     """``R v`` for a (3, 3) array ``R``."""
     return (
@@ -64,7 +64,7 @@ def times(rotation, v):
     )
 
 
-@inline_kernel
+@kernel
 def transposed_times(rotation, v):
     """``Rᵀ v`` for a (3, 3) array ``R``."""
     return (
@@ -74,19 +74,19 @@ def transposed_times(rotation, v):
     )
 
 
-@inline_kernel
+@kernel
 def wrist_rotation(target, tool_rotation, v):
     """``R_06 v = R_0T R_6Tᵀ v``."""
     return times(target, transposed_times(tool_rotation, v))
 
 
-@inline_kernel
+@kernel
 def wrist_rotation_transposed(target, tool_rotation, v):
     """``R_06ᵀ v = R_6T R_0Tᵀ v``."""
     return times(tool_rotation, transposed_times(target, v))
 
 
-@inline_kernel
+@kernel
 def unrotate_three(axes, q, v):
     """``R_03ᵀ v = R(h3, −θ3) R(h2, −θ2) R(h1, −θ1) v``."""
     v = rotate(row(axes, 0), -q[0], v)
@@ -94,7 +94,7 @@ def unrotate_three(axes, q, v):
     return rotate(row(axes, 2), -q[2], v)
 
 
-@inline_kernel
+@kernel
 def spherical_wrist(
     axes, target, tool_rotation, q, hint, first, q_out, status_out, branch_out, status, branch
 ):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from .jit import inline_kernel, kernel
+from .jit import kernel
 
 __all__ = [
     "EXACT",
@@ -59,43 +59,43 @@ SINGULAR_TOLERANCE = 1e-9
 LENGTH_TOLERANCE = 1e-9
 
 
-@inline_kernel
+@kernel
 def dot(a, b):
     """``aᵀ b``."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@inline_kernel
+@kernel
 def cross(a, b):
     """``a × b``."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@inline_kernel
+@kernel
 def add(a, b):
     """``a + b``."""
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@inline_kernel
+@kernel
 def subtract(a, b):
     """``a − b``."""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@inline_kernel
+@kernel
 def scaled(s, a):
     """``s a`` for a scalar ``s``."""
     return (s * a[0], s * a[1], s * a[2])
 
 
-@inline_kernel
+@kernel
 def norm(a):
     """``‖a‖``."""
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@inline_kernel
+@kernel
 def rotate(k, theta, p):
     """``R(k, θ) p`` by Rodrigues' formula (unit ``k``, θ [rad])."""
     along = dot(k, p)

@@ -18,7 +18,6 @@ Solutions equal within :data:`DUPLICATE_TOLERANCE` are one. Units: rad, m; joint
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Mapping
@@ -51,6 +50,7 @@ NEAR_LEAST_SQUARES = 10.0
 SEARCH_SOLVE_TIMEOUT = 0.005
 #: Slack [rad, m] on the limits when fitting a solution into them (rounding of the kernels).
 LIMIT_SLACK = 1e-9
+TWO_PI = 2.0 * np.pi
 
 
 @dataclass(frozen=True)
@@ -118,34 +118,55 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
     return tuple(key), reference
 
 
-def fitted_variants(solver, q: np.ndarray, seed: np.ndarray | None) -> np.ndarray:
-    """The configurations (m, n) equal to ``q`` up to 2π on its revolute joints that lie within
-    the limits: every ``θ + 2πk`` inside a bounded joint's range, one value of a continuous joint
-    (the nearest ``seed``'s, else in (−π, π]); (0, n) where a joint fits nowhere."""
-    choices = []
-    for index, value in enumerate(q):
-        low, high = solver.lower[index], solver.upper[index]
-        if solver.continuous[index]:
-            centre = 0.0 if seed is None else seed[index]
-            choices.append((value - 2 * np.pi * np.round((value - centre) / (2 * np.pi)),))
-            continue
-        first, last = math.ceil((low - LIMIT_SLACK - value) / (2 * np.pi)), math.floor(
-            (high + LIMIT_SLACK - value) / (2 * np.pi)
-        )
-        values = [min(max(value + 2 * np.pi * k, low), high) for k in range(first, last + 1)]
-        if not values:
-            return np.empty((0, len(q)))
-        choices.append(tuple(values))
-    return np.array(list(itertools.product(*choices)), dtype=float).reshape(-1, len(q))
+def periodic_coordinates(solver) -> np.ndarray:
+    """Which configuration coordinates (bools, n) are revolute angles (revolute and continuous
+    joints: equal up to 2π), found once per solver."""
+    cached = solver.__dict__.get("_periodic")
+    if cached is None:
+        flags = [
+            joint.type in ("revolute", "continuous") and len(joint.coordinate_names) == 1
+            for joint in solver.tree.joints
+            for _ in joint.coordinate_names
+        ]
+        cached = solver.__dict__.setdefault("_periodic", np.array(flags, dtype=bool))
+    return cached
 
 
-def _distinct(rows: np.ndarray) -> np.ndarray:
+def fitted_variants(solver, q: np.ndarray, seed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The configurations equal to the rows of ``q`` (k, n) up to 2π on their revolute joints
+    that lie within the limits: every ``θ + 2πk`` inside a bounded joint's range, one value of a
+    continuous joint (the nearest ``seed``'s, else in (−π, π]). Returns them (m, n), row by row,
+    and the row each came from (m,); a row with a joint that fits nowhere gives none."""
+    q = np.atleast_2d(q)
+    periodic = periodic_coordinates(solver)
+    bounded = periodic & ~solver.continuous
+    centre = 0.0 if seed is None else seed
+    shifted = np.where(periodic & solver.continuous, q - TWO_PI * np.round((q - centre) / TWO_PI), q)
+    low = np.where(bounded, solver.lower, 0.0)
+    high = np.where(bounded, solver.upper, 0.0)
+    first = np.where(bounded, np.ceil((low - LIMIT_SLACK - shifted) / TWO_PI), 0.0)
+    last = np.where(bounded, np.floor((high + LIMIT_SLACK - shifted) / TWO_PI), 0.0)
+    choices = np.maximum(last - first + 1, 0).astype(np.int64)  # (k, n) values per joint
+    per_row = choices.prod(axis=1)
+    origin = np.repeat(np.arange(len(q)), per_row)
+    within = np.arange(len(origin)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    radix = choices[origin]
+    place = np.ones_like(radix)  # each variant's index within its row in mixed radix: digit j has
+    place[:, :-1] = np.cumprod(radix[:, :0:-1], axis=1)[:, ::-1]  # place value prod(radix[:, j+1:])
+    digits = (within[:, None] // place) % np.maximum(radix, 1)
+    variants = (shifted + TWO_PI * first)[origin] + TWO_PI * digits
+    return np.where(bounded, np.clip(variants, solver.lower, solver.upper), variants), origin
+
+
+def _distinct(solver, rows: np.ndarray) -> np.ndarray:
     """Indices of the rows of ``rows`` (k, n) that differ from every earlier kept one by more
-    than :data:`DUPLICATE_TOLERANCE` in some joint, modulo 2π (rows compared wrapped)."""
+    than :data:`DUPLICATE_TOLERANCE` in some joint (revolute joints modulo 2π)."""
+    gaps = rows[:, None] - rows[None]
+    gaps = np.where(periodic_coordinates(solver), np.remainder(gaps + np.pi, TWO_PI) - np.pi, gaps)
+    same = np.abs(gaps).max(axis=2) <= DUPLICATE_TOLERANCE
     kept: list[int] = []
-    for index, row in enumerate(rows):
-        gaps = [np.abs(np.remainder(row - rows[other] + np.pi, 2 * np.pi) - np.pi).max() for other in kept]
-        if all(gap > DUPLICATE_TOLERANCE for gap in gaps):
+    for index in range(len(rows)):
+        if not same[index, kept].any():
             kept.append(index)
     return np.array(kept, dtype=np.int64)
 
@@ -214,7 +235,7 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     least_squares = (branches.status & LEAST_SQUARES) != 0
     complete = not np.any(branches.status & FREE) and not np.any(least_squares & near)
     for index, q in enumerate(branches.q):
-        fitted = fitted_variants(solver, q, None)
+        fitted, _ = fitted_variants(solver, q, None)
         if not len(fitted) or (least_squares[index] and not near[index]):
             continue
         budget = max(POLISH_TIMEOUT, (deadline - time.perf_counter()) / (len(branches.q) - index))
@@ -294,14 +315,9 @@ def _collected(solver, q, status, labels, position, orientation, seed, complete,
         reached = np.ones(len(q), dtype=bool)  # (search results: solve verified every tip)
     success = bool(reached.any())
     picked = np.flatnonzero(reached if success else (status & LEAST_SQUARES) != 0)
-    picked = picked[_distinct(q[picked])] if len(picked) else picked
-    rows, origin = [], []
-    for index in picked:
-        variants = fitted_variants(solver, q[index], seed)
-        rows += list(variants)
-        origin += [index] * len(variants)
-    q_out = np.array(rows).reshape(-1, len(solver.joint_names))
-    origin = np.array(origin, dtype=np.int64)
+    picked = picked[_distinct(solver, q[picked])] if len(picked) else picked
+    q_out, origin = fitted_variants(solver, q[picked], seed)
+    origin = picked[origin]
     if solver.collision_task is not None and len(q_out):
         free = np.array([solver.clearance(row) >= 0.0 for row in q_out], dtype=bool)
         q_out, origin = q_out[free], origin[free]
@@ -311,7 +327,7 @@ def _collected(solver, q, status, labels, position, orientation, seed, complete,
         q_out, origin = q_out[order], origin[order]
     return IKSolutions(
         q=q_out,
-        labels=None if labels is None else tuple(labels[index] for index in origin),
+        labels=None if labels is None else tuple(map(labels.__getitem__, origin.tolist())),
         complete=complete,
         method=method,
         success=success and len(q_out) > 0,
