@@ -265,16 +265,18 @@ def test_bad_input_is_named():
 
 
 def test_the_default_solve_compiles_no_subproblem_kernel():
-    """``solve`` (and building the solver) leave the closed-form kernels uncompiled."""
+    """``solve`` (and building the solver) leave the closed-form and solution-set kernels
+    uncompiled: the default problem's compile is unchanged."""
     script = textwrap.dedent(
         f"""
         import numpy as np
         from ik_node import IKSolver, load_robot
-        from ik_node.compiled import decompositions, subproblems
+        from ik_node.compiled import decompositions, solution_sets, subproblems
         solver = IKSolver(load_robot({str(ARM6)!r}), "base_link", "tool0")
         solver.solve(solver.tip_poses(solver.rest_posture)[0])
         kernels = [decompositions.spherical_two_parallel, decompositions.three_parallel_two_intersecting,
-                   decompositions.spherical_two_intersecting, subproblems.sp1, subproblems.sp4]
+                   decompositions.spherical_two_intersecting, subproblems.sp1, subproblems.sp4,
+                   solution_sets.solution_set]
         print(sum(len(getattr(k, "signatures", ())) for k in kernels))
         """
     )

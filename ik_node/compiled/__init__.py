@@ -7,8 +7,9 @@ of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinemat
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
 :mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve), and
 :mod:`.contacts` and :mod:`.gjk` (collision distances and rows; ``shapes`` is theirs),
-:mod:`.subproblems` and :mod:`.decompositions` (every IK branch of 6R arms whose axes decompose
-into Paden–Kahan subproblems; compiled only when ``IKSolver.solve_all`` first uses them)."""
+:mod:`.subproblems`, :mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R
+arms whose axes decompose into Paden–Kahan subproblems, and the set of solutions inside the
+limits; compiled only when ``IKSolver.solve_all`` first uses them)."""
 
 __all__ = [
     "attempt",
@@ -20,6 +21,7 @@ __all__ = [
     "joints",
     "linalg",
     "search",
+    "solution_sets",
     "spatial",
     "steps",
     "subproblems",

@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..compiled import solution_sets
+from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from .closed_form import Branches, ClosedForm, decompose
@@ -32,8 +34,6 @@ from .inputs import check_pose
 
 __all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
 
-#: Two solutions closer than this in every joint [rad, m] are the same one.
-DUPLICATE_TOLERANCE = 1e-6
 #: A polished branch is given this share of ``solve_all``'s budget at least [s] (the LM solve
 #: from a seed 1e-4 away converges in a few iterations, ~50 µs).
 POLISH_TIMEOUT = 0.002
@@ -48,9 +48,6 @@ POLISH_REACH = 0.1
 NEAR_LEAST_SQUARES = 10.0
 #: A search's single solves last at most this [s] each (then a new random seed).
 SEARCH_SOLVE_TIMEOUT = 0.005
-#: Slack [rad, m] on the limits when fitting a solution into them (rounding of the kernels).
-LIMIT_SLACK = 1e-9
-TWO_PI = 2.0 * np.pi
 
 
 @dataclass(frozen=True)
@@ -86,20 +83,6 @@ class IKSolutions:
     elapsed: float
 
 
-def pose_errors(reached: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Position [m] and orientation [rad] errors (k,) of poses ``reached`` (k, 4, 4) from
-    ``target``: ``‖p − p_d‖`` and the angle of ``Rᵀ R_d``, ``atan2(‖vee(E − Eᵀ)‖ / 2, (tr E − 1) /
-    2)`` (precise near 0, unlike ``acos``)."""
-    position = np.linalg.norm(reached[:, :3, 3] - target[:3, 3], axis=1)
-    error = np.swapaxes(reached[:, :3, :3], 1, 2) @ target[:3, :3]
-    skew = np.stack(
-        (error[:, 2, 1] - error[:, 1, 2], error[:, 0, 2] - error[:, 2, 0], error[:, 1, 0] - error[:, 0, 1]),
-        axis=1,
-    )
-    angle = np.arctan2(0.5 * np.linalg.norm(skew, axis=1), 0.5 * (np.trace(error, axis1=1, axis2=2) - 1.0))
-    return position, angle
-
-
 def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray]:
     """``locked`` ({joint: value [rad, m]}) checked (a known joint, a finite value inside its
     limits: else :class:`IKNodeError` naming the joint and its range) as a sorted key, and the
@@ -120,55 +103,46 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
 
 def periodic_coordinates(solver) -> np.ndarray:
     """Which configuration coordinates (bools, n) are revolute angles (revolute and continuous
-    joints: equal up to 2π), found once per solver."""
-    cached = solver.__dict__.get("_periodic")
-    if cached is None:
-        flags = [
+    joints: equal up to 2π)."""
+    return np.array(
+        [
             joint.type in ("revolute", "continuous") and len(joint.coordinate_names) == 1
             for joint in solver.tree.joints
             for _ in joint.coordinate_names
-        ]
-        cached = solver.__dict__.setdefault("_periodic", np.array(flags, dtype=bool))
-    return cached
+        ],
+        dtype=bool,
+    )
 
 
-def fitted_variants(solver, q: np.ndarray, seed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The configurations equal to the rows of ``q`` (k, n) up to 2π on their revolute joints
-    that lie within the limits: every ``θ + 2πk`` inside a bounded joint's range, one value of a
-    continuous joint (the nearest ``seed``'s, else in (−π, π]). Returns them (m, n), row by row,
-    and the row each came from (m,); a row with a joint that fits nowhere gives none."""
-    q = np.atleast_2d(q)
-    periodic = periodic_coordinates(solver)
-    bounded = periodic & ~solver.continuous
-    centre = 0.0 if seed is None else seed
-    shifted = np.where(periodic & solver.continuous, q - TWO_PI * np.round((q - centre) / TWO_PI), q)
-    low = np.where(bounded, solver.lower, 0.0)
-    high = np.where(bounded, solver.upper, 0.0)
-    first = np.where(bounded, np.ceil((low - LIMIT_SLACK - shifted) / TWO_PI), 0.0)
-    last = np.where(bounded, np.floor((high + LIMIT_SLACK - shifted) / TWO_PI), 0.0)
-    choices = np.maximum(last - first + 1, 0).astype(np.int64)  # (k, n) values per joint
-    per_row = choices.prod(axis=1)
-    origin = np.repeat(np.arange(len(q)), per_row)
-    within = np.arange(len(origin)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
-    radix = choices[origin]
-    place = np.ones_like(radix)  # each variant's index within its row in mixed radix: digit j has
-    place[:, :-1] = np.cumprod(radix[:, :0:-1], axis=1)[:, ::-1]  # place value prod(radix[:, j+1:])
-    digits = (within[:, None] // place) % np.maximum(radix, 1)
-    variants = (shifted + TWO_PI * first)[origin] + TWO_PI * digits
-    return np.where(bounded, np.clip(variants, solver.lower, solver.upper), variants), origin
+def _set_arrays(solver) -> tuple:
+    """What :func:`~ik_node.compiled.solution_sets.solution_set` needs of ``solver`` besides the
+    candidates, target, tolerances and seed, made once per solver: the tree's frames, the first
+    tip's frame and controlled point [m], the limits, which joints are revolute and continuous,
+    and the joint weights (the seed distance's)."""
+    arrays = solver.__dict__.get("_solution_set_arrays")
+    if arrays is None:
+        tree, tip = solver.tree, solver.tip_links[0]
+        arrays = (
+            tree.frames, tree.frame_links, np.int64(tree.frame_index(tip)),
+            np.array(solver.tasks[tip].offset, dtype=float), solver.lower, solver.upper,
+            periodic_coordinates(solver), np.ascontiguousarray(solver.continuous),
+            np.array(solver.joint_weights, dtype=float),
+        )  # fmt: skip
+        solver.__dict__["_solution_set_arrays"] = arrays
+    return arrays
 
 
-def _distinct(solver, rows: np.ndarray) -> np.ndarray:
-    """Indices of the rows of ``rows`` (k, n) that differ from every earlier kept one by more
-    than :data:`DUPLICATE_TOLERANCE` in some joint (revolute joints modulo 2π)."""
-    gaps = rows[:, None] - rows[None]
-    gaps = np.where(periodic_coordinates(solver), np.remainder(gaps + np.pi, TWO_PI) - np.pi, gaps)
-    same = np.abs(gaps).max(axis=2) <= DUPLICATE_TOLERANCE
-    kept: list[int] = []
-    for index in range(len(rows)):
-        if not same[index, kept].any():
-            kept.append(index)
-    return np.array(kept, dtype=np.int64)
+def solution_set(solver, candidates, status, target, seed, tolerances) -> tuple:
+    """:func:`~ik_node.compiled.solution_sets.solution_set` of ``candidates`` (k, n) for
+    ``target`` (4x4, C-contiguous): ``(q (m, n), origin (m,), errors (k, 2), success)``, ordered
+    nearest ``seed`` (n,) if given. ``tolerances``: (position [m], orientation [rad])."""
+    frames, links, tip_frame, offset, lower, upper, periodic, continuous, weights = _set_arrays(solver)
+    return solution_sets.solution_set(
+        frames, links, tip_frame, offset, target, np.ascontiguousarray(candidates, dtype=float),
+        np.ascontiguousarray(status, dtype=np.int64), np.array(tolerances, dtype=float), lower, upper,
+        periodic, continuous, np.zeros(len(lower)) if seed is None else seed,
+        np.zeros(len(lower)) if seed is None else weights,
+    )  # fmt: skip
 
 
 def _tool_pose(solver):
@@ -209,15 +183,6 @@ def helper_solver(solver, key: tuple, tolerance: float | None = None):
     return cache[key, tolerance]
 
 
-def tool_poses(solver, q: np.ndarray) -> np.ndarray:
-    """Poses (k, 4, 4) ``T_base_point`` of the first tip's controlled point at configurations ``q``
-    (k, n), by one batch FK (:meth:`~ik_node.kinematics.KinematicTree.link_poses`)."""
-    tip = solver.tip_links[0]
-    offset = np.eye(4)
-    offset[:3, 3] = solver.tasks[tip].offset
-    return solver.tree.pose_of(solver.tree.link_poses(q), tip) @ offset
-
-
 def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target, deadline: float):
     """The branches of a nominal geometry polished on the real tree: each, fitted into the limits,
     seeds the solver's LM solve (with ``key``'s joints locked, aiming at ``POLISH_TOLERANCE`` so
@@ -229,18 +194,20 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     move far from the nominal's; a solve that wandered may have found another branch)."""
     polisher = helper_solver(solver, key, POLISH_TOLERANCE)
     kept, rows = [], []
-    position, orientation = pose_errors(tool_poses(solver, branches.q), target)
+    unchecked = (np.inf, np.inf)  # (every branch, fitted into the limits)
+    fitted, origin, errors, _ = solution_set(solver, branches.q, branches.status, target, None, unchecked)
     margin = NEAR_LEAST_SQUARES * closed.deviation
-    near = (position <= margin * closed.length) & (orientation <= margin)
+    near = (errors[:, 0] <= margin * closed.length) & (errors[:, 1] <= margin)
     least_squares = (branches.status & LEAST_SQUARES) != 0
     complete = not np.any(branches.status & FREE) and not np.any(least_squares & near)
-    for index, q in enumerate(branches.q):
-        fitted, _ = fitted_variants(solver, q, None)
-        if not len(fitted) or (least_squares[index] and not near[index]):
+    firsts = np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]]) if len(origin) else origin
+    for count, first in enumerate(firsts):
+        index = int(origin[first])
+        if least_squares[index] and not near[index]:
             continue
-        budget = max(POLISH_TIMEOUT, (deadline - time.perf_counter()) / (len(branches.q) - index))
-        result = polisher.solve(target, seed=fitted[0], timeout=budget)
-        gap = np.abs(np.remainder(result.q - fitted[0] + np.pi, 2 * np.pi) - np.pi).max()
+        budget = max(POLISH_TIMEOUT, (deadline - time.perf_counter()) / (len(firsts) - count))
+        result = polisher.solve(target, seed=fitted[first], timeout=budget)
+        gap = np.abs(np.remainder(result.q - fitted[first] + np.pi, 2 * np.pi) - np.pi).max()
         kept.append(index)
         rows.append(result.q)
         complete &= bool(gap <= POLISH_REACH)
@@ -248,11 +215,11 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     return Branches(kept_rows, branches.status[kept], branches.branch[kept], branches.root_names), complete
 
 
-def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndarray, np.ndarray]:
     """Solutions found by restarts of ``solve`` until ``deadline`` (at least one solve): from
     ``seed`` (else the rest posture), then from random configurations inside the limits (seeded by
-    the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position and
-    orientation errors (k,)."""
+    the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position [m] and
+    orientation [rad] errors (k, 2)."""
     searcher = helper_solver(solver, key)
     rng = np.random.default_rng(searcher.options.random_seed)
     low = np.where(np.isfinite(searcher.lower), searcher.lower, -np.pi)
@@ -267,9 +234,7 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
         if time.perf_counter() >= deadline:
             break
         start = rng.uniform(low, high)
-    q = np.array(rows).reshape(-1, len(solver.joint_names))
-    errors = np.array(errors).reshape(-1, 2)
-    return q, errors[:, 0], errors[:, 1]
+    return np.array(rows).reshape(-1, len(solver.joint_names)), np.array(errors).reshape(-1, 2)
 
 
 def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping | None = None):
@@ -292,8 +257,10 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
             raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     closed = None if target is None else _closed_form(solver, key, reference)
     if closed is None:
-        q, position, orientation = _search(solver, key, targets, seed_vector, deadline)
+        q, errors = _search(solver, key, targets, seed_vector, deadline)
         status, labels, complete, method = np.zeros(len(q), dtype=np.int64), None, False, "search"
+        tolerances = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
+        target = np.eye(4) if target is None else target
     else:
         branches = closed.branches(target, seed_vector)
         method, complete = closed.kind, True
@@ -301,38 +268,22 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
             branches, complete = _polished(solver, key, closed, branches, target, deadline)
             method += "+polish"
         q, status, labels = branches.q, branches.status, branches.labels
-        position, orientation = pose_errors(tool_poses(solver, q), target)
-    return _collected(solver, q, status, labels, position, orientation, seed_vector, complete, method, start)
-
-
-def _collected(solver, q, status, labels, position, orientation, seed, complete, method, start):
-    """The :class:`IKSolutions` of candidate rows ``q`` (k, n): those within the tip's tolerances
-    (else, unreachable, the least-squares ones), distinct, fitted into the limits (every 2π
-    variant), without collisions where the solver checks them, nearest ``seed`` first."""
-    task = solver.tasks[solver.tip_links[0]]
-    reached = (position <= task.position_tolerance) & (orientation <= task.orientation_tolerance)
-    if len(solver.tip_links) > 1:
-        reached = np.ones(len(q), dtype=bool)  # (search results: solve verified every tip)
-    success = bool(reached.any())
-    picked = np.flatnonzero(reached if success else (status & LEAST_SQUARES) != 0)
-    picked = picked[_distinct(solver, q[picked])] if len(picked) else picked
-    q_out, origin = fitted_variants(solver, q[picked], seed)
-    origin = picked[origin]
+        task = solver.tasks[solver.tip_links[0]]
+        tolerances = (task.position_tolerance, task.orientation_tolerance)
+    q_out, origin, set_errors, success = solution_set(solver, q, status, target, seed_vector, tolerances)
+    if closed is not None:
+        errors = set_errors
     if solver.collision_task is not None and len(q_out):
         free = np.array([solver.clearance(row) >= 0.0 for row in q_out], dtype=bool)
         q_out, origin = q_out[free], origin[free]
-    if seed is not None and len(q_out):
-        weights = solver.joint_weights
-        order = np.argsort(np.sqrt(((q_out - seed) ** 2 * weights).sum(axis=1)), kind="stable")
-        q_out, origin = q_out[order], origin[order]
     return IKSolutions(
         q=q_out,
         labels=None if labels is None else tuple(map(labels.__getitem__, origin.tolist())),
         complete=complete,
         method=method,
-        success=success and len(q_out) > 0,
+        success=bool(success) and len(q_out) > 0,
         singular=bool(np.any(status[origin] & FREE)),
-        position_error=position[origin],
-        orientation_error=orientation[origin],
+        position_error=errors[origin, 0],
+        orientation_error=errors[origin, 1],
         elapsed=time.perf_counter() - start,
     )
