@@ -13,6 +13,7 @@ singularity.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -283,3 +284,33 @@ def test_the_default_solve_compiles_no_subproblem_kernel():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[-1] == "0"
+
+
+def plain_python_probe() -> list:
+    """Per arm and pose (3 random configurations, one singular, each arm), the number of
+    solutions and the first one: what the plain-Python run must reproduce."""
+    found = []
+    for name in ("ur5", "kuka_kr", "shoulder_meeting"):
+        arm = Arm(name)
+        for q in arm.random_configurations(np.random.default_rng(32), 3, 1):
+            solutions = arm.solver.solve_all(arm.solver.tree.forward(q), seed=q)
+            found.append((name, len(solutions.q), solutions.q[0].round(9).tolist()))
+    return found
+
+
+def test_the_same_source_as_plain_python():
+    """The kernels run as plain Python (``NUMBA_DISABLE_JIT=1``) give the same solution sets."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_closed_form import plain_python_probe
+        print(repr(plain_python_probe()))
+        """
+    )
+    environment = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == repr(plain_python_probe())

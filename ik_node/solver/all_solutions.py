@@ -29,7 +29,7 @@ from ..compiled import solution_sets
 from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
-from .closed_form import Branches, ClosedForm, decompose
+from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import check_pose
 
 __all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
@@ -267,7 +267,8 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         if not closed.exact:
             branches, complete = _polished(solver, key, closed, branches, target, deadline)
             method += "+polish"
-        q, status, labels = branches.q, branches.status, branches.labels
+        q, status = branches.q, branches.status
+        labels = [branch_labels(branches.root_names)[code] for code in branches.branch.tolist()]
         task = solver.tasks[solver.tip_links[0]]
         tolerances = (task.position_tolerance, task.orientation_tolerance)
     q_out, origin, set_errors, success = solution_set(solver, q, status, target, seed_vector, tolerances)

@@ -23,6 +23,7 @@ seeds that the caller polishes on the real tree.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ __all__ = [
     "NEAR_TOLERANCE",
     "Branches",
     "ClosedForm",
+    "branch_labels",
     "decompose",
     "screw_motion",
 ]
@@ -130,11 +132,17 @@ class Branches:
     @property
     def labels(self) -> tuple:
         """Per branch, the tuple of its root choices: ``('shoulder+', 'elbow-', 'wrist+')``."""
-        names = self.root_names
-        return tuple(
-            tuple(name + ("-" if code >> (2 - bit) & 1 else "+") for bit, name in enumerate(names))
-            for code in self.branch.tolist()
-        )
+        return tuple(map(branch_labels(self.root_names).__getitem__, self.branch.tolist()))
+
+
+@functools.cache
+def branch_labels(root_names: tuple) -> tuple:
+    """The labels of the 8 choices of roots (index: a kernel's ``branch`` code), bit 2 (value 4)
+    the first of ``root_names``, set for its ``−`` root."""
+    return tuple(
+        tuple(name + ("-" if code >> (2 - bit) & 1 else "+") for bit, name in enumerate(root_names))
+        for code in range(decompositions.MAX_BRANCHES)
+    )
 
 
 class ClosedForm:
