@@ -18,6 +18,7 @@ Solutions equal within :data:`DUPLICATE_TOLERANCE` are one. Units: rad, m; joint
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..compiled import solution_sets
+from ..compiled.jit import cache_is_cold
 from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
@@ -34,6 +36,14 @@ from .inputs import check_pose
 
 __all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
 
+_log = logging.getLogger("ik_node.solver")
+_notice_said = False
+
+#: Said (``logging`` warning) before ``solve_all`` compiles its kernels, once per process.
+COMPILE_NOTICE = (
+    "compiling the closed-form IK kernels solve_all uses (once per install: about 12 s on 2 cores; "
+    "later runs load them from the cache)"
+)
 #: A polished branch is given this share of ``solve_all``'s budget at least [s] (the LM solve
 #: from a seed 1e-4 away converges in a few iterations, ~50 µs).
 POLISH_TIMEOUT = 0.002
@@ -150,6 +160,15 @@ def _tool_pose(solver):
     return lambda q: solver.tip_poses(q)[0]
 
 
+def _say_if_cold(kernel) -> None:
+    """Say :data:`COMPILE_NOTICE` once per process before ``kernel`` or the solution set would
+    be compiled rather than loaded (a user never waits on a compile silently)."""
+    global _notice_said
+    if not _notice_said and (cache_is_cold(kernel) or cache_is_cold(solution_sets.solution_set)):
+        _notice_said = True
+        _log.warning(COMPILE_NOTICE)
+
+
 def _closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None:
     """The chain's :class:`ClosedForm` with the joints of ``key`` locked (None: no closed form),
     found once per key and solver. Only for one tip controlling its full pose."""
@@ -256,6 +275,7 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         if target.ndim != 2:
             raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     closed = None if target is None else _closed_form(solver, key, reference)
+    _say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
     if closed is None:
         q, errors = _search(solver, key, targets, seed_vector, deadline)
         status, labels, complete, method = np.zeros(len(q), dtype=np.int64), None, False, "search"
