@@ -182,24 +182,22 @@ def _closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None
     return cache[key]
 
 
-def helper_solver(solver, key: tuple, tolerance: float | None = None):
+def helper_solver(solver, key: tuple, **overrides):
     """A solver like ``solver`` whose joints of ``key`` have their limits closed on the locked
-    values, with position and orientation tolerances ``tolerance`` [m, rad] where given (tips
-    whose task is a kind, not a :class:`~.options.TipTask`): what polishes and searches. Made
-    once per key and tolerance (``solver`` itself where neither changes anything)."""
-    if not key and tolerance is None:
-        return solver
+    values and whose options ``overrides`` replaces (tolerances reach only the tips whose task is
+    a kind, not a :class:`~.options.TipTask`): what polishes and searches, one attempt from the
+    seed each (``max_attempts=1``, no seed table: the caller picks the seeds). Made once per key
+    and overrides."""
     cache = solver.__dict__.setdefault("_helper_solvers", {})
-    if (key, tolerance) not in cache:
+    cache_key = (key, tuple(sorted(overrides.items())))
+    if cache_key not in cache:
         options = solver.options
         lower, upper = dict(options.lower or {}), dict(options.upper or {})
         for name, value in key:
             lower[name], upper[name] = value, value
-        options = replace(options, lower=lower, upper=upper)
-        if tolerance is not None:
-            options = replace(options, position_tolerance=tolerance, orientation_tolerance=tolerance)
-        cache[key, tolerance] = type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
-    return cache[key, tolerance]
+        options = replace(options, lower=lower, upper=upper, max_attempts=1, seed_table_size=0, **overrides)
+        cache[cache_key] = type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
+    return cache[cache_key]
 
 
 def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target, deadline: float):
@@ -211,7 +209,9 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     of the goal (such a branch is polished too), and no polish moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
-    polisher = helper_solver(solver, key, POLISH_TOLERANCE)
+    polisher = helper_solver(
+        solver, key, position_tolerance=POLISH_TOLERANCE, orientation_tolerance=POLISH_TOLERANCE
+    )
     kept, rows = [], []
     unchecked = (np.inf, np.inf)  # (every branch, fitted into the limits)
     fitted, origin, errors, _ = solution_set(solver, branches.q, branches.status, target, None, unchecked)

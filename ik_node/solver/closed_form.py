@@ -129,12 +129,6 @@ class Branches:
     branch: np.ndarray
     root_names: tuple
 
-    @property
-    def labels(self) -> tuple:
-        """Per branch, the tuple of its root choices: ``('shoulder+', 'elbow-', 'wrist+')``."""
-        return tuple(map(branch_labels(self.root_names).__getitem__, self.branch.tolist()))
-
-
 @functools.cache
 def branch_labels(root_names: tuple) -> tuple:
     """The labels of the 8 choices of roots (index: a kernel's ``branch`` code), bit 2 (value 4)
