@@ -185,9 +185,8 @@ def _closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None
 def helper_solver(solver, key: tuple, **overrides):
     """A solver like ``solver`` whose joints of ``key`` have their limits closed on the locked
     values and whose options ``overrides`` replaces (tolerances reach only the tips whose task is
-    a kind, not a :class:`~.options.TipTask`): what polishes and searches, one attempt from the
-    seed each (``max_attempts=1``, no seed table: the caller picks the seeds). Made once per key
-    and overrides."""
+    a kind, not a :class:`~.options.TipTask`): what polishes and searches. Made once per key and
+    overrides."""
     cache = solver.__dict__.setdefault("_helper_solvers", {})
     cache_key = (key, tuple(sorted(overrides.items())))
     if cache_key not in cache:
@@ -195,7 +194,7 @@ def helper_solver(solver, key: tuple, **overrides):
         lower, upper = dict(options.lower or {}), dict(options.upper or {})
         for name, value in key:
             lower[name], upper[name] = value, value
-        options = replace(options, lower=lower, upper=upper, max_attempts=1, seed_table_size=0, **overrides)
+        options = replace(options, lower=lower, upper=upper, **overrides)
         cache[cache_key] = type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
     return cache[cache_key]
 
@@ -239,7 +238,7 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
     ``seed`` (else the rest posture), then from random configurations inside the limits (seeded by
     the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position [m] and
     orientation [rad] errors (k, 2)."""
-    searcher = helper_solver(solver, key)
+    searcher = helper_solver(solver, key, max_attempts=1, seed_table_size=0)  # (the seeds: here)
     rng = np.random.default_rng(searcher.options.random_seed)
     low = np.where(np.isfinite(searcher.lower), searcher.lower, -np.pi)
     high = np.where(np.isfinite(searcher.upper), searcher.upper, np.pi)
