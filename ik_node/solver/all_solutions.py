@@ -5,9 +5,11 @@ revolute joints whose axes are within ``NEAR_TOLERANCE`` of a spherical wrist or
 parallel axes), every branch comes from the compiled subproblem kernels: as they are where the
 axes are exact, else as seeds that the solver's own Levenberg–Marquardt solve polishes on the real
 tree (each branch is then exact on the URDF, not on its nominal geometry). The set is then
-*complete*. Elsewhere (other chains, 5 or 7 free joints, several tips, partial tasks), restarts of
-:meth:`~ik_node.solver.IKSolver.solve` from random seeds collect distinct solutions within the time
-budget: ``complete=False``.
+*complete* (a polished one unless it comes near a singularity, where the real arm's branches may
+differ from the nominal's). Elsewhere (other chains, 5 or 7 free joints, several tips, partial
+tasks), single attempts of :meth:`~ik_node.solver.IKSolver.solve` from the seed, then from random
+seeds, collect distinct solutions within the time budget: ``complete=False`` (for a redundant arm,
+samples of its families of solutions).
 
 Every solution is within the limits and verified by FK (position and orientation errors below the
 tip task's tolerances). A joint with limits wider than 2π gives every ``θ + 2πk`` inside them as
