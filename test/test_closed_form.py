@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ik_node import IKSolver, load_robot
+from ik_node import IKSolutions, IKSolver, load_robot
 from ik_node.errors import IKNodeError
 
 try:
@@ -191,6 +191,7 @@ def test_every_solution_equals_eaiks(arm):
     poses = np.array([arm.solver.tree.forward(q) for q in configurations])
     for index, (q, pose) in enumerate(zip(configurations, poses)):
         found = arm.solver.solve_all(pose, seed=q, locked=arm.locked)
+        assert isinstance(found, IKSolutions) and len(found.labels) == len(found.q)
         assert found.complete and found.success and found.method == KERNELS[arm.name]
         assert np.abs(found.q[0] - q).max() < SAME, "the seed's own configuration first"
         assert np.all((found.q >= np.array(arm.lower) - 1e-9) & (found.q <= np.array(arm.upper) + 1e-9))
