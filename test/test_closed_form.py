@@ -73,9 +73,10 @@ LOCKED = (2, 0.4)
 FAMILY = {"ur5": (1, 2, 3, 5), "kuka_kr": (3, 5), "shoulder_meeting": (3, 5), "iiwa": (3, 5)}
 
 
-def dh_urdf(name: str, d, a, alpha, lower, upper, tilt: float = 0.0, rng=None) -> str:
+def dh_urdf(name: str, d, a, alpha, lower, upper, tilt: float = 0.0, rng=None, continuous=()) -> str:
     """A URDF of the DH table: joint i at frame i−1 (axis z, or z tilted by ``tilt`` [rad] in a
-    random direction), the constant ``Tz(d) Tx(a) Rx(α)`` in the next joint's origin."""
+    random direction), the constant ``Tz(d) Tx(a) Rx(α)`` in the next joint's origin; the joints
+    (indices) ``continuous`` without limits."""
     links = ['<link name="base_link"/>', '<link name="tool0"/>']
     joints, origin = [], (0.0, 0.0, 0.0)
     for i in range(len(d)):
@@ -83,12 +84,15 @@ def dh_urdf(name: str, d, a, alpha, lower, upper, tilt: float = 0.0, rng=None) -
         direction = rng.uniform(0, 2 * PI) if tilt else 0.0
         axis = (math.sin(tilt) * math.cos(direction), math.sin(tilt) * math.sin(direction), math.cos(tilt))
         parent = "base_link" if i == 0 else f"link{i}"
+        kind = "continuous" if i in continuous else "revolute"
+        limit = f'<limit lower="{lower[i]!r}" upper="{upper[i]!r}" effort="1" velocity="1"/>'
+        limit = "" if i in continuous else limit
         joints.append(
-            f'<joint name="joint{i + 1}" type="revolute"><parent link="{parent}"/>'
+            f'<joint name="joint{i + 1}" type="{kind}"><parent link="{parent}"/>'
             f'<child link="link{i + 1}"/>'
             f'<origin xyz="{origin[0]!r} 0 {origin[1]!r}" rpy="{origin[2]!r} 0 0"/>'
             f'<axis xyz="{axis[0]!r} {axis[1]!r} {axis[2]!r}"/>'
-            f'<limit lower="{lower[i]!r}" upper="{upper[i]!r}" effort="1" velocity="1"/></joint>'
+            f"{limit}</joint>"
         )
         origin = (a[i], d[i], alpha[i])
     joints.append(
@@ -237,6 +241,22 @@ def test_a_calibrated_copy_is_polished_exact_on_the_real_tree():
             same_count += len(found.q) == len(nominal.solver.solve_all(pose).q)
         assert same_count >= 0.9 * len(configurations), "the branches of the nominal arm, polished"
         assert complete_count >= 0.9 * len(configurations), "incomplete only near singularities"
+
+
+def test_continuous_joints_give_one_value_nearest_the_seed():
+    d, a, alpha, lower, upper = ARMS["kuka_kr"]
+    urdf = dh_urdf("kr_continuous", d, a, alpha, lower, upper, continuous=(0, 5))
+    solver = IKSolver(load_robot(urdf), "base_link", "tool0", compile_helper=False)
+    bounded = Arm("kuka_kr").solver
+    rng = np.random.default_rng(33)
+    for _ in range(50):
+        q = rng.uniform(lower, upper)
+        seed = q + rng.uniform(-0.3, 0.3, 6) + np.array([4 * PI, 0, 0, 0, 0, -2 * PI])
+        found = solver.solve_all(solver.tree.forward(q), seed=seed)
+        assert found.complete and np.all(np.abs(found.q[:, [0, 5]] - seed[[0, 5]]) <= PI + 1e-9)
+        assert np.abs(wrapped(found.q[0] - q)).max() < SAME
+        wider = bounded.solve_all(bounded.tree.forward(q)).q  # (the same arm, joints 1 and 6 bounded)
+        assert len(found.q) >= len(distinct(wrapped(wider)))
 
 
 def test_other_chains_are_searched_and_say_so():
