@@ -40,6 +40,7 @@ __all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
 
 _log = logging.getLogger("ik_node.solver")
 _notice_said = False
+_looked_up: set = set()  # (the kernels whose cache was looked at)
 
 #: Said (``logging`` warning) before ``solve_all`` compiles its kernels, once per process.
 COMPILE_NOTICE = (
@@ -164,8 +165,12 @@ def _tool_pose(solver):
 
 def _say_if_cold(kernel) -> None:
     """Say :data:`COMPILE_NOTICE` once per process before ``kernel`` or the solution set would
-    be compiled rather than loaded (a user never waits on a compile silently)."""
+    be compiled rather than loaded (a user never waits on a compile silently); each kernel is
+    looked up once (the cache's files: ~30 µs)."""
     global _notice_said
+    if kernel in _looked_up:
+        return
+    _looked_up.add(kernel)
     if not _notice_said and (cache_is_cold(kernel) or cache_is_cold(solution_sets.solution_set)):
         _notice_said = True
         _log.warning(COMPILE_NOTICE)
@@ -207,7 +212,8 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     that a polished branch is as exact as the closed form's), to be verified against the task's
     tolerances. Returns the polished :class:`Branches` and whether they are surely all: no
     nominal branch was singular or a least-squares one within ``NEAR_LEAST_SQUARES`` deviations
-    of the goal (such a branch is polished too), and no polish moved farther than
+    of the goal (such a branch is polished too; the others, out of reach, stay as they are), and
+    no polish moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
     polisher = helper_solver(
@@ -223,12 +229,13 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
     firsts = np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]]) if len(origin) else origin
     for count, first in enumerate(firsts):
         index = int(origin[first])
-        if least_squares[index] and not near[index]:
+        kept.append(index)
+        if least_squares[index] and not near[index]:  # (out of reach: the nominal approach stays)
+            rows.append(fitted[first])
             continue
         budget = max(POLISH_TIMEOUT, (deadline - time.perf_counter()) / (len(firsts) - count))
         result = polisher.solve(target, seed=fitted[first], timeout=budget)
         gap = np.abs(np.remainder(result.q - fitted[first] + np.pi, 2 * np.pi) - np.pi).max()
-        kept.append(index)
         rows.append(result.q)
         complete &= bool(gap <= POLISH_REACH)
     kept_rows = np.array(rows).reshape(-1, len(solver.joint_names))
