@@ -17,7 +17,13 @@ from .jit import allocating_kernel, kernel
 from .spatial import forward_kinematics, point_pose
 from .subproblems import LEAST_SQUARES
 
-__all__ = ["DUPLICATE_TOLERANCE", "LIMIT_SLACK", "pose_error", "solution_set"]
+__all__ = [
+    "DUPLICATE_TOLERANCE",
+    "LIMIT_SLACK",
+    "branch_configurations",
+    "pose_error",
+    "solution_set",
+]
 
 #: Two solutions closer than this in every joint [rad, m] (revolute joints modulo 2π) are one.
 DUPLICATE_TOLERANCE = 1e-6
@@ -159,3 +165,17 @@ def _variants(shifted, choices, variants, picked, lower, upper, periodic, contin
             origin[index] = picked[r]
             index += 1
     return q, origin
+
+
+@allocating_kernel
+def branch_configurations(angles, count, reference, joints):
+    """Full configurations (count, n) of the first ``count`` branches ``angles`` (8, 6) of a
+    decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the branch's angles
+    wrapped into (−π, π] [rad]."""
+    q = np.empty((count, reference.shape[0]))
+    for r in range(count):
+        for j in range(reference.shape[0]):
+            q[r, j] = reference[j]
+        for i in range(joints.shape[0]):
+            q[r, joints[i]] += (angles[r, i] + math.pi) % TWO_PI - math.pi
+    return q

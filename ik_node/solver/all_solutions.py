@@ -145,16 +145,23 @@ def _set_arrays(solver) -> tuple:
     return arrays
 
 
+def _seed_and_weights(solver, seed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The seed and the distance's weights as the compiled solution set takes them (zeros for
+    both without a seed: no order)."""
+    if seed is None:
+        return (_set_arrays(solver)[-1] * 0.0,) * 2
+    return seed, _set_arrays(solver)[-1]
+
+
 def solution_set(solver, candidates, status, target, seed, tolerances) -> tuple:
     """:func:`~ik_node.compiled.solution_sets.solution_set` of ``candidates`` (k, n) for
     ``target`` (4x4, C-contiguous): ``(q (m, n), origin (m,), errors (k, 2), success)``, ordered
     nearest ``seed`` (n,) if given. ``tolerances``: (position [m], orientation [rad])."""
-    frames, links, tip_frame, offset, lower, upper, periodic, continuous, weights = _set_arrays(solver)
+    frames, links, tip_frame, offset, lower, upper, periodic, continuous, _ = _set_arrays(solver)
     return solution_sets.solution_set(
         frames, links, tip_frame, offset, target, np.ascontiguousarray(candidates, dtype=float),
         np.ascontiguousarray(status, dtype=np.int64), np.array(tolerances, dtype=float), lower, upper,
-        periodic, continuous, np.zeros(len(lower)) if seed is None else seed,
-        np.zeros(len(lower)) if seed is None else weights,
+        periodic, continuous, *_seed_and_weights(solver, seed),
     )  # fmt: skip
 
 
@@ -206,8 +213,9 @@ def helper_solver(solver, key: tuple, **overrides):
     return cache[cache_key]
 
 
-def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target, deadline: float):
-    """The branches of a nominal geometry polished on the real tree: each, fitted into the limits,
+def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: float):
+    """The branches of the nominal geometry ``closed`` for ``target`` (free joints of a singularity
+    at ``seed``'s values) polished on the real tree: each, fitted into the limits,
     seeds the solver's LM solve (with ``key``'s joints locked, aiming at ``POLISH_TOLERANCE`` so
     that a polished branch is as exact as the closed form's), to be verified against the task's
     tolerances. Returns the polished :class:`Branches` and whether they are surely all: no
@@ -220,6 +228,7 @@ def _polished(solver, key: tuple, closed: ClosedForm, branches: Branches, target
         solver, key, position_tolerance=POLISH_TOLERANCE, orientation_tolerance=POLISH_TOLERANCE
     )
     kept, rows = [], []
+    branches = closed.branches(target, seed)
     unchecked = (np.inf, np.inf)  # (every branch, fitted into the limits)
     fitted, origin, errors, _ = solution_set(solver, branches.q, branches.status, target, None, unchecked)
     margin = NEAR_LEAST_SQUARES * closed.deviation
@@ -284,30 +293,30 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
             raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     closed = None if target is None else _closed_form(solver, key, reference)
     _say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
+    task = solver.tasks[solver.tip_links[0]]
+    tolerances = (task.position_tolerance, task.orientation_tolerance)
     if closed is None:
         q, errors = _search(solver, key, targets, seed_vector, deadline)
-        status, labels, complete, method = np.zeros(len(q), dtype=np.int64), None, False, "search"
-        tolerances = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
+        status, codes, method, complete = np.zeros(len(q), dtype=np.int64), None, "search", False
+        unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
         target = np.eye(4) if target is None else target
+        q_out, origin, _, success = solution_set(solver, q, status, target, seed_vector, unchecked)
     else:
-        branches = closed.branches(target, seed_vector)
-        method, complete = closed.kind, True
-        if not closed.exact:
-            branches, complete = _polished(solver, key, closed, branches, target, deadline)
-            method += "+polish"
-        q, status = branches.q, branches.status
-        labels = [branch_labels(branches.root_names)[code] for code in branches.branch.tolist()]
-        task = solver.tasks[solver.tip_links[0]]
-        tolerances = (task.position_tolerance, task.orientation_tolerance)
-    q_out, origin, set_errors, success = solution_set(solver, q, status, target, seed_vector, tolerances)
-    if closed is not None:
-        errors = set_errors
+        if closed.exact:
+            branches, complete, method = closed.branches(target, seed_vector), True, closed.kind
+        else:
+            branches, complete = _polished(solver, key, closed, target, seed_vector, deadline)
+            method = closed.kind + "+polish"
+        status, codes = branches.status, branches.branch
+        found = solution_set(solver, branches.q, status, target, seed_vector, tolerances)
+        q_out, origin, errors, success = found
     if solver.collision_task is not None and len(q_out):
         free = np.array([solver.clearance(row) >= 0.0 for row in q_out], dtype=bool)
         q_out, origin = q_out[free], origin[free]
+    names = None if codes is None else branch_labels(closed.root_names)
     return IKSolutions(
         q=q_out,
-        labels=None if labels is None else tuple(map(labels.__getitem__, origin.tolist())),
+        labels=None if codes is None else tuple(map(names.__getitem__, codes[origin].tolist())),
         complete=complete,
         method=method,
         success=bool(success) and len(q_out) > 0,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiled import decompositions
+from ..compiled import decompositions, solution_sets
 
 __all__ = [
     "EXACT_TOLERANCE",
@@ -147,7 +147,7 @@ class ClosedForm:
     lengths (at least 1: the scale a direction's deviation moves the tip by)."""
 
     def __init__(self, kind: str, joints, reference, axes, points, tool: np.ndarray, deviation: float):
-        self.kind, self.joints, self.reference = kind, np.asarray(joints), reference
+        self.kind, self.joints, self.reference = kind, np.asarray(joints, dtype=np.int64), reference
         self.deviation, self.exact = deviation, deviation <= EXACT_TOLERANCE
         self.axes = np.ascontiguousarray(axes)
         self.offsets = np.ascontiguousarray(
@@ -158,25 +158,30 @@ class ClosedForm:
         self.kernel = getattr(decompositions, kind)
         self.root_names = decompositions.BRANCH_BITS[kind]
         self._no_hint = np.zeros(6)
-        self._q = np.empty((decompositions.MAX_BRANCHES, 6))
-        self._status = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
-        self._branch = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
+        self.work = (  # what the kernel writes: angles, status bits, choices of roots per branch
+            np.empty((decompositions.MAX_BRANCHES, 6)),
+            np.empty(decompositions.MAX_BRANCHES, dtype=np.int64),
+            np.empty(decompositions.MAX_BRANCHES, dtype=np.int64),
+        )
 
     def __repr__(self) -> str:
         return f"ClosedForm({self.kind!r}, deviation={self.deviation:.1e})"
+
+    def hint(self, seed: np.ndarray | None) -> np.ndarray:
+        """The angles (6,) a singularity's free joint takes: ``seed``'s (nq,) about the reference,
+        else 0."""
+        if seed is None:
+            return self._no_hint
+        return np.ascontiguousarray(seed[self.joints] - self.reference[self.joints])
 
     def branches(self, target: np.ndarray, seed: np.ndarray | None = None) -> Branches:
         """Every branch of the nominal geometry for ``target`` (4x4 ``T_base_point``, C-contiguous
         floats), angles wrapped into (−π, π] about the reference; where a singularity leaves a
         joint free, it is at its value in ``seed`` (nq,; default the reference's)."""
-        joints = self.joints
-        hint = self._no_hint if seed is None else np.ascontiguousarray(seed[joints] - self.reference[joints])
-        count = self.kernel(
-            self.axes, self.offsets, self.tool_rotation, target, hint, self._q, self._status, self._branch
-        )
-        q = np.repeat(self.reference[None], count, axis=0)
-        q[:, self.joints] += np.remainder(self._q[:count] + np.pi, 2 * np.pi) - np.pi
-        return Branches(q, self._status[:count].copy(), self._branch[:count].copy(), self.root_names)
+        angles, status, branch = self.work
+        count = self.kernel(self.axes, self.offsets, self.tool_rotation, target, self.hint(seed), *self.work)
+        q = solution_sets.branch_configurations(angles, count, self.reference, self.joints)
+        return Branches(q, status[:count].copy(), branch[:count].copy(), self.root_names)
 
 
 def decompose(tree, tool_pose, free: list[int], reference: np.ndarray) -> ClosedForm | None:
