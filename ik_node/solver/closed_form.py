@@ -158,11 +158,6 @@ class ClosedForm:
         self.kernel = getattr(decompositions, kind)
         self.root_names = decompositions.BRANCH_BITS[kind]
         self._no_hint = np.zeros(6)
-        self.work = (  # what the kernel writes: angles, status bits, choices of roots per branch
-            np.empty((decompositions.MAX_BRANCHES, 6)),
-            np.empty(decompositions.MAX_BRANCHES, dtype=np.int64),
-            np.empty(decompositions.MAX_BRANCHES, dtype=np.int64),
-        )
 
     def __repr__(self) -> str:
         return f"ClosedForm({self.kind!r}, deviation={self.deviation:.1e})"
@@ -178,10 +173,13 @@ class ClosedForm:
         """Every branch of the nominal geometry for ``target`` (4x4 ``T_base_point``, C-contiguous
         floats), angles wrapped into (−π, π] about the reference; where a singularity leaves a
         joint free, it is at its value in ``seed`` (nq,; default the reference's)."""
-        angles, status, branch = self.work
-        count = self.kernel(self.axes, self.offsets, self.tool_rotation, target, self.hint(seed), *self.work)
+        angles = np.empty((decompositions.MAX_BRANCHES, 6))  # (per call: a solver serves threads)
+        status = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
+        branch = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
+        hint = self.hint(seed)
+        count = self.kernel(self.axes, self.offsets, self.tool_rotation, target, hint, angles, status, branch)
         q = solution_sets.branch_configurations(angles, count, self.reference, self.joints)
-        return Branches(q, status[:count].copy(), branch[:count].copy(), self.root_names)
+        return Branches(q, status[:count], branch[:count], self.root_names)
 
 
 def decompose(tree, tool_pose, free: list[int], reference: np.ndarray) -> ClosedForm | None:
