@@ -1,8 +1,8 @@
 """Every inverse-kinematics branch of 6R arms whose axes decompose into subproblems, compiled.
 
 The arm in IK-Geo's product-of-exponentials form (Elias & Wen, "IK-Geo: Unified robot inverse
-kinematics using subproblem decomposition", MMT 196 (2024) 105632, Sec. 2, eq. 1), all in the
-base frame at the reference configuration, units m and rad:
+kinematics using subproblem decomposition", MMT 196 (2024) 105632), all in the base frame at
+the reference configuration, units m and rad:
 
     R_0T = R(h1, θ1) ⋯ R(h6, θ6) R_6T,
     p_0T = p_01 + R_01 p_12 + R_02 p_23 + ⋯ + R_05 p_56 + R_06 p_6T,     R_0i = R(h1, θ1) ⋯ R(hi, θi),
@@ -100,7 +100,7 @@ def spherical_wrist(
 ):
     """θ4, θ5, θ6 of a spherical wrist for a branch whose θ1..θ3 are ``q[0:3]``: SP2 for (θ4, θ5)
     from ``R(h4, θ4) R(h5, θ5) h6 = R_03ᵀ R_06 h6``, then SP1 for θ6 from ``R(h6, θ6) h5 = R_05ᵀ
-    R_06 h5`` (IK-Geo Sec. 4, spherical wrist; θ4 at ``hint[3]`` where free). Writes rows
+    R_06 h5`` (IK-Geo's spherical wrist; θ4 at ``hint[3]`` where free). Writes rows
     ``first`` and ``first + 1`` (both roots of SP2, the second a copy of the first where SP2 has
     one, with ``status`` and the choice ``2 branch + root``); returns their count (2)."""
     h4, h5, h6 = row(axes, 3), row(axes, 4), row(axes, 5)

@@ -42,7 +42,7 @@ def _column_dot(a, i, b, j):
 def pose_error(reached, target):
     """``(‖p − p_d‖ [m], angle of Rᵀ R_d [rad])`` of pose ``reached`` from ``target`` (4x4 each):
     the angle as ``atan2(‖vee(E − Eᵀ)‖ / 2, (tr E − 1) / 2)`` with ``E = Rᵀ R_d`` (precise near 0,
-    unlike ``acos``; Lynch & Park eq. 3.58)."""
+    unlike ``acos``; the rotation angle of Lynch & Park Sec. 3.2.3.3)."""
     dx, dy, dz = reached[0, 3] - target[0, 3], reached[1, 3] - target[1, 3], reached[2, 3] - target[2, 3]
     sx = _column_dot(reached, 2, target, 1) - _column_dot(reached, 1, target, 2)
     sy = _column_dot(reached, 0, target, 2) - _column_dot(reached, 2, target, 0)

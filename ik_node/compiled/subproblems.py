@@ -1,7 +1,7 @@
 """Paden–Kahan subproblems in IK-Geo's linear-algebra form, compiled.
 
 After Elias & Wen, "IK-Geo: Unified robot inverse kinematics using subproblem decomposition",
-Mechanism and Machine Theory 196 (2024) 105632 (arXiv:2211.05737), Sec. 3, which states each
+Mechanism and Machine Theory 196 (2024) 105632 (arXiv:2211.05737), whose subproblems state each
 subproblem as a least-squares problem so that it has an answer when no exact one exists:
 
 * SP1 (circle and point): ``min_θ ‖R(k, θ) p1 − p2‖``;
@@ -110,7 +110,7 @@ def rotate(k, theta, p):
 
 @kernel
 def sp1(p1, p2, k):
-    """Subproblem 1: θ with ``R(k, θ) p1 = p2`` (IK-Geo Sec. 3.1): with ``A = [k × p1, −k × (k ×
+    """Subproblem 1: θ with ``R(k, θ) p1 = p2`` (circle and point): with ``A = [k × p1, −k × (k ×
     p1)]``, ``x = Aᵀ p2`` and ``θ = atan2(x₁, x₂)``, the least-squares minimiser of ``‖R(k, θ) p1 −
     p2‖`` whether or not an exact solution exists. Returns ``(θ, status)``: :data:`LEAST_SQUARES`
     where ``p1`` and ``p2`` differ in their height along ``k`` or their distance from it;
@@ -129,7 +129,7 @@ def sp1(p1, p2, k):
 
 @kernel
 def sp4(h, p, k, d):
-    """Subproblem 4: θ with ``hᵀ R(k, θ) p = d`` (IK-Geo Sec. 3.4). By Rodrigues, ``hᵀ R(k, θ) p =
+    """Subproblem 4: θ with ``hᵀ R(k, θ) p = d`` (circle and plane). By Rodrigues, ``hᵀ R(k, θ) p =
     (hᵀk)(kᵀp) + a₁ sin θ + a₂ cos θ`` with ``a = (hᵀ(k × p), hᵀ(p − (kᵀp) k))``; with ``b = d −
     (hᵀk)(kᵀp)`` the solutions are ``(sin θ, cos θ) = (a b ± a⊥ √(‖a‖² − b²)) / ‖a‖²``, ``a⊥ =
     (−a₂, a₁)``: two where ``‖a‖² > b²``, else the one least-squares ``(sin θ, cos θ) = a b /
@@ -155,7 +155,7 @@ def sp4(h, p, k, d):
 
 @kernel
 def sp3(p1, p2, k, d):
-    """Subproblem 3: θ with ``‖R(k, θ) p1 − p2‖ = d`` (IK-Geo Sec. 3.3), as SP4: squaring,
+    """Subproblem 3: θ with ``‖R(k, θ) p1 − p2‖ = d`` (circle and sphere), as SP4: squaring,
     ``‖p1‖² + ‖p2‖² − 2 p2ᵀ R(k, θ) p1 = d²``, so ``p2ᵀ R(k, θ) p1 = (‖p1‖² + ‖p2‖² − d²) / 2``.
     Returns :func:`sp4`'s ``(count, θ₊, θ₋, status)`` (least squares in ``‖·‖²``)."""
     return sp4(p2, p1, k, 0.5 * (dot(p1, p1) + dot(p2, p2) - d * d))
@@ -163,7 +163,7 @@ def sp3(p1, p2, k, d):
 
 @kernel
 def sp2(p1, p2, k1, k2):
-    """Subproblem 2: ``(θ1, θ2)`` with ``R(k1, θ1) p1 = R(k2, θ2) p2`` (IK-Geo Sec. 3.2). The
+    """Subproblem 2: ``(θ1, θ2)`` with ``R(k1, θ1) p1 = R(k2, θ2) p2`` (two circles). The
     common point ``x`` keeps each vector's height along its axis and its length: ``x = α k1 + β k2
     + γ (k1 × k2)`` with ``α + c β = k1ᵀp1``, ``c α + β = k2ᵀp2`` (``c = k1ᵀk2``) and ``γ² ‖k1 ×
     k2‖² = ‖p1‖² − ‖α k1 + β k2‖²`` (Murray, Li & Sastry, Sec. 3.2.2); then θ1 and θ2 by

@@ -381,7 +381,7 @@ class KinematicTree:
 
     def spatial_jacobian(self, q, link: str | None = None) -> np.ndarray:
         """Spatial Jacobian (6 x nv) of ``link`` (default: the first tip): ``Ad(T_base_link) J_b``
-        (Lynch & Park eq. 5.22), columns ``[v; w]`` in base axes as the velocity of the point at
+        (Lynch & Park Sec. 5.1.3), columns ``[v; w]`` in base axes as the velocity of the point at
         the base origin. Its columns at ``q`` are the joints' screw axes there: a revolute joint's
         ``w`` is its unit axis and ``w × v`` the point of its axis nearest the base origin [m]."""
         q = self.joint_vector(q)

@@ -7,7 +7,7 @@ configuration ``q_ref`` and ``M = T(q_ref)`` (all in the base frame; m, rad). Wi
 (a 7-joint chain and one locked joint), ``q_ref`` holds their values and the six free joints'
 screws are read there, so the same holds. :func:`decompose` reads each axis ``w_i`` and a point
 ``c_i = w_i × v_i`` on it, checks the product of exponentials on random configurations (a mimic
-joint or a multi-DOF joint fails it), and classifies the axes (IK-Geo, Elias & Wen 2024, Sec. 4):
+joint or a multi-DOF joint fails it), and classifies the axes (as IK-Geo's 6R solvers, Elias & Wen 2024):
 
 * a spherical wrist (axes 4, 5, 6 meet in one point) with axes 2 ∥ 3 (PUMA, KUKA, ABB) or axes 1
   and 2 meeting: :func:`~ik_node.compiled.decompositions.spherical_two_parallel`,
@@ -53,8 +53,8 @@ MODEL_CHECKS = 3
 
 
 def screw_motion(screw: np.ndarray, theta: float) -> np.ndarray:
-    """``exp([S] θ)`` (4x4) of a unit revolute screw ``S = [v; w]`` (‖w‖ = 1) by a angle θ [rad]
-    (Lynch & Park eq. 3.88)."""
+    """``exp([S] θ)`` (4x4) of a unit revolute screw ``S = [v; w]`` (‖w‖ = 1) by an angle θ [rad]
+    (Lynch & Park Prop. 3.25)."""
     v, w = screw[:3], screw[3:]
     W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
     rotation = np.eye(3) + math.sin(theta) * W + (1.0 - math.cos(theta)) * W @ W
@@ -128,6 +128,7 @@ class Branches:
     status: np.ndarray
     branch: np.ndarray
     root_names: tuple
+
 
 @functools.cache
 def branch_labels(root_names: tuple) -> tuple:
