@@ -69,6 +69,9 @@ setup(
             "trimesh",
             "pycollada",
             "scipy",
+            # every solution's tests (test_closed_form.py): EAIK, an independent closed-form IK
+            # (BSD-3; pulls urchin, pyglet and PyOpenGL for its URDF reader, unused there)
+            "eaik",
         ],
         "plot": ["matplotlib"],
         # Collision models (ik_node.collision): reading STL, OBJ and (pycollada) DAE meshes, and

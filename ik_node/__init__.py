@@ -14,12 +14,13 @@ from .collision import Obstacle
 from .description import Joint, Robot, load_robot
 from .errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
 from .kinematics import KinematicTree
-from .solver import BatchResult, IKResult, IKSolver, SolverOptions, TipTask
+from .solver import BatchResult, IKResult, IKSolutions, IKSolver, SolverOptions, TipTask
 
 __all__ = [
     "BatchResult",
     "IKNodeError",
     "IKResult",
+    "IKSolutions",
     "IKSolver",
     "Joint",
     "KinematicTree",

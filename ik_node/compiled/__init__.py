@@ -6,20 +6,26 @@ other, and numba only through :mod:`.jit`.
 of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinematics`'),
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
 :mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve),
-:mod:`.fitting` (a free base placed from its targets), and :mod:`.contacts` and :mod:`.gjk`
-(collision distances and rows; ``shapes`` is theirs)."""
+:mod:`.fitting` (a free base placed from its targets), :mod:`.contacts` and :mod:`.gjk`
+(collision distances and rows; ``shapes`` is theirs), :mod:`.subproblems`,
+:mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R arms whose axes decompose
+into Paden–Kahan subproblems, and the set of solutions inside the limits; compiled only when
+``IKSolver.solve_all`` first uses them)."""
 
 __all__ = [
     "attempt",
     "bundles",
     "contacts",
+    "decompositions",
     "fitting",
     "gjk",
     "jit",
     "joints",
     "linalg",
     "search",
+    "solution_sets",
     "spatial",
     "steps",
+    "subproblems",
     "tasks",
 ]

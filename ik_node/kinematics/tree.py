@@ -31,7 +31,7 @@ import numpy as np
 
 from ..compiled import spatial
 from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
-from ..lie import inverse
+from ..lie import adjoint, inverse
 
 __all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]
 
@@ -397,6 +397,14 @@ class KinematicTree:
         """Mixed Jacobian (6 x nv): the velocity of the frame's origin and its angular velocity,
         both in base-frame axes, ``blockdiag(R_base_f, R_base_f) J_b``."""
         return self._jacobian(q, link, offset, True)
+
+    def spatial_jacobian(self, q, link: str | None = None) -> np.ndarray:
+        """Spatial Jacobian (6 x nv) of ``link`` (default: the first tip): ``Ad(T_base_link) J_b``
+        (Lynch & Park Sec. 5.1.3), columns ``[v; w]`` in base axes as the velocity of the point at
+        the base origin. Its columns at ``q`` are the joints' screw axes there: a revolute joint's
+        ``w`` is its unit axis and ``w × v`` the point of its axis nearest the base origin [m]."""
+        q = self.joint_vector(q)
+        return adjoint(self.forward(q, link)) @ self.body_jacobian(q, link)
 
     def jacobian(self, q, tips=None, frame: str = "body", tasks=None) -> np.ndarray:
         """Stacked Jacobian of several tips (shared joints appear once, as one column), each

@@ -5,11 +5,14 @@ A newcomer's map: :mod:`.options` (what can be asked: :class:`SolverOptions`, :c
 :mod:`.kernels` (what it calls of the compiled core, :mod:`ik_node.compiled`: FK, Jacobians, the
 damped step with limit rows, one loop with a step per method, the restart search; numba or plain
 Python: :mod:`ik_node.compiled.jit`), and
-:mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results).
+:mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results), and
+:mod:`.closed_form` and :mod:`.all_solutions` (every solution of a goal, :meth:`IKSolver.solve_all`:
+closed form where the chain decomposes, read from the tree; else a search).
 Exported besides: the option list and its syntax (what the node's parameters and the CLI's
 options are made from) and :func:`check_movable` (a tree the solver can work on).
 """
 
+from .all_solutions import IKSolutions
 from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
 from .inputs import check_movable
 from .options import (
@@ -29,6 +32,7 @@ from .options import (
 __all__ = [
     "BatchResult",
     "IKResult",
+    "IKSolutions",
     "IKSolver",
     "KIND_SYNTAX",
     "METHODS",

@@ -34,6 +34,7 @@ from ..compiled.jit import (
 )
 from ..errors import IKNodeError, TargetError
 from . import kernels
+from .all_solutions import solve_all
 from .collision_task import CollisionTask
 from .free_base import BasePlacement
 from .inputs import (
@@ -624,6 +625,15 @@ class IKSolver:
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
+
+    def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
+        """Every solution of ``targets`` inside the limits, as an
+        :class:`~.all_solutions.IKSolutions`: in closed form where the chain decomposes (six
+        revolute joints, one tip controlling its full pose, a spherical wrist or three parallel
+        axes, read from the tree: ``complete=True``), else by restarts of :meth:`solve` within
+        ``timeout`` [s] (``complete=False``). ``seed`` orders them nearest first; ``locked``
+        ({joint: value}) holds joints, e.g. one of a 7-joint arm. See :mod:`.all_solutions`."""
+        return solve_all(self, targets, seed, timeout, locked)
 
     def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:
         """For the reachable tips ``near``: :meth:`_priority_entry`, built once per split."""

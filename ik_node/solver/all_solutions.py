@@ -1,0 +1,327 @@
+"""Every IK solution of a goal, :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>`.
+
+Where the chain decomposes (:mod:`.closed_form`: one tip controlling its full pose, six free
+revolute joints whose axes are within ``NEAR_TOLERANCE`` of a spherical wrist or of three
+parallel axes), every branch comes from the compiled subproblem kernels: as they are where the
+axes are exact, else as seeds that the solver's own Levenberg–Marquardt solve polishes on the real
+tree (each branch is then exact on the URDF, not on its nominal geometry). The set is then
+*complete* (a polished one unless it comes near a singularity, where the real arm's branches may
+differ from the nominal's). Elsewhere (other chains, 5 or 7 free joints, several tips, partial
+tasks), single attempts of :meth:`~ik_node.solver.IKSolver.solve` from the seed, then from random
+seeds, collect distinct solutions within the time budget: ``complete=False`` (for a redundant arm,
+samples of its families of solutions).
+
+Every solution is within the limits and verified by FK (position and orientation errors below the
+tip task's tolerances). A joint with limits wider than 2π gives every ``θ + 2πk`` inside them as
+its own solution; a continuous joint gives one, the one nearest the seed (else in (−π, π]).
+Solutions equal within :data:`DUPLICATE_TOLERANCE` are one. Units: rad, m; joint order
+``solver.joint_names``; poses ``T_base_point`` (4x4) of the tip's controlled point.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..compiled import solution_sets
+from ..compiled.jit import cache_is_cold
+from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
+from ..compiled.subproblems import FREE, LEAST_SQUARES
+from ..errors import IKNodeError, UnknownJointError
+from .closed_form import Branches, ClosedForm, branch_labels, decompose
+from .inputs import check_pose
+
+__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
+
+_log = logging.getLogger("ik_node.solver")
+_notice_said = False
+_looked_up: set = set()  # (the kernels whose cache was looked at)
+
+#: Said (``logging`` warning) before ``solve_all`` compiles its kernels, once per process.
+COMPILE_NOTICE = (
+    "compiling the closed-form IK kernels solve_all uses (once per install: about 12 s on 2 cores; "
+    "later runs load them from the cache)"
+)
+#: A polished branch is given this share of ``solve_all``'s budget at least [s] (the LM solve
+#: from a seed 1e-4 away converges in a few iterations, ~50 µs).
+POLISH_TIMEOUT = 0.002
+#: The tolerance [m, rad] a polishing solve aims at (the smallest the options allow).
+POLISH_TOLERANCE = 1e-9
+#: A polished branch farther than this from its seed in some joint [rad, m] is another branch.
+POLISH_REACH = 0.1
+#: A nominal least-squares branch within this many times the geometry's deviation (times the
+#: arm's length, for positions) of the goal on the real tree may be a branch that the real arm has
+#: and the snapped geometry lost (near an elbow or wrist singularity): the snapping moves the tip
+#: by about the deviation times the arm's length.
+NEAR_LEAST_SQUARES = 10.0
+#: A search's single solves last at most this [s] each (then a new random seed).
+SEARCH_SOLVE_TIMEOUT = 0.005
+
+
+@dataclass(frozen=True)
+class IKSolutions:
+    """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
+
+    ``q`` (k, n): the distinct solutions [rad, m] in ``joint_names`` order, inside the limits,
+    nearest the seed first (weighted joint distance) when one was given; ``labels``: per solution
+    the tuple of its branch names where the method has them (``('shoulder+', 'elbow-',
+    'wrist+')``: which root of each two-root subproblem; a branch keeps its label along a path
+    away from singularities), else None; ``complete``: whether ``q`` is every solution (closed
+    form; for a polished nominal geometry, where no nominal branch was singular or least squares
+    and each polish stayed on its branch) or what a search found in the budget; ``method``: the
+    decomposition kernel's name, with ``'+polish'`` where its branches were polished on the real
+    tree, or ``'search'``;
+    ``success``: whether any solution reaches the goal (else ``q`` holds the least-squares
+    branches inside the limits, closest approaches to an unreachable goal, or is empty);
+    ``singular``: a solution at a singularity (e.g. a wrist at zero), where a one-parameter family
+    solves the goal: one representative is reported, the free joint at the seed's value (else at
+    0; where that member is out of reach, as a wrist with an offset can be, the family is missed);
+    ``position_error`` [m] / ``orientation_error`` [rad] (k,): each solution's error; ``elapsed``
+    [s].
+    """
+
+    q: np.ndarray
+    labels: tuple | None
+    complete: bool
+    method: str
+    success: bool
+    singular: bool
+    position_error: np.ndarray
+    orientation_error: np.ndarray
+    elapsed: float
+
+
+def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray]:
+    """``locked`` ({joint: value [rad, m]}) checked (a known joint, a finite value inside its
+    limits: else :class:`IKNodeError` naming the joint and its range) as a sorted key, and the
+    reference configuration: the locked values, 0 elsewhere."""
+    reference = np.zeros(len(solver.joint_names))
+    key = []
+    for name, value in sorted((locked or {}).items()):
+        if name not in solver.joint_names:
+            raise UnknownJointError(name, solver.joint_names, what="joint to lock")
+        index = solver.joint_names.index(name)
+        low, high = solver.lower[index], solver.upper[index]
+        if not (math.isfinite(value) and low - LIMIT_SLACK <= value <= high + LIMIT_SLACK):
+            raise IKNodeError(f"locked value {value} for joint '{name}' is outside its range [{low}, {high}]")
+        reference[index] = value
+        key.append((name, float(value)))
+    return tuple(key), reference
+
+
+def periodic_coordinates(solver) -> np.ndarray:
+    """Which configuration coordinates (bools, n) are revolute angles (revolute and continuous
+    joints: equal up to 2π)."""
+    return np.array(
+        [
+            joint.type in ("revolute", "continuous") and len(joint.coordinate_names) == 1
+            for joint in solver.tree.joints
+            for _ in joint.coordinate_names
+        ],
+        dtype=bool,
+    )
+
+
+def _set_arrays(solver) -> tuple:
+    """What :func:`~ik_node.compiled.solution_sets.solution_set` needs of ``solver`` besides the
+    candidates, target, tolerances and seed, made once per solver: the tree's frames, the first
+    tip's frame and controlled point [m], the limits, which joints are revolute and continuous,
+    and the joint weights (the seed distance's)."""
+    arrays = solver.__dict__.get("_solution_set_arrays")
+    if arrays is None:
+        tree, tip = solver.tree, solver.tip_links[0]
+        arrays = (
+            tree.frames, tree.frame_links, np.int64(tree.frame_index(tip)),
+            np.array(solver.tasks[tip].offset, dtype=float), solver.lower, solver.upper,
+            periodic_coordinates(solver), np.ascontiguousarray(solver.continuous),
+            np.array(solver.joint_weights, dtype=float),
+        )  # fmt: skip
+        solver.__dict__["_solution_set_arrays"] = arrays
+    return arrays
+
+
+def _seed_and_weights(solver, seed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The seed and the distance's weights as the compiled solution set takes them (zeros for
+    both without a seed: no order)."""
+    if seed is None:
+        return (_set_arrays(solver)[-1] * 0.0,) * 2
+    return seed, _set_arrays(solver)[-1]
+
+
+def solution_set(solver, candidates, status, target, seed, tolerances) -> tuple:
+    """:func:`~ik_node.compiled.solution_sets.solution_set` of ``candidates`` (k, n) for
+    ``target`` (4x4, C-contiguous): ``(q (m, n), origin (m,), errors (k, 2), success)``, ordered
+    nearest ``seed`` (n,) if given. ``tolerances``: (position [m], orientation [rad])."""
+    frames, links, tip_frame, offset, lower, upper, periodic, continuous, _ = _set_arrays(solver)
+    return solution_sets.solution_set(
+        frames, links, tip_frame, offset, target, np.ascontiguousarray(candidates, dtype=float),
+        np.ascontiguousarray(status, dtype=np.int64), np.array(tolerances, dtype=float), lower, upper,
+        periodic, continuous, *_seed_and_weights(solver, seed),
+    )  # fmt: skip
+
+
+def _tool_pose(solver):
+    """``q -> T_base_point`` (4x4) of the first tip's controlled point."""
+    return lambda q: solver.tip_poses(q)[0]
+
+
+def _say_if_cold(kernel) -> None:
+    """Say :data:`COMPILE_NOTICE` once per process before ``kernel`` or the solution set would
+    be compiled rather than loaded (a user never waits on a compile silently); each kernel is
+    looked up once (the cache's files: ~30 µs)."""
+    global _notice_said
+    if kernel in _looked_up:
+        return
+    _looked_up.add(kernel)
+    if not _notice_said and (cache_is_cold(kernel) or cache_is_cold(solution_sets.solution_set)):
+        _notice_said = True
+        _log.warning(COMPILE_NOTICE)
+
+
+def _closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None:
+    """The chain's :class:`ClosedForm` with the joints of ``key`` locked (None: no closed form),
+    found once per key and solver. Only for one tip controlling its full pose."""
+    cache = solver.__dict__.setdefault("_closed_forms", {})
+    if key not in cache:
+        task = solver.tasks[solver.tip_links[0]]
+        usable = len(solver.tip_links) == 1 and all(task.mask)
+        locked = {solver.joint_names.index(name) for name, _ in key}
+        free = [index for index in range(len(solver.joint_names)) if index not in locked]
+        cache[key] = decompose(solver.tree, _tool_pose(solver), free, reference) if usable else None
+    return cache[key]
+
+
+def helper_solver(solver, key: tuple, **overrides):
+    """A solver like ``solver`` whose joints of ``key`` have their limits closed on the locked
+    values and whose options ``overrides`` replaces (tolerances reach only the tips whose task is
+    a kind, not a :class:`~.options.TipTask`): what polishes and searches. Made once per key and
+    overrides."""
+    cache = solver.__dict__.setdefault("_helper_solvers", {})
+    cache_key = (key, tuple(sorted(overrides.items())))
+    if cache_key not in cache:
+        options = solver.options
+        lower, upper = dict(options.lower or {}), dict(options.upper or {})
+        for name, value in key:
+            lower[name], upper[name] = value, value
+        options = replace(options, lower=lower, upper=upper, **overrides)
+        cache[cache_key] = type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
+    return cache[cache_key]
+
+
+def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: float):
+    """The branches of the nominal geometry ``closed`` for ``target`` (free joints of a singularity
+    at ``seed``'s values) polished on the real tree: each, fitted into the limits,
+    seeds the solver's LM solve (with ``key``'s joints locked, aiming at ``POLISH_TOLERANCE`` so
+    that a polished branch is as exact as the closed form's), to be verified against the task's
+    tolerances. Returns the polished :class:`Branches` and whether they are surely all: no
+    nominal branch was singular or a least-squares one within ``NEAR_LEAST_SQUARES`` deviations
+    of the goal (such a branch is polished too; the others, out of reach, stay as they are), and
+    no polish moved farther than
+    ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
+    move far from the nominal's; a solve that wandered may have found another branch)."""
+    polisher = helper_solver(
+        solver, key, position_tolerance=POLISH_TOLERANCE, orientation_tolerance=POLISH_TOLERANCE
+    )
+    kept, rows = [], []
+    branches = closed.branches(target, seed)
+    unchecked = (np.inf, np.inf)  # (every branch, fitted into the limits)
+    fitted, origin, errors, _ = solution_set(solver, branches.q, branches.status, target, None, unchecked)
+    margin = NEAR_LEAST_SQUARES * closed.deviation
+    near = (errors[:, 0] <= margin * closed.length) & (errors[:, 1] <= margin)
+    least_squares = (branches.status & LEAST_SQUARES) != 0
+    complete = not np.any(branches.status & FREE) and not np.any(least_squares & near)
+    firsts = np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]]) if len(origin) else origin
+    for count, first in enumerate(firsts):
+        index = int(origin[first])
+        kept.append(index)
+        if least_squares[index] and not near[index]:  # (out of reach: the nominal approach stays)
+            rows.append(fitted[first])
+            continue
+        budget = max(POLISH_TIMEOUT, (deadline - time.perf_counter()) / (len(firsts) - count))
+        result = polisher.solve(target, seed=fitted[first], timeout=budget)
+        gap = np.abs(np.remainder(result.q - fitted[first] + np.pi, 2 * np.pi) - np.pi).max()
+        rows.append(result.q)
+        complete &= bool(gap <= POLISH_REACH)
+    kept_rows = np.array(rows).reshape(-1, len(solver.joint_names))
+    return Branches(kept_rows, branches.status[kept], branches.branch[kept], branches.root_names), complete
+
+
+def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndarray, np.ndarray]:
+    """Solutions found by restarts of ``solve`` until ``deadline`` (at least one solve): from
+    ``seed`` (else the rest posture), then from random configurations inside the limits (seeded by
+    the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position [m] and
+    orientation [rad] errors (k, 2)."""
+    searcher = helper_solver(solver, key, max_attempts=1, seed_table_size=0)  # (the seeds: here)
+    rng = np.random.default_rng(searcher.options.random_seed)
+    low = np.where(np.isfinite(searcher.lower), searcher.lower, -np.pi)
+    high = np.where(np.isfinite(searcher.upper), searcher.upper, np.pi)
+    start, rows, errors = seed, [], []
+    while True:
+        budget = min(SEARCH_SOLVE_TIMEOUT, max(deadline - time.perf_counter(), 1e-4))
+        result = searcher.solve(targets, seed=start, timeout=budget)
+        if result.success:
+            rows.append(result.q)
+            errors.append((result.position_error, result.orientation_error))
+        if time.perf_counter() >= deadline:
+            break
+        start = rng.uniform(low, high)
+    return np.array(rows).reshape(-1, len(solver.joint_names)), np.array(errors).reshape(-1, 2)
+
+
+def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping | None = None):
+    """Every solution of ``targets`` within the limits (see the module's text): ``targets`` as
+    :meth:`~ik_node.solver.IKSolver.solve` takes them, ``seed`` (array or mapping) orders them
+    nearest first, ``timeout`` [s] bounds polishing and search, ``locked`` ({joint: value}) holds
+    joints (a 7-joint chain with one locked is solved in closed form where the other six
+    decompose)."""
+    start = time.perf_counter()
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
+    deadline = start + timeout
+    key, reference = _locked_reference(solver, locked)
+    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    target = None
+    if len(solver.tip_links) == 1:
+        tip = solver.tip_links[0]
+        target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
+        if target.ndim != 2:
+            raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    closed = None if target is None else _closed_form(solver, key, reference)
+    _say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
+    task = solver.tasks[solver.tip_links[0]]
+    tolerances = (task.position_tolerance, task.orientation_tolerance)
+    if closed is None:
+        q, errors = _search(solver, key, targets, seed_vector, deadline)
+        status, codes, method, complete = np.zeros(len(q), dtype=np.int64), None, "search", False
+        unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
+        target = np.eye(4) if target is None else target
+        q_out, origin, _, success = solution_set(solver, q, status, target, seed_vector, unchecked)
+    else:
+        if closed.exact:
+            branches, complete, method = closed.branches(target, seed_vector), True, closed.kind
+        else:
+            branches, complete = _polished(solver, key, closed, target, seed_vector, deadline)
+            method = closed.kind + "+polish"
+        status, codes = branches.status, branches.branch
+        found = solution_set(solver, branches.q, status, target, seed_vector, tolerances)
+        q_out, origin, errors, success = found
+    if solver.collision_task is not None and len(q_out):
+        free = np.array([solver.clearance(row) >= 0.0 for row in q_out], dtype=bool)
+        q_out, origin = q_out[free], origin[free]
+    names = None if codes is None else branch_labels(closed.root_names)
+    return IKSolutions(
+        q=q_out,
+        labels=None if codes is None else tuple(map(names.__getitem__, codes[origin].tolist())),
+        complete=complete,
+        method=method,
+        success=bool(success) and len(q_out) > 0,
+        singular=bool(np.any(status[origin] & FREE)),
+        position_error=errors[origin, 0],
+        orientation_error=errors[origin, 1],
+        elapsed=time.perf_counter() - start,
+    )

@@ -1,0 +1,338 @@
+"""IKSolver.solve_all: every solution of decomposable arms against EAIK (PyPI ``eaik``, an
+independent implementation of the subproblem decompositions), a calibrated copy (axes tilted
+1e-4 rad) checked by pinocchio's FK, search for other chains, bad input.
+
+The arms are written here from Denavit–Hartenberg tables (standard convention: ``T_i = Rz(θi)
+Tz(di) Tx(ai) Rx(αi)``), and EAIK's model is built from the same tables by its own formulas: a UR5
+(three parallel axes), a KUKA KR-type arm (spherical wrist, axes 2 ∥ 3), an arm with a spherical
+wrist and meeting axes 1, 2 but 2 ∦ 3, and a 7-joint KUKA iiwa-type arm with joint 3 locked. Poses
+come from random configurations inside the limits (every one reachable), some at the wrist
+singularity.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ik_node import IKSolutions, IKSolver, load_robot
+from ik_node.errors import IKNodeError
+
+try:
+    from eaik.IK_HP import HPRobot
+except ImportError:  # (a test dependency: pip install eaik)
+    HPRobot = None
+
+needs_eaik = pytest.mark.skipif(
+    HPRobot is None, reason="eaik (the reference IK) is not installed: pip install eaik"
+)
+
+POSES = 1000
+SINGULAR_POSES = 50
+#: Solutions equal within this [rad] are the same; FK residuals below this [m, rad] count as reached.
+SAME = 1e-6
+REACHED = 1e-5
+PI = math.pi
+ARM6 = Path(__file__).parents[1] / "urdf" / "arm6.urdf"
+
+# name: (d, a, alpha, lower, upper) [m, rad]
+ARMS = {
+    "ur5": (
+        [0.089159, 0, 0, 0.10915, 0.09465, 0.0823], [0, -0.425, -0.39225, 0, 0, 0],
+        [PI / 2, 0, 0, PI / 2, -PI / 2, 0], [-2 * PI] * 6, [2 * PI] * 6,
+    ),
+    "kuka_kr": (
+        [0.4, 0, 0, 0.42, 0, 0.08], [0.025, 0.455, 0.035, 0, 0, 0], [-PI / 2, 0, -PI / 2, PI / 2, -PI / 2, 0],
+        [-2.9, -3.0, -2.0, -3.0, -2.0, -3.1], [2.9, 1.0, 2.6, 3.0, 2.0, 3.1],
+    ),
+    "shoulder_meeting": (
+        [0.3, 0.0, 0.1, 0.4, 0, 0.1], [0, 0.4, 0.05, 0, 0, 0], [PI / 2, PI / 3, PI / 2, PI / 2, -PI / 2, 0],
+        [-PI] * 6, [PI] * 6,
+    ),
+    "iiwa": (
+        [0.36, 0, 0.42, 0, 0.4, 0, 0.126], [0] * 7, [-PI / 2, PI / 2, PI / 2, -PI / 2, -PI / 2, PI / 2, 0],
+        [-2.96, -2.09, -2.96, -2.09, -2.96, -2.09, -3.05], [2.96, 2.09, 2.96, 2.09, 2.96, 2.09, 3.05],
+    ),
+}  # fmt: skip
+KERNELS = {
+    "ur5": "three_parallel_two_intersecting",
+    "kuka_kr": "spherical_two_parallel",
+    "shoulder_meeting": "spherical_two_intersecting",
+    "iiwa": "spherical_two_intersecting",
+}
+#: The iiwa's locked joint (index) and its value [rad].
+LOCKED = (2, 0.4)
+#: Joints a wrist singularity leaves undetermined (one family), per arm: the others are compared.
+FAMILY = {"ur5": (1, 2, 3, 5), "kuka_kr": (3, 5), "shoulder_meeting": (3, 5), "iiwa": (3, 5)}
+
+
+def dh_urdf(name: str, d, a, alpha, lower, upper, tilt: float = 0.0, rng=None, continuous=()) -> str:
+    """A URDF of the DH table: joint i at frame i−1 (axis z, or z tilted by ``tilt`` [rad] in a
+    random direction), the constant ``Tz(d) Tx(a) Rx(α)`` in the next joint's origin; the joints
+    (indices) ``continuous`` without limits."""
+    links = ['<link name="base_link"/>', '<link name="tool0"/>']
+    joints, origin = [], (0.0, 0.0, 0.0)
+    for i in range(len(d)):
+        links.append(f'<link name="link{i + 1}"/>')
+        direction = rng.uniform(0, 2 * PI) if tilt else 0.0
+        axis = (math.sin(tilt) * math.cos(direction), math.sin(tilt) * math.sin(direction), math.cos(tilt))
+        parent = "base_link" if i == 0 else f"link{i}"
+        kind = "continuous" if i in continuous else "revolute"
+        limit = f'<limit lower="{lower[i]!r}" upper="{upper[i]!r}" effort="1" velocity="1"/>'
+        limit = "" if i in continuous else limit
+        joints.append(
+            f'<joint name="joint{i + 1}" type="{kind}"><parent link="{parent}"/>'
+            f'<child link="link{i + 1}"/>'
+            f'<origin xyz="{origin[0]!r} 0 {origin[1]!r}" rpy="{origin[2]!r} 0 0"/>'
+            f'<axis xyz="{axis[0]!r} {axis[1]!r} {axis[2]!r}"/>'
+            f"{limit}</joint>"
+        )
+        origin = (a[i], d[i], alpha[i])
+    joints.append(
+        f'<joint name="tool_joint" type="fixed"><parent link="link{len(d)}"/><child link="tool0"/>'
+        f'<origin xyz="{origin[0]!r} 0 {origin[1]!r}" rpy="{origin[2]!r} 0 0"/></joint>'
+    )
+    return f'<robot name="{name}">' + "".join(links + joints) + "</robot>"
+
+
+def dh_axes(d, a, alpha):
+    """EAIK's model of the DH table: axes H (n, 3) and offsets P (n + 1, 3) at q = 0, and the
+    tool's rotation there (EAIK's tool frame is the base's orientation)."""
+    frame, axes, points = np.eye(4), [], []
+    for i in range(len(d)):
+        axes.append(frame[:3, 2].copy())
+        points.append(frame[:3, 3].copy())
+        c, s = math.cos(alpha[i]), math.sin(alpha[i])
+        frame = frame @ np.array([[1, 0, 0, a[i]], [0, c, -s, 0], [0, s, c, d[i]], [0, 0, 0, 1.0]])
+    offsets = [points[0], *np.diff(points, axis=0), frame[:3, 3] - points[-1]]
+    return np.array(axes), np.array(offsets), frame[:3, :3]
+
+
+def wrapped(angles):
+    return np.remainder(np.asarray(angles) + PI, 2 * PI) - PI
+
+
+def variants_inside(q, lower, upper) -> list:
+    """Every ``q + 2πk`` (per joint) within the limits (slack 1e-9)."""
+    choices = [
+        [value + 2 * PI * k for k in range(-3, 4) if low - 1e-9 <= value + 2 * PI * k <= high + 1e-9]
+        for value, low, high in zip(q, lower, upper)
+    ]
+    rows = [[]]
+    for values in choices:
+        rows = [row + [value] for row in rows for value in values]
+    return rows
+
+
+def distinct(rows, columns: int = 6) -> np.ndarray:
+    kept = []
+    for row in rows:
+        if all(np.abs(wrapped(row - other)).max() > SAME for other in kept):
+            kept.append(row)
+    return np.array(kept).reshape(-1, columns)
+
+
+def same_sets(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two sets of wrapped solutions (k, m) are equal within :data:`SAME`."""
+    if len(a) != len(b):
+        return False
+    gaps = np.abs(wrapped(a[:, None] - b[None])).max(axis=2)
+    return gaps.min(axis=1).max() <= SAME and gaps.min(axis=0).max() <= SAME
+
+
+class Arm:
+    """The arm ``name`` as a solver, and EAIK's model of it."""
+
+    def __init__(self, name: str, tilt: float = 0.0):
+        d, a, alpha, self.lower, self.upper = ARMS[name]
+        self.name = name
+        self.urdf = dh_urdf(name, d, a, alpha, self.lower, self.upper, tilt, np.random.default_rng(7))
+        self.solver = IKSolver(load_robot(self.urdf), "base_link", "tool0", compile_helper=False)
+        self.locked = {f"joint{LOCKED[0] + 1}": LOCKED[1]} if len(d) == 7 else None
+        self.free = [i for i in range(len(d)) if self.locked is None or i != LOCKED[0]]
+        self.axes, self.offsets, self.tool_rotation = dh_axes(d, a, alpha)
+        self.eaik = None
+        if HPRobot is not None:
+            fixed = [LOCKED] if self.locked else []
+            self.eaik = HPRobot(self.axes, self.offsets, fixed_axes=fixed)
+
+    def random_configurations(self, rng, count: int, singular: int) -> np.ndarray:
+        q = rng.uniform(self.lower, self.upper, (count, len(self.lower)))
+        if self.locked:
+            q[:, LOCKED[0]] = LOCKED[1]
+        q[:singular, self.free[4]] = 0.0  # the wrist singularity (θ5 = 0 of the six)
+        return q
+
+    def reference_solutions(self, pose: np.ndarray) -> np.ndarray:
+        """EAIK's solutions of ``pose`` that reach it (FK residual, not its least-squares flag),
+        wrapped, distinct, those with a variant inside the limits (free joints only)."""
+        eaik_pose = pose.copy()
+        eaik_pose[:3, :3] = pose[:3, :3] @ self.tool_rotation.T
+        found = []
+        for q in self.eaik.IK(eaik_pose).Q:
+            reached = self.eaik.fwdKin(q)
+            if np.abs(reached - eaik_pose).max() < REACHED and variants_inside(q, self.lower, self.upper):
+                found.append(wrapped(q[self.free]))
+        return distinct(found)
+
+
+@pytest.fixture(scope="module", params=list(ARMS))
+def arm(request) -> Arm:
+    return Arm(request.param)
+
+
+@needs_eaik
+def test_every_solution_equals_eaiks(arm):
+    rng = np.random.default_rng(30)
+    configurations = arm.random_configurations(rng, POSES, SINGULAR_POSES)
+    poses = np.array([arm.solver.tree.forward(q) for q in configurations])
+    for index, (q, pose) in enumerate(zip(configurations, poses)):
+        found = arm.solver.solve_all(pose, seed=q, locked=arm.locked)
+        assert isinstance(found, IKSolutions) and len(found.labels) == len(found.q)
+        assert found.complete and found.success and found.method == KERNELS[arm.name]
+        assert np.abs(found.q[0] - q).max() < SAME, "the seed's own configuration first"
+        assert np.all((found.q >= np.array(arm.lower) - 1e-9) & (found.q <= np.array(arm.upper) + 1e-9))
+        # (2π variants are equal to ~1e-15 once wrapped: np.unique first, for speed)
+        different = distinct(np.unique(np.round(wrapped(found.q), 9), axis=0), len(q))
+        reached = arm.solver.tree.link_poses(different)[:, arm.solver.tree.frame_index("tool0")]
+        assert np.abs(reached - pose).max() < REACHED
+        expected = sum(len(variants_inside(row, arm.lower, arm.upper)) for row in different)
+        assert len(found.q) == expected, "every 2π variant inside the limits, once"
+        ours = distinct(wrapped(found.q[:, arm.free]))
+        reference = arm.reference_solutions(pose)
+        if index < SINGULAR_POSES:
+            assert found.singular
+            kept = [i for i in range(6) if i not in FAMILY[arm.name]]
+            covered = np.abs(wrapped(reference[:, None, kept] - ours[None, :, kept])).max(axis=2).min(axis=1)
+            assert np.all(covered <= SAME), "EAIK's regular branches are among ours"
+        else:
+            assert not found.singular
+            assert same_sets(ours, reference), (index, ours, reference)
+
+
+def test_a_calibrated_copy_is_polished_exact_on_the_real_tree():
+    pinocchio = pytest.importorskip("pinocchio")
+    for name in ("ur5", "kuka_kr"):
+        nominal, tilted = Arm(name), Arm(name, tilt=1e-4)
+        model = pinocchio.buildModelFromXML(tilted.urdf)
+        data, tool = model.createData(), model.getFrameId("tool0")
+        rng = np.random.default_rng(31)
+        same_count = complete_count = 0
+        configurations = tilted.random_configurations(rng, 200, 10)
+        for index, q in enumerate(configurations):
+            pose = tilted.solver.tree.forward(q)
+            found = tilted.solver.solve_all(pose, seed=q)
+            assert found.success and found.method == KERNELS[name] + "+polish"
+            complete_count += found.complete
+            if found.complete and index >= 10:  # (near the nominal singularity: another member)
+                assert np.abs(found.q[0] - q).max() < 1e-5, "the pose's own configuration is found"
+            for row in found.q:
+                pinocchio.framesForwardKinematics(model, data, row)
+                placement = data.oMf[tool]
+                assert np.linalg.norm(placement.translation - pose[:3, 3]) < REACHED
+                assert np.linalg.norm(pinocchio.log3(placement.rotation.T @ pose[:3, :3])) < REACHED
+            same_count += len(found.q) == len(nominal.solver.solve_all(pose).q)
+        assert same_count >= 0.9 * len(configurations), "the branches of the nominal arm, polished"
+        assert complete_count >= 0.9 * len(configurations), "incomplete only near singularities"
+
+
+def test_continuous_joints_give_one_value_nearest_the_seed():
+    d, a, alpha, lower, upper = ARMS["kuka_kr"]
+    urdf = dh_urdf("kr_continuous", d, a, alpha, lower, upper, continuous=(0, 5))
+    solver = IKSolver(load_robot(urdf), "base_link", "tool0", compile_helper=False)
+    bounded = Arm("kuka_kr").solver
+    rng = np.random.default_rng(33)
+    for _ in range(50):
+        q = rng.uniform(lower, upper)
+        seed = q + rng.uniform(-0.3, 0.3, 6) + np.array([4 * PI, 0, 0, 0, 0, -2 * PI])
+        found = solver.solve_all(solver.tree.forward(q), seed=seed)
+        assert found.complete and np.all(np.abs(found.q[:, [0, 5]] - seed[[0, 5]]) <= PI + 1e-9)
+        assert np.abs(wrapped(found.q[0] - q)).max() < SAME
+        wider = bounded.solve_all(bounded.tree.forward(q)).q  # (the same arm, joints 1 and 6 bounded)
+        assert len(found.q) >= len(distinct(wrapped(wider)))
+
+
+def test_other_chains_are_searched_and_say_so():
+    ur5 = Arm("ur5")
+    five = IKSolver(load_robot(ur5.urdf), "base_link", "link5", compile_helper=False)
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.8])
+    found = five.solve_all(five.tree.forward(q), seed=q, timeout=0.05)
+    assert (found.complete, found.method, found.labels) == (False, "search", None)
+    target = five.tree.forward(q)
+    assert found.success and all(np.abs(five.tree.forward(row) - target).max() < REACHED for row in found.q)
+    iiwa = Arm("iiwa").solver
+    q7 = np.array([0.3, -1.0, 0.4, 1.2, -0.4, 0.8, 0.1])
+    found = iiwa.solve_all(iiwa.tree.forward(q7), timeout=0.05)
+    assert not found.complete and found.success and len(found.q) >= 1
+
+
+def test_bad_input_is_named():
+    iiwa = Arm("iiwa").solver
+    with pytest.raises(IKNodeError, match=r"joint3.*\[-2\.96, 2\.96\]"):
+        iiwa.solve_all(np.eye(4), locked={"joint3": 4.0})
+    with pytest.raises(IKNodeError, match="joint9"):
+        iiwa.solve_all(np.eye(4), locked={"joint9": 0.0})
+    for arm in (Arm("ur5"), Arm("ur5", tilt=1e-4)):  # (joints of ±2π: every approach fits)
+        far = arm.solver.tree.forward([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
+        far[:3, 3] *= 3.0
+        found = arm.solver.solve_all(far)
+        assert found.complete and not found.success and len(found.q) >= 1, "the closest approaches"
+        assert np.all(found.position_error > 1.0)
+
+
+def test_the_default_solve_compiles_no_subproblem_kernel():
+    """``solve`` (and building the solver) leave the closed-form and solution-set kernels
+    uncompiled: the default problem's compile is unchanged."""
+    script = textwrap.dedent(
+        f"""
+        import numpy as np
+        from ik_node import IKSolver, load_robot
+        from ik_node.compiled import decompositions, solution_sets, subproblems
+        solver = IKSolver(load_robot({str(ARM6)!r}), "base_link", "tool0")
+        solver.solve(solver.tip_poses(solver.rest_posture)[0])
+        kernels = [decompositions.spherical_two_parallel, decompositions.three_parallel_two_intersecting,
+                   decompositions.spherical_two_intersecting, subproblems.sp1, subproblems.sp4,
+                   solution_sets.solution_set]
+        print(sum(len(getattr(k, "signatures", ())) for k in kernels))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "0"
+
+
+def plain_python_probe() -> list:
+    """Per arm and pose (3 random configurations, one singular, each arm), the number of
+    solutions and the first one: what the plain-Python run must reproduce."""
+    found = []
+    for name in ("ur5", "kuka_kr", "shoulder_meeting"):
+        arm = Arm(name)
+        for q in arm.random_configurations(np.random.default_rng(32), 3, 1):
+            solutions = arm.solver.solve_all(arm.solver.tree.forward(q), seed=q)
+            found.append((name, len(solutions.q), solutions.q[0].round(9).tolist()))
+    return found
+
+
+def test_the_same_source_as_plain_python():
+    """The kernels run as plain Python (``NUMBA_DISABLE_JIT=1``) give the same solution sets."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_closed_form import plain_python_probe
+        print(repr(plain_python_probe()))
+        """
+    )
+    environment = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == repr(plain_python_probe())
