@@ -569,13 +569,14 @@ class IKSolver:
         if type(targets) is np.ndarray and len(self.tip_links) == 1:
             target_poses = pose_stack(self.tip_links[0], targets)  # (its values: the search checks)
         else:
-            held = self.tip_poses(np.clip(seed, self.lower, self.upper))
-            target_poses = stack_targets(
-                self.tip_links,
-                targets,
-                lambda tip: held[self.tip_links.index(tip)],
-                self._kernels.check_poses,
-            )
+            held: list = []  # (the seed's tip poses, computed only if a tip is left out)
+
+            def held_pose(tip: str) -> np.ndarray:
+                if not held:
+                    held.append(self.tip_poses(np.clip(seed, self.lower, self.upper)))
+                return held[0][self.tip_links.index(tip)]
+
+            target_poses = stack_targets(self.tip_links, targets, held_pose, self._kernels.check_poses)
         if placed:  # no seed: the rest posture carried onto the targets by its free base
             seed = self._base_placement.seed(target_poses, self.problem)
             if seed is None:  # (turned little: the first attempt carries it)
