@@ -145,9 +145,9 @@ def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
 
 
 @kernel
-def place_limbs(tree, task, table, targets, q, keep, poses, relative, distances, start):
+def place_limbs(tree, task, table, targets, keep, poses, relative, distances, start):
     """Each limb whose joints ``keep`` leaves free (a tip not reached) takes its joints from the
-    limb table's entry nearest its target seen from the limb's frame at ``q`` (those joints in
+    limb table's entry nearest its target seen from the limb's frame at ``start`` (those joints in
     ``start``; :func:`relative_features`, squared distance over the 12 features): the limb's
     pose relative to where it hangs does not depend on the joints above it, so the entries of
     every limb count, not only those whose whole pose is near (a table of S entries holds
@@ -160,7 +160,7 @@ def place_limbs(tree, task, table, targets, q, keep, poses, relative, distances,
         table[LIMB_FEATURES],
     )
     coordinates, size = tree[3], table_q.shape[0]
-    forward_kinematics(tree[0], tree[1], q, poses)
+    forward_kinematics(tree[0], tree[1], start, poses)  # (the limbs' frames: no limb joint moves them)
     for tip in range(limb_frames.shape[0]):
         first, stop = limb_starts[tip], limb_starts[tip + 1]
         if limb_frames[tip] < 0 or keep[limb_coordinates[first]]:
@@ -610,7 +610,6 @@ def search_in(
                     task,
                     table,
                     targets,
-                    q,
                     keep,
                     attempt_space[0][0],
                     limb_target,
