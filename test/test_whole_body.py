@@ -422,8 +422,9 @@ def _humanoid_tips() -> list[str]:
 def test_a_free_floating_humanoid_solves_from_no_seed_wherever_it_stands():
     """Five pose tasks (feet, hands, head) on a free-floating humanoid, ``seed=None``: the robot
     stands anywhere within 2 m, facing anywhere, tilted up to 0.3 rad, every joint random within
-    its limits. Every success is within tolerance by pinocchio's FK, nearly every target is
-    solved in 20 ms (the base placed from the targets, limbs restarted apart)."""
+    its limits. Every success is within tolerance by pinocchio's FK, every target is solved
+    within 100 attempts (the base placed from the targets, limbs restarted apart; an attempt
+    budget, not a time budget, so that a loaded machine decides nothing; about 20 ms)."""
     urdf = URDF_DIR / "humanoid.urdf"
     tips = _humanoid_tips()
     with _Quiet():
@@ -432,9 +433,10 @@ def test_a_free_floating_humanoid_solves_from_no_seed_wherever_it_stands():
     data = model.createData()
     from ik_node import IKSolver
 
-    solver = IKSolver(robot, "world", tips)
+    solver = IKSolver(robot, "world", tips, max_attempts=100)
     tree = solver.tree
     rng = np.random.default_rng(31)
+    attempts = []
     solved, count = 0, 60
     for _ in range(count):
         q = random_configuration(tree, rng)
@@ -446,7 +448,8 @@ def test_a_free_floating_humanoid_solves_from_no_seed_wherever_it_stands():
             np.concatenate(([0, 0, 0], tilt, [rng.uniform(-np.pi, np.pi)], np.zeros(len(q) - 7))),
         )
         targets = [tree.forward(q, tip) for tip in tips]
-        result = solver.solve(dict(zip(tips, targets)), timeout=0.02)
+        result = solver.solve(dict(zip(tips, targets)), timeout=None)
+        attempts.append(result.attempts)
         bounded = np.isfinite(solver.lower)
         assert np.all(result.q[bounded] >= solver.lower[bounded])
         assert np.all(result.q[bounded] <= solver.upper[bounded])
@@ -456,7 +459,7 @@ def test_a_free_floating_humanoid_solves_from_no_seed_wherever_it_stands():
                 model, data, to_pinocchio(model, tree, result.q), tips, targets
             ):
                 assert position <= 1e-5 * (1 + 1e-6) and angle <= 1.001e-5, (position, angle)
-    assert solved >= count - 1, solved
+    assert solved == count, (solved, sorted(attempts))
 
 
 def test_the_free_base_is_placed_from_the_targets_by_a_rigid_fit():
