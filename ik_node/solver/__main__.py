@@ -2,9 +2,10 @@
 cache ahead of their use, so that no process pays the compile at its first solves: after an
 install, in a container image's build (docs/install.md), before the test suite's workers start.
 
-By default it compiles the default problem's kernels and each feature's alone (see
-:mod:`ik_node.solver.warmup`); ``--features F ...`` exactly that combination (``none``: the
-default problem), ``--all`` every combination. ``--cache-dir DIR`` warms ``DIR`` (it must exist
+By default it compiles the default problem's kernels, each feature's alone and those trees add
+(several tips, a free base; see :mod:`ik_node.solver.warmup`); ``--features F ...`` exactly
+that combination (``none``: the default problem), ``--all`` every combination and the trees'.
+``--cache-dir DIR`` warms ``DIR`` (it must exist
 and be writable), what ``NUMBA_CACHE_DIR=DIR`` does for a later process. It prints where the
 cache lives, what it holds and for which CPU (numba keys the cache to the CPU and its own
 version: a cache warmed on another CPU is compiled again, and not saved when read-only).
@@ -71,15 +72,17 @@ def main(argv: list[str] | None = None) -> int:
             environment = {**os.environ, "NUMBA_CACHE_DIR": directory}
             command = [sys.executable, "-m", "ik_node.solver", *(argv if argv is not None else sys.argv[1:])]
             os.execve(sys.executable, command, environment)
-    return warm_all(combinations(arguments), arguments.quiet)
+    return warm_all(combinations(arguments), arguments.quiet, trees=not arguments.features)
 
 
-def warm_all(keys: list[tuple[bool, ...]], quiet: bool) -> int:
+def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> int:
+    """Compile every combination of ``keys`` and, with ``trees``, the kernels trees add
+    (:func:`~.warmup.warm_trees`); says what it did unless ``quiet``."""
     import time
 
     from ..compiled.jit import COMPILED, cache_location, compiler
     from . import kernels
-    from .warmup import warm
+    from .warmup import warm, warm_trees
 
     if not COMPILED:
         if not quiet:
@@ -98,6 +101,11 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool) -> int:
             return EXIT_FAILED
         if not quiet:
             print(f"{name}: {'compiled' if compiled else 'loaded from the cache'} in {seconds:.1f} s")
+    if trees:
+        seconds, compiled = warm_trees()
+        if not quiet:
+            done = "compiled" if compiled else "loaded from the cache"
+            print(f"trees (several tips, a free base): {done} in {seconds:.1f} s")
     if not quiet:
         print(
             f"IK kernels ready in {time.perf_counter() - began:.1f} s; cache: "

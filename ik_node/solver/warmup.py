@@ -29,6 +29,7 @@ __all__ = [
     "feature_names",
     "switch_key",
     "warm",
+    "warm_trees",
 ]
 
 #: The feature switches, in the order of a key (and of the kernels' trailing arguments).
@@ -58,6 +59,18 @@ SAMPLE_URDF = """<robot name="sample">
     <axis xyz="1 0 0"/><limit lower="0" upper="0.5" effort="1" velocity="1"/></joint>
   <joint name="j3" type="continuous"><parent link="b"/><child link="tip"/><origin xyz="0 0 0.2"/>
     <axis xyz="0 1 0"/></joint>
+</robot>"""
+
+#: A trunk joint and two limbs of their own, to hang from a floating joint: the kernels of several
+#: tips (each limb's seed-table features) and of a free base placed from its targets.
+TREE_SAMPLE_URDF = """<robot name="tree_sample">
+  <link name="pelvis"/><link name="torso"/><link name="left"/><link name="right"/>
+  <joint name="trunk" type="revolute"><parent link="pelvis"/><child link="torso"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="left_joint" type="revolute"><parent link="torso"/><child link="left"/>
+    <origin xyz="0 0.2 0.3"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="right_joint" type="revolute"><parent link="torso"/><child link="right"/>
+    <origin xyz="0 -0.2 0.3"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
 </robot>"""
 
 #: The environment variable that turns the helper process off (``0``): a solver whose kernels
@@ -103,6 +116,30 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     if key[FEATURES.index("collision")]:
         solver.clearance(solver.rest_posture)
     return time.perf_counter() - began, compiled
+
+
+def warm_trees() -> tuple[float, bool]:
+    """Compile (or load) the kernels that trees add to any combination: the limbs' seed-table
+    features of several tips, and the rigid fit that places a free base (a solve with no seed
+    whose targets face the other way). Returns (seconds, whether anything was compiled)."""
+    from ..compiled.jit import COMPILED
+    from ..description import load_robot
+    from . import kernels
+    from .ik_solver import IKSolver
+
+    began = time.perf_counter()
+    watched = (kernels.limb_table_features, kernels.rigid_fit)
+    misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
+    tips = ["left", "right"]
+    solver = IKSolver(
+        load_robot(TREE_SAMPLE_URDF, root_joint="floating"), "world", tips, seed_table_size=64,
+        max_attempts=2, compile_helper=False,
+    )  # fmt: skip
+    half_turn = np.diag([-1.0, -1.0, 1.0, 1.0])  # (about z: the fit turns the base)
+    targets = half_turn @ solver.tip_poses(solver.rest_posture)
+    solver.solve(dict(zip(tips, targets)), timeout=None)
+    compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
+    return time.perf_counter() - began, bool(compiled)
 
 
 class HelperCompile:
