@@ -32,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..description import load_robot, xacro_arguments
+from ..description import add_robot_arguments, robot_from_arguments
 from ..errors import IKNodeError
 from ..lie import matrix_to_rpy, rpy_to_matrix
 from ..reach import add_reach_command
 from ..ros.control import JointLayout
 from ..ros.conversions import pose_from_fields, pose_to_fields
-from ..ros.parameters import MODES, ROOT_JOINTS
+from ..ros.parameters import MODES
 from ..solver import (
     METHODS,
     OPTION_SPECS,
@@ -181,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
             name, help=help_text, description=help_text[0].upper() + help_text[1:], epilog=exit_codes
         )
         command.set_defaults(run=run)
-        _add_robot_arguments(command)
+        add_robot_arguments(command)
     _add_info_arguments(commands.choices["info"])
     _add_config_arguments(commands.choices["config"])
     for name in ("solve", "fk"):
@@ -211,34 +211,6 @@ def _parser() -> argparse.ArgumentParser:
         help="ROS arguments: --params-file FILE, -p NAME:=VALUE, -r FROM:=TO (remap), ...",
     )
     return parser
-
-
-def _add_robot_arguments(command) -> None:
-    robot = command.add_argument_group("robot description")
-    robot.add_argument(
-        "--urdf", required=True, metavar="FILE", help="URDF file, or xacro file (robot.urdf.xacro)"
-    )
-    robot.add_argument(
-        "--xacro-arg",
-        action="append",
-        default=[],
-        metavar="NAME:=VALUE",
-        help="a xacro argument (repeatable)",
-    )
-    robot.add_argument(
-        "--package-path",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a directory holding ROS packages, where $(find PKG) and package://PKG look (repeatable)",
-    )
-    robot.add_argument(
-        "--root-joint",
-        choices=[choice for choice in ROOT_JOINTS if choice],
-        help="add a joint of this type from a new link 'world' to the URDF's root link: a free-flying "
-        "base (floating: x y z [m], quaternion qx qy qz qw) or one moving in world's xy plane (planar: "
-        "x y [m], theta [rad]), for whole-body IK from --base world (the node's root_joint)",
-    )
 
 
 def _add_info_arguments(info) -> None:
@@ -375,24 +347,6 @@ def _add_solve_arguments(solve) -> None:
     )
 
 
-def _load(arguments):
-    """The robot of ``--urdf`` (a xacro file expanded with ``--xacro-arg``/``--package-path``)."""
-    options = {}
-    if arguments.package_path:
-        options["package_paths"] = list(arguments.package_path)
-    if arguments.xacro_arg:
-        options["xacro_args"] = xacro_arguments(arguments.xacro_arg)
-    if arguments.root_joint:
-        options["root_joint"] = arguments.root_joint
-    try:
-        return load_robot(arguments.urdf, **options)
-    except OSError as error:
-        raise IKNodeError(
-            f"--urdf '{arguments.urdf}' cannot be read ({error.strerror or error}); check the path "
-            "and its permissions"
-        ) from None
-
-
 def _joint_values(arguments, names, vector) -> dict:
     """Joint values from ``--q``/``--seed`` (in order) and ``--joint NAME=V`` (by name)."""
     values = {}
@@ -419,7 +373,7 @@ def _print_pose(pose: np.ndarray) -> None:
 
 
 def _forward(arguments) -> int:
-    tree = _load(arguments).tree(arguments.base, arguments.tip)
+    tree = robot_from_arguments(arguments).tree(arguments.base, arguments.tip)
     values = _joint_values(arguments, tree.joint_names, arguments.q)
     print("joints:", " ".join(tree.joint_names))
     _print_pose(tree.forward(values, arguments.tip))
@@ -449,7 +403,7 @@ def _task(arguments) -> TipTask:
 
 
 def _solve(arguments) -> int:
-    robot = _load(arguments)
+    robot = robot_from_arguments(arguments)
     options = SolverOptions(
         tasks={arguments.tip: _task(arguments)},
         method=arguments.method,
@@ -495,7 +449,7 @@ def _solve(arguments) -> int:
 
 
 def _info(arguments) -> int:
-    summary = robot_summary(_load(arguments))
+    summary = robot_summary(robot_from_arguments(arguments))
     if arguments.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -507,7 +461,7 @@ def _info(arguments) -> int:
 
 
 def _config(arguments) -> int:
-    robot = _load(arguments)
+    robot = robot_from_arguments(arguments)
     urdf = Path(arguments.urdf)
     if not urdf.is_file():
         raise IKNodeError("config: --urdf must name a file (the node reads it as robot_description_file)")

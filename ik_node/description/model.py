@@ -57,8 +57,9 @@ TANGENT_SUFFIXES = {
     "ball": ("wx", "wy", "wz"),
     "floating": ("vx", "vy", "vz", "wx", "wy", "wz"),
 }
-#: The name and parent link of the joint ``load_robot(..., root_joint=...)`` adds.
+#: The name and parent link of the joint ``load_robot(..., root_joint=...)`` adds, and its types.
 ROOT_JOINT, ROOT_LINK = "root_joint", "world"
+ROOT_JOINT_TYPES = ("floating", "planar")
 #: The children of a ``<joint>`` that kinematics reads; the rest (dynamics, calibration, ...) is
 #: dropped before parsing.
 _JOINT_CHILDREN = ("origin", "parent", "child", "axis", "limit", "mimic", "safety_controller")
@@ -677,8 +678,8 @@ def _limits(parsed, soft_attributes: Mapping[str, str]) -> tuple[float, float, f
 def _with_root_joint(kind: str, link_names: list[str], joints: list[Joint]) -> tuple[list[str], list[Joint]]:
     """The links and joints with a ``kind`` joint ``root_joint`` from a new link ``world`` to the
     root link (see :func:`load_robot`)."""
-    if kind not in ("floating", "planar"):
-        raise URDFError(f"root_joint must be 'floating' or 'planar' (or None), got {kind!r}")
+    if kind not in ROOT_JOINT_TYPES:
+        raise URDFError(f"root_joint must be one of {list(ROOT_JOINT_TYPES)} (or None), got {kind!r}")
     children = {joint.child for joint in joints}
     roots = [link for link in link_names if link not in children]
     if ROOT_LINK in link_names or any(joint.name == ROOT_JOINT for joint in joints):

@@ -18,6 +18,7 @@ import time
 import warnings
 from pathlib import Path
 
+from ..description import add_robot_arguments, robot_from_arguments
 from ..errors import IKNodeError
 from .job import SCHEDULER_TIMEOUT
 from .map import (
@@ -84,18 +85,8 @@ def add_reach_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _add_arguments(command: argparse.ArgumentParser) -> None:
-    robot = command.add_argument_group("robot")
-    robot.add_argument("--urdf", required=True, metavar="FILE", help="URDF file, or xacro file")
-    robot.add_argument(
-        "--xacro-arg", action="append", default=[], metavar="NAME:=VALUE", help="a xacro argument"
-    )
-    robot.add_argument(
-        "--package-path",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a directory holding ROS packages, for $(find PKG) and package://PKG",
-    )
+    add_robot_arguments(command, root_joint=False)
+    robot = command.add_argument_group("chain")
     robot.add_argument("--base", required=True, metavar="LINK", help="base link: the map is in its frame")
     robot.add_argument("--tip", required=True, metavar="LINK", help="tip link")
     grid = command.add_argument_group("samples")
@@ -176,20 +167,6 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _load_robot(arguments):
-    from ..description import load_robot, xacro_arguments
-
-    options = {}
-    if arguments.package_path:
-        options["package_paths"] = list(arguments.package_path)
-    if arguments.xacro_arg:
-        options["xacro_args"] = xacro_arguments(arguments.xacro_arg)
-    try:
-        return load_robot(arguments.urdf, **options)
-    except OSError as error:
-        raise IKNodeError(f"--urdf '{arguments.urdf}' cannot be read ({error.strerror or error})") from None
-
-
 def _progress_bar(quiet: bool):
     """(callback(done, total), close()) drawing a progress bar with an ETA on stderr (tqdm; a
     line every 10 s without it)."""
@@ -244,7 +221,7 @@ def run_reach(arguments) -> int:
             )
     if arguments.overwrite and arguments.resume:
         raise IKNodeError("--overwrite and --resume exclude each other")
-    robot = _load_robot(arguments)
+    robot = robot_from_arguments(arguments)
     description = Path(arguments.urdf).read_bytes() if Path(arguments.urdf).is_file() else b""
     metadata = {"urdf": arguments.urdf, "urdf_sha256": hashlib.sha256(description).hexdigest()}
     update, close = _progress_bar(arguments.quiet)

@@ -24,7 +24,7 @@ import numpy as np
 import yaml
 
 from ..collision import OBSTACLE_KINDS, Obstacle
-from ..description import xacro_arguments
+from ..description import ROOT_JOINT_TYPES, xacro_arguments
 from ..errors import IKNodeError
 from ..solver import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
 from ..solver import TASK_KINDS as _TASK_KINDS
@@ -52,7 +52,7 @@ __all__ = [
 MODES = ("solve", "track")
 #: ``root_joint``'s values: none, or the joint ``load_robot`` adds from a new link ``world`` to the
 #: URDF's root.
-ROOT_JOINTS = ("", "floating", "planar")
+ROOT_JOINTS = ("", *ROOT_JOINT_TYPES)
 #: The named task kinds (``tip_tasks.<tip>`` also takes axis names: ``'vz'``, ``'vx vy wz'``).
 TASK_KINDS = tuple(_TASK_KINDS)
 #: The value types a spec may have; ``string_array`` parameters without a default are required
