@@ -40,7 +40,7 @@ from machine import cpu_model  # (benchmark/, the script's directory)
 
 from ik_node import IKSolver, load_robot
 from ik_node.description import catalogue
-from ik_node.reach import reachability_map
+from ik_node.reach import MapOptions, reachability_map
 from ik_node.reach.sampling import orientation_samples
 
 
@@ -72,9 +72,7 @@ def map_job(robot, case, arguments, directory: Path, scheduler=None) -> tuple[fl
         robot,
         case.base,
         case.tips[0],
-        arguments.resolution,
-        orientations=arguments.orientations,
-        attempts=arguments.attempts,
+        MapOptions(arguments.resolution, orientations=arguments.orientations, attempts=arguments.attempts),
         out=out,
         overwrite=True,
         scheduler=scheduler,

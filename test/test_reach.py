@@ -3,6 +3,7 @@ the FK of its solution reproduces (pinocchio, independent of ik_node), the HDF5 
 (Reuleaux's datasets and ours), the same map through a Dask LocalCluster on loopback (bit for
 bit, with a worker killed mid-run), resume after an interruption, the sampling, and bad input."""
 
+import dataclasses
 import hashlib
 import io
 import math
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKNodeError, lie, load_robot
-from ik_node.reach import load_map, main, reachability_map
+from ik_node.reach import MapOptions, load_map, main, reachability_map
 from ik_node.reach.sampling import (
     approach_directions,
     orientation_samples,
@@ -34,7 +35,7 @@ pin = pytest.importorskip("pinocchio", reason="the independent FK of the map's s
 
 URDF = Path(__file__).resolve().parent.parent / "urdf" / "arm7.urdf"
 #: A coarse map that solves in about a second: 506 voxels x 10 orientations.
-SMALL = dict(resolution=0.2, orientations=10)
+SMALL = MapOptions(0.2, orientations=10)
 SMALL_ARGS = ["--urdf", str(URDF), "--base", "base_link", "--tip", "tool0", "--resolution", "0.2",
               "--orientations", "10", "--quiet"]  # fmt: skip
 #: float32 rows in /Poses/poses_dataset: ~1e-7 of a metre-sized coordinate and of a quaternion.
@@ -109,7 +110,7 @@ def small_map(tmp_path_factory):
 def api_map(robot, tmp_path_factory):
     """The same small map written through the Python API: (its path, the ReachMap returned)."""
     out = tmp_path_factory.mktemp("api") / "arm7.h5"
-    return out, reachability_map(robot, "base_link", "tool0", **SMALL, out=out)
+    return out, reachability_map(robot, "base_link", "tool0", SMALL, out=out)
 
 
 def assert_same_map(path_a, path_b, attributes_apart=()) -> None:
@@ -215,7 +216,7 @@ def test_api_gives_the_command_s_map_and_the_same_file_whatever_the_chunks(
     # the command adds the URDF's path and digest to the metadata; everything else is the same
     assert_same_map(small_map[0], api_map[0], attributes_apart=("urdf", "urdf_sha256"))
     out = tmp_path / "api.h5"
-    reach_map = reachability_map(robot, "base_link", "tool0", **SMALL, out=out, chunk_poses=700)
+    reach_map = reachability_map(robot, "base_link", "tool0", SMALL, out=out, chunk_poses=700)
     assert sha256(out) == sha256(api_map[0])
     assert reach_map.run["chunks"] == 8 and reach_map.solutions.shape == (len(reach_map.poses), 7)
     np.testing.assert_array_equal(reach_map.spheres(), load_map(out).spheres())
@@ -224,7 +225,7 @@ def test_api_gives_the_command_s_map_and_the_same_file_whatever_the_chunks(
 
 
 def test_position_only_map(robot):
-    reach_map = reachability_map(robot, "base_link", "tool0", 0.15, position_only=True)
+    reach_map = reachability_map(robot, "base_link", "tool0", MapOptions(0.15, position_only=True))
     assert set(np.unique(reach_map.reachability)) == {0.0, 100.0}
     assert reach_map.reached.shape == (len(reach_map.voxels), 1)
     fk = PinocchioFK(reach_map.joint_names)
@@ -245,7 +246,7 @@ def test_position_only_map(robot):
 
 def test_timeout_mode_is_marked_machine_dependent(robot):
     reach_map = reachability_map(
-        robot, "base_link", "tool0", 0.3, orientations=4, attempts=None, timeout=0.002
+        robot, "base_link", "tool0", MapOptions(0.3, orientations=4, attempts=None, timeout=0.002)
     )
     assert reach_map.metadata["deterministic"] is False and reach_map.metadata["attempts"] == "none"
 
@@ -280,7 +281,7 @@ def test_local_cluster_gives_the_same_file_with_a_worker_killed_mid_run(
                 killed.append(victim)
 
         reach_map = reachability_map(
-            robot, "base_link", "tool0", **SMALL, out=out, scheduler=cluster.scheduler_address,
+            robot, "base_link", "tool0", SMALL, out=out, scheduler=cluster.scheduler_address,
             chunk_poses=150, progress=kill_one_worker,
         )  # fmt: skip
     assert killed
@@ -321,7 +322,7 @@ def test_interrupted_run_resumes_from_its_chunks(api_map, robot, tmp_path):
             raise InterruptError
 
     with pytest.raises(InterruptError):
-        reachability_map(robot, "base_link", "tool0", **SMALL, out=out, chunk_poses=500,
+        reachability_map(robot, "base_link", "tool0", SMALL, out=out, chunk_poses=500,
                          progress=stop_after_three_chunks)  # fmt: skip
     parts = tmp_path / "resumed.h5.parts"
     assert not out.exists() and len(list(parts.glob("chunk-*.npz"))) == 3
@@ -331,8 +332,16 @@ def test_interrupted_run_resumes_from_its_chunks(api_map, robot, tmp_path):
     code, _, err = run_cli(*SMALL_ARGS, "--output", out, "--chunk-poses", 500, "--resume", "--random-seed", 3)
     assert code == 2 and "another job" in err and "random_seed" in err
     with pytest.raises(IKNodeError, match="another job"):
-        reachability_map(robot, "base_link", "tool0", **SMALL, out=out, chunk_poses=500, resume=True, rolls=2)
-    reach_map = reachability_map(robot, "base_link", "tool0", **SMALL, out=out, chunk_poses=500, resume=True)
+        reachability_map(
+            robot,
+            "base_link",
+            "tool0",
+            dataclasses.replace(SMALL, rolls=2),
+            out=out,
+            chunk_poses=500,
+            resume=True,
+        )
+    reach_map = reachability_map(robot, "base_link", "tool0", SMALL, out=out, chunk_poses=500, resume=True)
     assert reach_map.run["chunks_resumed"] == 3 and reach_map.run["chunks"] == 11
     assert sha256(out) == sha256(api_map[0]) and not parts.exists()
 

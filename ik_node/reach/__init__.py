@@ -5,6 +5,7 @@ its base (docs/reach.md). The command and its parser (:mod:`.command`; ``ik_node
 while a map is made (:mod:`.store`) and the HDF5 file in Reuleaux's layout (:mod:`.file`)."""
 
 from .command import (
+    MapOptions,
     ReachMap,
     add_reach_command,
     estimate_seconds,
@@ -15,6 +16,7 @@ from .command import (
 )
 
 __all__ = [
+    "MapOptions",
     "ReachMap",
     "add_reach_command",
     "estimate_seconds",

@@ -26,6 +26,7 @@ from .map import (
     DEFAULT_ATTEMPTS,
     DEFAULT_ORIENTATIONS,
     MAX_POSES,
+    MapOptions,
     ReachMap,
     estimate_seconds,
     load_map,
@@ -33,6 +34,7 @@ from .map import (
 )
 
 __all__ = [
+    "MapOptions",
     "ReachMap",
     "add_reach_command",
     "estimate_seconds",
@@ -221,6 +223,18 @@ def run_reach(arguments) -> int:
             )
     if arguments.overwrite and arguments.resume:
         raise IKNodeError("--overwrite and --resume exclude each other")
+    options = MapOptions(
+        arguments.resolution,
+        orientations=arguments.orientations,
+        rolls=arguments.rolls,
+        radius=arguments.radius,
+        position_only=arguments.position_only,
+        attempts=arguments.attempts,
+        timeout=arguments.timeout,
+        tolerance=arguments.tolerance,
+        random_seed=arguments.random_seed,
+        position_screen=not arguments.no_position_screen,
+    )
     robot = robot_from_arguments(arguments)
     description = Path(arguments.urdf).read_bytes() if Path(arguments.urdf).is_file() else b""
     metadata = {"urdf": arguments.urdf, "urdf_sha256": hashlib.sha256(description).hexdigest()}
@@ -230,16 +244,7 @@ def run_reach(arguments) -> int:
             robot,
             arguments.base,
             arguments.tip,
-            arguments.resolution,
-            orientations=arguments.orientations,
-            rolls=arguments.rolls,
-            radius=arguments.radius,
-            position_only=arguments.position_only,
-            attempts=arguments.attempts,
-            timeout=arguments.timeout,
-            tolerance=arguments.tolerance,
-            random_seed=arguments.random_seed,
-            position_screen=not arguments.no_position_screen,
+            options,
             out=arguments.output,
             overwrite=arguments.overwrite,
             resume=arguments.resume,

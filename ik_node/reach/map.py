@@ -148,21 +148,58 @@ def _versions() -> dict:
     return found
 
 
+@dataclass(frozen=True)
+class MapOptions:
+    """What a map samples and how each pose is solved: the content of a map (the same options
+    give the same map, here or on a cluster; a ``timeout`` makes it depend on the machine).
+
+    Samples: voxel centres every ``resolution`` [m] within ``radius`` [m] of the centre of the
+    tip's reach sphere (default: the whole sphere; needed behind a floating or planar joint),
+    and per voxel ``orientations`` orientations: ``orientations / rolls`` approach directions
+    on a Fibonacci sphere × ``rolls`` rolls (:mod:`ik_node.reach.sampling`); ``position_only``:
+    the position alone, one sample per voxel. Each pose is solved from the rest posture with
+    ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
+    restarts), within ``tolerance`` [m and rad]; ``timeout`` [s] adds a time budget per solve.
+    ``position_screen``: skip the orientations of voxels whose position alone is not reached.
+    Unusable values raise :class:`~ik_node.errors.IKNodeError` naming the option."""
+
+    resolution: float
+    orientations: int = DEFAULT_ORIENTATIONS
+    rolls: int = 1
+    radius: float | None = None
+    position_only: bool = False
+    attempts: int | None = DEFAULT_ATTEMPTS
+    timeout: float | None = None
+    tolerance: float = 1e-5
+    random_seed: int = 0
+    position_screen: bool = True
+
+    def __post_init__(self) -> None:
+        _positive("resolution", self.resolution)
+        for name in ("orientations", "rolls"):
+            _positive(name, getattr(self, name), integer=True)
+        for name in ("attempts", "timeout", "radius"):
+            if getattr(self, name) is not None:
+                _positive(name, getattr(self, name), integer=name == "attempts")
+        if self.attempts is None and self.timeout is None:
+            raise IKNodeError("a map needs attempts or a timeout per solve, or a search may never end")
+        if not self.position_only and self.orientations % self.rolls:
+            raise IKNodeError(
+                f"orientations ({self.orientations}) must be a multiple of rolls ({self.rolls})"
+            )
+
+    @property
+    def per_voxel(self) -> int:
+        """Poses sampled per voxel."""
+        return 1 if self.position_only else self.orientations
+
+
 def reachability_map(
     robot,
     base_link: str,
     tip_link: str,
-    resolution: float,
+    options: MapOptions,
     *,
-    orientations: int = DEFAULT_ORIENTATIONS,
-    rolls: int = 1,
-    radius: float | None = None,
-    position_only: bool = False,
-    attempts: int | None = DEFAULT_ATTEMPTS,
-    timeout: float | None = None,
-    tolerance: float = 1e-5,
-    random_seed: int = 0,
-    position_screen: bool = True,
     out=None,
     overwrite: bool = False,
     resume: bool = False,
@@ -174,54 +211,28 @@ def reachability_map(
     plot=None,
     metadata: dict | None = None,
 ) -> ReachMap:
-    """The reachability map of ``tip_link`` over a voxel grid around ``base_link``.
+    """The reachability map of ``tip_link`` over a voxel grid around ``base_link``, sampled and
+    solved as ``options`` say (:class:`MapOptions`).
 
-    Samples: voxel centres every ``resolution`` [m] within ``radius`` [m] of the centre of the
-    tip's reach sphere (default: the whole sphere; needed behind a floating or planar joint),
-    and per voxel ``orientations`` orientations: ``orientations / rolls`` approach directions
-    on a Fibonacci sphere × ``rolls`` rolls (:mod:`ik_node.reach.sampling`); ``position_only``:
-    the position alone, one sample per voxel. Each pose is solved from the rest posture with
-    ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
-    restarts): the same arguments give the same map, here or on a cluster. ``timeout`` [s] adds
-    a time budget per solve, which makes the map depend on the machine. ``position_screen``:
-    skip the orientations of voxels whose position alone is not reached.
-
-    ``out``: write the map there (HDF5; an existing file is refused unless ``overwrite``), the
-    chunks kept as they finish in ``out + '.parts'`` (removed at the end); ``resume`` continues
-    from them. ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``) whose workers
-    solve the chunks. ``max_poses``: refuse bigger maps (None: no limit). ``progress(done,
-    total)`` is called with pose counts after each chunk. ``plot``: a picture of the map there.
+    How it runs: ``out``: write the map there (HDF5; an existing file is refused unless
+    ``overwrite``), the chunks of ``chunk_poses`` poses kept as they finish in ``out + '.parts'``
+    (removed at the end); ``resume`` continues from them. ``scheduler``: a Dask scheduler's
+    address (``tcp://HOST:PORT``) whose workers solve the chunks. ``max_poses``: refuse bigger
+    maps (None: no limit). ``progress(done, total)`` is called with pose counts after each
+    chunk. ``keep_poses``: the reached poses and their solutions in the result. ``plot``: a
+    picture of the map there. ``metadata``: more entries for the file's metadata.
     """
     started = time.perf_counter()
-    _positive("resolution", resolution)
-    for name, value in (("orientations", orientations), ("rolls", rolls), ("chunk_poses", chunk_poses)):
-        _positive(name, value, integer=True)
-    if attempts is not None:
-        _positive("attempts", attempts, integer=True)
-    if timeout is not None:
-        _positive("timeout", timeout)
-    if attempts is None and timeout is None:
-        raise IKNodeError("a map needs attempts or a timeout per solve, or a search may never end")
-    if radius is not None:
-        _positive("radius", radius)
-    if not position_only and orientations % rolls:
-        raise IKNodeError(f"orientations ({orientations}) must be a multiple of rolls ({rolls})")
-    tree = robot.tree(base_link, [tip_link])
-    centre, reach = tree.reach(tip_link)
-    if radius is None and not math.isfinite(reach):
-        raise IKNodeError(
-            f"'{tip_link}' has no bounded reach from '{base_link}' (a floating or planar joint on the way): "
-            "give a radius"
-        )
-    sample_radius = min(radius if radius is not None else reach, reach * (1 + 1e-6) + tolerance)
-    per_voxel = 1 if position_only else orientations
-    voxel_total = reach_sampling.voxel_count(resolution, centre, sample_radius)
-    pose_total = voxel_total * per_voxel
+    _positive("chunk_poses", chunk_poses, integer=True)
+    centre, reach, sample_radius = _sampled_sphere(robot, base_link, tip_link, options)
+    voxel_total = reach_sampling.voxel_count(options.resolution, centre, sample_radius)
+    pose_total = voxel_total * options.per_voxel
     if max_poses is not None and pose_total > max_poses:
         raise IKNodeError(
-            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {per_voxel} orientations), "
-            f"more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} on this machine; pass "
-            "force (--force) to run it, or a coarser resolution, fewer orientations or a smaller radius"
+            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {options.per_voxel} "
+            f"orientations), more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} "
+            "on this machine; pass force (--force) to run it, or a coarser resolution, fewer "
+            "orientations or a smaller radius"
         )
     store = prepare_output(out, overwrite, resume)
     if out is not None:
@@ -231,80 +242,39 @@ def reachability_map(
         if scheduler:
             client = connect(scheduler)  # (before anything is built: a clear error within seconds)
             cleanup.callback(client.close)
-
-        options = dict(
-            max_attempts=attempts,
-            random_seed=random_seed,
-            position_tolerance=tolerance,
-            orientation_tolerance=tolerance,
-        )
-        pose_solver = None if position_only else IKSolver(robot, base_link, [tip_link], **options)
-        position_solver = (
-            IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **options)
-            if position_only or position_screen
-            else None
-        )
-        solvers = MapSolvers(pose_solver, position_solver, timeout)
-        reference = pose_solver or position_solver
+        solvers = _map_solvers(robot, base_link, tip_link, options)
+        voxels = reach_sampling.voxel_grid(options.resolution, centre, sample_radius)
         rotations = (
             np.eye(3)[None]
-            if position_only
-            else reach_sampling.orientation_samples(orientations // rolls, rolls)
+            if options.position_only
+            else reach_sampling.orientation_samples(options.orientations // options.rolls, options.rolls)
         )
         quaternions = reach_sampling.quaternions_xyzw(rotations)
-        voxels = reach_sampling.voxel_grid(resolution, centre, sample_radius)
-        chunk_voxels = max(1, chunk_poses // per_voxel)
+        chunk_voxels = max(1, chunk_poses // options.per_voxel)
         bounds = [
             (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
         ]
-
         file_metadata = {
-            "format": FORMAT,
-            "robot": robot.name,
-            "description_sha256": _description_digest(reference),
-            "base": base_link,
-            "tip": tip_link,
-            "joint_names": list(reference.joint_names),
-            "task": "position" if position_only else "pose",
-            "resolution": float(resolution),
-            "centre": [float(value) for value in centre],
-            "radius": float(sample_radius),
-            "reach_radius": float(reach),
-            "directions": 1 if position_only else orientations // rolls,
-            "rolls": 1 if position_only else rolls,
-            "orientations": per_voxel,
-            "approach_axis": "z",
-            "sampling": reach_sampling.SAMPLING,
-            "position_screen": bool(position_screen and not position_only),
-            "attempts": attempts if attempts is not None else "none",
-            "timeout": timeout if timeout is not None else "none",
-            "deterministic": timeout is None,
-            "tolerance": float(tolerance),
-            "random_seed": int(random_seed),
-            "method": reference.options.method,
-            "seed": "the rest posture (mid-range)",
+            **_file_metadata(robot, base_link, tip_link, options, solvers, centre, reach, sample_radius),
             "voxels": len(voxels),
-            "poses": len(voxels) * per_voxel,
-            "versions": _versions(),
-            "sources_sha256": _sources_digest(),
+            "poses": len(voxels) * options.per_voxel,
             **(metadata or {}),
         }
         job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
         job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
         store = open_store(store, job, job_digest, resume)
-
         done_before = store.done()
         pending = [
             (index, voxels[start:stop])
             for index, (start, stop) in enumerate(bounds)
             if index not in done_before
         ]
-        counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * per_voxel]
+        counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * options.per_voxel]
         if progress:
             progress(counted[0], pose_total)
 
         def chunk_done(index: int, result: dict) -> None:
-            counted[0] += len(result["reached"]) * per_voxel
+            counted[0] += len(result["reached"]) * options.per_voxel
             if progress:
                 progress(counted[0], pose_total)
 
@@ -314,9 +284,8 @@ def reachability_map(
         else:
             run_local(solvers, pending, rotations, store, chunk_done)
         solved = time.perf_counter() - solving
-
         arrays, poses, solutions, file_metadata = assemble(
-            store, bounds, voxels, quaternions, per_voxel, keep_poses, out, file_metadata
+            store, bounds, voxels, quaternions, options.per_voxel, keep_poses, out, file_metadata
         )
         reach_map = ReachMap(
             voxels=voxels,
@@ -331,13 +300,11 @@ def reachability_map(
             metadata=file_metadata,
         )
         if plot is not None:
-            plot_map(
-                reach_map.voxels,
-                reach_map.reachability,
-                resolution,
-                plot,
-                f"{robot.name}: {tip_link} from {base_link}, {resolution:g} m, {per_voxel} orientations",
+            title = (
+                f"{robot.name}: {tip_link} from {base_link}, {options.resolution:g} m, "
+                f"{options.per_voxel} orientations"
             )
+            plot_map(reach_map.voxels, reach_map.reachability, options.resolution, plot, title)
         if isinstance(store, ChunkStore):
             store.remove()
         reach_map.run = {
@@ -345,6 +312,69 @@ def reachability_map(
             "solve_seconds": solved,
             "chunks": len(bounds),
             "chunks_resumed": len(done_before),
-            "poses_solved": sum(len(v) for _, v in pending) * per_voxel,
+            "poses_solved": sum(len(v) for _, v in pending) * options.per_voxel,
         }
         return reach_map
+
+
+def _sampled_sphere(robot, base_link: str, tip_link: str, options: MapOptions) -> tuple:
+    """(centre [m, base frame], reach radius, sampled radius) of the tip's reach sphere."""
+    centre, reach = robot.tree(base_link, [tip_link]).reach(tip_link)
+    if options.radius is None and not math.isfinite(reach):
+        raise IKNodeError(
+            f"'{tip_link}' has no bounded reach from '{base_link}' (a floating or planar joint on the way): "
+            "give a radius"
+        )
+    radius = options.radius if options.radius is not None else reach
+    return centre, reach, min(radius, reach * (1 + 1e-6) + options.tolerance)
+
+
+def _map_solvers(robot, base_link: str, tip_link: str, options: MapOptions) -> MapSolvers:
+    """The pose solver (none for a position-only map) and the position solver (the screen's,
+    or a position-only map's), with the options' attempts, random seed and tolerance."""
+    settings = dict(
+        max_attempts=options.attempts,
+        random_seed=options.random_seed,
+        position_tolerance=options.tolerance,
+        orientation_tolerance=options.tolerance,
+    )
+    pose_solver = None if options.position_only else IKSolver(robot, base_link, [tip_link], **settings)
+    position_solver = (
+        IKSolver(robot, base_link, [tip_link], tasks={tip_link: "position"}, **settings)
+        if options.position_only or options.position_screen
+        else None
+    )
+    return MapSolvers(pose_solver, position_solver, options.timeout)
+
+
+def _file_metadata(robot, base_link, tip_link, options: MapOptions, solvers, centre, reach, radius) -> dict:
+    """What the file says of how the map was made (the job's identity when resuming)."""
+    reference = solvers.pose or solvers.position
+    return {
+        "format": FORMAT,
+        "robot": robot.name,
+        "description_sha256": _description_digest(reference),
+        "base": base_link,
+        "tip": tip_link,
+        "joint_names": list(reference.joint_names),
+        "task": "position" if options.position_only else "pose",
+        "resolution": float(options.resolution),
+        "centre": [float(value) for value in centre],
+        "radius": float(radius),
+        "reach_radius": float(reach),
+        "directions": 1 if options.position_only else options.orientations // options.rolls,
+        "rolls": 1 if options.position_only else options.rolls,
+        "orientations": options.per_voxel,
+        "approach_axis": "z",
+        "sampling": reach_sampling.SAMPLING,
+        "position_screen": bool(options.position_screen and not options.position_only),
+        "attempts": options.attempts if options.attempts is not None else "none",
+        "timeout": options.timeout if options.timeout is not None else "none",
+        "deterministic": options.timeout is None,
+        "tolerance": float(options.tolerance),
+        "random_seed": int(options.random_seed),
+        "method": reference.options.method,
+        "seed": "the rest posture (mid-range)",
+        "versions": _versions(),
+        "sources_sha256": _sources_digest(),
+    }
