@@ -679,7 +679,8 @@ def _with_root_joint(kind: str, link_names: list[str], joints: list[Joint]) -> t
     """The links and joints with a ``kind`` joint ``root_joint`` from a new link ``world`` to the
     root link (see :func:`load_robot`)."""
     if kind not in ROOT_JOINT_TYPES:
-        raise URDFError(f"root_joint must be one of {list(ROOT_JOINT_TYPES)} (or None), got {kind!r}")
+        choices = " or ".join(f"'{choice}'" for choice in ROOT_JOINT_TYPES)
+        raise URDFError(f"root_joint must be {choices} (or None), got {kind!r}")
     children = {joint.child for joint in joints}
     roots = [link for link in link_names if link not in children]
     if ROOT_LINK in link_names or any(joint.name == ROOT_JOINT for joint in joints):

@@ -31,7 +31,8 @@ import numpy as np
 
 from ..compiled import spatial
 from ..errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError, URDFError
-from ..lie import adjoint, inverse
+from ..lie import adjoint
+from .frames import TYPE_CODES, FrameWalk
 
 __all__ = ["KinematicTree", "TASK_ROWS", "task_rows"]
 
@@ -40,15 +41,6 @@ TASK_ROWS = {
     "pose": (0, 1, 2, 3, 4, 5),
     "position": (0, 1, 2),
     "orientation": (3, 4, 5),
-}
-
-_TYPE_CODES = {
-    "revolute": spatial.REVOLUTE,
-    "continuous": spatial.REVOLUTE,
-    "prismatic": spatial.PRISMATIC,
-    "planar": spatial.PLANAR,
-    "ball": spatial.BALL,
-    "floating": spatial.FLOATING,
 }
 
 #: The central-difference step of :meth:`KinematicTree.jacobian_derivative` [s].
@@ -68,17 +60,16 @@ def task_rows(task) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def plane_basis(normal: np.ndarray) -> np.ndarray:
-    """A rotation whose z column is the unit ``normal`` (a planar joint's axis): the joint moves
-    in the xy plane of this basis. The identity for ``normal = z``; otherwise x is the unit
-    vector of ``normal x e`` with ``e`` the coordinate axis least aligned with the normal."""
-    normal = np.asarray(normal, dtype=float)
-    if np.allclose(normal, (0.0, 0.0, 1.0)):
-        return np.eye(3)
-    helper = np.eye(3)[int(np.argmin(np.abs(normal)))]
-    x = np.cross(helper, normal)
-    x /= np.linalg.norm(x)
-    return np.column_stack((x, np.cross(normal, x), normal))
+def _independent_joints(robot, paths) -> tuple:
+    """The independent joints (mimic leaders) moving along ``paths``, in order of first
+    appearance, each once."""
+    leaders: dict[str, object] = {}
+    for path in paths:
+        for joint, _ in path:
+            if joint.is_movable:
+                leader = robot.joints[robot.leader_of(joint.name)]
+                leaders.setdefault(leader.name, leader)
+    return tuple(leaders.values())
 
 
 class KinematicTree:
@@ -104,43 +95,47 @@ class KinematicTree:
         self.tip_links = tuple(tips)
         paths = [robot.usable_path(base_link, tip) for tip in tips]
 
-        # Independent joints (mimic leaders) in order of first appearance, and their coordinates.
-        leaders: dict[str, object] = {}
-        for path in paths:
-            for joint, _ in path:
-                if joint.is_movable:
-                    leader = robot.joints[robot.leader_of(joint.name)]
-                    leaders.setdefault(leader.name, leader)
-        self.joints = tuple(leaders.values())
-        spans, names, tangent_names, config_at, tangent_at = [], [], [], {}, {}
-        for joint in self.joints:
-            config_at[joint.name], tangent_at[joint.name] = len(names), len(tangent_names)
-            spans.append((_TYPE_CODES[joint.type], len(names), len(tangent_names)))
-            names += joint.coordinate_names
-            tangent_names += joint.tangent_names
-        self.joint_names = tuple(names)
-        self.tangent_names = tuple(tangent_names)
-        self._tip_tangents = {}
-        for tip, path in zip(tips, paths):
-            moving = {robot.leader_of(joint.name) for joint, _ in path if joint.is_movable}
-            self._tip_tangents[tip] = np.array(
+        self.joints = _independent_joints(robot, paths)
+        config_at, tangent_at = self._lay_out_coordinates()
+        self._tip_tangents = {
+            tip: np.array(
                 sorted(
-                    tangent_at[name] + column
-                    for name in moving
-                    for column in range(len(leaders[name].tangent_names))
+                    tangent_at[leader.name] + column
+                    for leader in _independent_joints(robot, [path])
+                    for column in range(len(leader.tangent_names))
                 ),
                 dtype=np.int64,
             )
-        self._coordinate_index = {name: index for index, name in enumerate(names)}
-        self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
+            for tip, path in zip(tips, paths)
+        }
+        walk = FrameWalk(robot, base_link, config_at, tangent_at)
+        for path in paths:
+            walk.add_path(path)
+        walk.give_tips_frames(self.tip_links)
+        self._link_frame = walk.link_frame
+        self.link_names = tuple(walk.link_frame)
+        self.frames, self.frame_links = walk.arrays()
+        self.frame_count = len(self.frames) + 1
+
+    def _lay_out_coordinates(self) -> tuple[dict, dict]:
+        """The configuration and tangent coordinates of :attr:`joints`, in order: names, spans,
+        limits, velocities, the neutral configuration. Returns each joint's first configuration
+        and tangent coordinate, by name."""
+        spans, names, tangent_names, config_at, tangent_at = [], [], [], {}, {}
         lower, upper, velocity, continuous = [], [], [], []
         for joint in self.joints:
-            count = len(joint.coordinate_names)
-            single = not joint.is_multi_dof
+            config_at[joint.name], tangent_at[joint.name] = len(names), len(tangent_names)
+            spans.append((TYPE_CODES[joint.type], len(names), len(tangent_names)))
+            names += joint.coordinate_names
+            tangent_names += joint.tangent_names
+            count, single = len(joint.coordinate_names), not joint.is_multi_dof
             lower += [joint.lower if single else -np.inf] * count
             upper += [joint.upper if single else np.inf] * count
             velocity += [joint.max_velocity if single else np.inf] * count
             continuous += [joint.type == "continuous"] * count
+        self.joint_names, self.tangent_names = tuple(names), tuple(tangent_names)
+        self._coordinate_index = {name: index for index, name in enumerate(names)}
+        self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
         self.lower, self.upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
         self.max_velocity = np.array(velocity, dtype=float)
         self.continuous = np.array(continuous, dtype=bool)
@@ -148,68 +143,7 @@ class KinematicTree:
         for kind, at, _ in self.spans:
             if spatial.QUATERNION_AT[kind] >= 0:
                 self.neutral[at + spatial.QUATERNION_AT[kind] + 3] = 1.0
-
-        # Frames: walk each path from the base, adding a frame per moving joint crossed.
-        frames: list[np.ndarray] = []
-        links: list[tuple] = []
-        self._link_frame: dict[str, tuple[int, np.ndarray]] = {base_link: (0, np.eye(4))}
-
-        def add_frame(
-            parent: int, constant: np.ndarray, link_row: tuple, axis=(0.0, 0.0, 0.0), mimic=(1.0, 0.0)
-        ):
-            row = np.zeros(spatial.FRAME_COLUMNS)
-            row[spatial.ROTATION : spatial.ROTATION + 9] = constant[:3, :3].reshape(-1)
-            row[spatial.TRANSLATION : spatial.TRANSLATION + 3] = constant[:3, 3]
-            row[spatial.AXIS : spatial.AXIS + 3] = axis
-            row[spatial.MULTIPLIER], row[spatial.OFFSET] = mimic
-            frames.append(row)
-            links.append((parent, *link_row))
-            return len(frames)  # pose index
-
-        for path in paths:
-            link = base_link
-            for joint, upward in path:
-                reached = joint.parent if upward else joint.child
-                if reached not in self._link_frame:
-                    frame, offset = self._link_frame[link]
-                    self._link_frame[reached] = self._cross(
-                        joint, upward, frame, offset, add_frame, config_at, tangent_at
-                    )
-                link = reached
-        for tip in self.tip_links:  # every tip gets a frame of its own
-            frame, offset = self._link_frame[tip]
-            if not np.array_equal(offset, np.eye(4)):
-                self._link_frame[tip] = (add_frame(frame, offset, (spatial.FIXED, -1, -1, 0)), np.eye(4))
-        self.link_names = tuple(self._link_frame)
-        self.frames = np.ascontiguousarray(np.array(frames, dtype=float).reshape(-1, spatial.FRAME_COLUMNS))
-        self.frame_links = np.ascontiguousarray(
-            np.array(links, dtype=np.int64).reshape(-1, spatial.LINK_COLUMNS)
-        )
-        self.frame_count = len(frames) + 1
-
-    def _cross(self, joint, upward: bool, frame: int, offset: np.ndarray, add_frame, config_at, tangent_at):
-        """Where the link reached across ``joint`` sits, ``(frame, offset)``, adding its frame."""
-        if not joint.is_movable:
-            return frame, offset @ (inverse(joint.origin) if upward else joint.origin)
-        leader, multiplier, mimic_offset = self.robot.mimic_map(joint.name)
-        kind = _TYPE_CODES[joint.type]
-        basis = np.eye(4)
-        if joint.type == "planar":  # the motion in the xy plane of a basis whose z is the axis
-            basis[:3, :3] = plane_basis(joint.axis)
-        axis = joint.axis if kind in (spatial.REVOLUTE, spatial.PRISMATIC) else (0.0, 0.0, 0.0)
-        link_row = (kind, config_at[leader], tangent_at[leader], int(upward))
-        if not upward:  # T_parent_child = origin B M(q) B^T
-            index = add_frame(
-                frame, offset @ joint.origin @ basis, link_row, axis, (multiplier, mimic_offset)
-            )
-            return index, basis.T
-        # T_child_parent = B M(q)^-1 B^T origin^-1: a frame at B holding no motion, if needed, then
-        # the reversed motion with C = I (its Jacobian columns act at its parent's pose)
-        anchor = offset @ basis
-        if not np.array_equal(anchor, np.eye(4)):
-            frame = add_frame(frame, anchor, (spatial.FIXED, -1, -1, 0))
-        index = add_frame(frame, np.eye(4), link_row, axis, (multiplier, mimic_offset))
-        return index, basis.T @ inverse(joint.origin)
+        return config_at, tangent_at
 
     def __repr__(self) -> str:
         return (
