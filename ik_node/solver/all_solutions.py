@@ -224,8 +224,12 @@ def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: fl
     no polish moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
-    polisher = helper_solver(
-        solver, key, position_tolerance=POLISH_TOLERANCE, orientation_tolerance=POLISH_TOLERANCE
+    polisher = helper_solver(  # (max_joint_move: a branch is wherever it is, not near the seed)
+        solver,
+        key,
+        position_tolerance=POLISH_TOLERANCE,
+        orientation_tolerance=POLISH_TOLERANCE,
+        max_joint_move=None,
     )
     kept, rows = [], []
     branches = closed.branches(target, seed)
@@ -256,7 +260,9 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
     ``seed`` (else the rest posture), then from random configurations inside the limits (seeded by
     the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position [m] and
     orientation [rad] errors (k, 2)."""
-    searcher = helper_solver(solver, key, max_attempts=1, seed_table_size=0)  # (the seeds: here)
+    searcher = helper_solver(  # (the seeds: here; every solution, however far from the seed)
+        solver, key, max_attempts=1, seed_table_size=0, max_joint_move=None
+    )
     rng = np.random.default_rng(searcher.options.random_seed)
     low = np.where(np.isfinite(searcher.lower), searcher.lower, -np.pi)
     high = np.where(np.isfinite(searcher.upper), searcher.upper, np.pi)

@@ -208,6 +208,7 @@ class Outcome(enum.IntEnum):
     ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
     DEADLINE = kernels.DEADLINE  # cut by the time budget
     COLLISION = kernels.COLLISION  # the tips were within tolerance only in collision
+    JOINT_MOVE = kernels.JOINT_MOVE  # every solution found moves a joint beyond max_joint_move
 
 
 @dataclass
@@ -220,8 +221,10 @@ class IKResult:
     ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
     configuration found is a local minimum of the error), ``'collision'`` (with collision checks
     on: the targets were reached only in collision; ``q`` is the closest collision-free
-    configuration found, else the closest found), ``'timeout'`` or ``'iterations'`` (the budget
-    ran out while an attempt still progressed).
+    configuration found, else the closest found), ``'joint_move'`` (with ``max_joint_move``:
+    every solution found moves some joint farther than that from the seed; ``q`` is the one whose
+    largest move is smallest, its errors within tolerance), ``'timeout'`` or ``'iterations'``
+    (the budget ran out while an attempt still progressed).
     """
 
     q: np.ndarray
@@ -606,14 +609,6 @@ class IKSolver:
             check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-        if outcome == kernels.CONVERGED:
-            reason = "success"
-        elif outcome == kernels.COLLISION:
-            reason = "collision"
-        elif outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
-            reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
-        else:
-            reason = "timeout" if deadline_reached else "iterations"
         errors = norms.tolist()
         return IKResult(
             q=q,
@@ -622,10 +617,23 @@ class IKSolver:
             orientation_error=max([error[1] for error in errors]),
             iterations=iterations,
             elapsed=time.perf_counter() - start,
-            reason=reason,
+            reason=self._reason(outcome, deadline_reached, out_of_reach, target_poses),
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
+
+    def _reason(self, outcome: int, deadline_reached: bool, out_of_reach, target_poses) -> str:
+        """:attr:`IKResult.reason` of a search's outcome (the one map from the kernels' codes):
+        ``out_of_reach`` the tips found beyond their reach before the search."""
+        if outcome == kernels.CONVERGED:
+            return "success"
+        if outcome == kernels.COLLISION:
+            return "collision"
+        if outcome == kernels.JOINT_MOVE:
+            return "joint_move"
+        if outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
+            return "unreachable"  # beyond the workspace, or the closest found is a local minimum
+        return "timeout" if deadline_reached else "iterations"
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
         """Every solution of ``targets`` inside the limits, as an
@@ -689,6 +697,12 @@ class IKSolver:
             iterations += used
             deadline_reached |= reached
             outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
+            max_joint_move = self.options.max_joint_move
+            if outcome == Outcome.CONVERGED and max_joint_move is not None:
+                # (that attempt's move is bounded from its own start, not from the seed)
+                clipped = self.tree.normalized(np.clip(seed, self.lower, self.upper))
+                if np.abs(self.tree.difference(clipped, q)).max() > max_joint_move:
+                    outcome = Outcome.JOINT_MOVE
         else:  # no iterations: the errors of every tip at q
             settings[kernels.MAX_ITERATIONS] = 0
             arguments = self._search_arguments(ordered, no_table, tuple(settings))
