@@ -28,7 +28,6 @@ from .bundles import (
     MANIPULABILITY,
     MAX_TARGET_DISTANCE,
     NO_DEADLINE,
-    NO_PRIORITY,
     ORTHONORMAL_TOLERANCE,
     OUTCOME,
     PATH_COORDINATES,
@@ -60,7 +59,7 @@ NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
 #: less than ``max_joint_move`` (the budget ends the comparison earlier).
 NEAR_CANDIDATES = 16
-#: The continuation (:func:`continuation`) cuts the step from the seed's tip poses to the targets
+#: The continuation (see :func:`_attempt`) cuts the step from the seed's tip poses to the targets
 #: into 2 pieces, then 4, ... up to this many, before the restarts around the seed.
 CONTINUATION_PIECES = 8
 #: Answers in collision an attempt without the pairs may find before attempts keep them (see
@@ -375,54 +374,17 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
 
 
 @kernel
-def continuation(
-    attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture, collision, seed,
-    max_joint_move, deadline, q, norms, displacement,
-):  # fmt: skip
-    """Follow the step from ``seed`` to ``targets`` in pieces, so that the answer stays on the
-    seed's branch where one attempt over the whole step lands on another (natural-parameter
-    continuation, Allgower & Georg 1990, ch. 1): the tips' controlled points go from their poses
-    at the seed to the targets along :func:`interpolate_pose`, cut into 2, 4, ... up to
-    ``CONTINUATION_PIECES`` equal pieces; each piece's end is solved by one attempt
-    (:func:`run_attempt`) from the previous piece's answer (the first from the seed), the last
-    piece's end being ``targets`` themselves. A cut is given up at the first piece that does not
-    converge or moves a joint farther than ``max_joint_move`` [rad or m] from the seed
-    (:func:`largest_move`), and the next, finer, begins from the seed again. Returns (outcome,
-    iterations) as :func:`run_attempt`, with ``q`` and ``norms`` the last attempt's: ``CONVERGED``
-    within ``max_joint_move`` once a cut succeeds, else the finest cut's last outcome.
-    ``pieces_space``: the seed's tip points and the pieces' targets (T, 4, 4) each, a rotation
-    vector (3,); ``displacement`` (nv,): work space."""
-    seed_points, piece_targets, rotation_vector = pieces_space
-    forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
-    tip_points(attempt_space[0][0], task, seed_points)
-    outcome, iterations, pieces = ITERATIONS, 0, 2
-    while pieces <= CONTINUATION_PIECES:
-        for i in range(seed.shape[0]):
-            q[i] = seed[i]
-        for piece in range(1, pieces + 1):
-            for tip in range(targets.shape[0]):
-                if piece == pieces:
-                    for i in range(4):
-                        for j in range(4):
-                            piece_targets[tip, i, j] = targets[tip, i, j]
-                else:
-                    fraction = piece / pieces
-                    interpolate_pose(
-                        seed_points[tip], targets[tip], fraction, rotation_vector, piece_targets[tip]
-                    )
-            outcome, used = run_attempt(
-                attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
-                NO_PRIORITY, deadline, q, norms,
-            )  # fmt: skip
-            iterations += used
-            if outcome != CONVERGED or largest_move(tree, joints, q, seed, displacement) > max_joint_move:
-                break
-        if outcome == DEADLINE:
-            return outcome, iterations
-        if outcome == CONVERGED and largest_move(tree, joints, q, seed, displacement) <= max_joint_move:
-            return outcome, iterations
-        pieces *= 2
-    return outcome, iterations
+def _piece_targets(seed_points, targets, fraction, rotation_vector, out):
+    """The targets (T, 4, 4) of a piece of the step from ``seed_points`` to ``targets`` ending
+    ``fraction`` of the way (:func:`interpolate_pose`; at 1, ``targets`` themselves), into
+    ``out``."""
+    for tip in range(targets.shape[0]):
+        if fraction >= 1.0:
+            for i in range(4):
+                for j in range(4):
+                    out[tip, i, j] = targets[tip, i, j]
+        else:
+            interpolate_pose(seed_points[tip], targets[tip], fraction, rotation_vector, out[tip])
 
 
 @kernel
@@ -430,17 +392,52 @@ def _attempt(
     continuing, attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture,
     collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
 ):  # fmt: skip
-    """One attempt of :func:`search_in` from ``q``: :func:`run_attempt`, or with ``continuing``
-    the :func:`continuation` from the seed. Returns (outcome, iterations)."""
+    """One attempt of :func:`search_in`: :func:`run_attempt` from ``q``, or with ``continuing``
+    the continuation from ``seed``. Returns (outcome, iterations) as :func:`run_attempt`, ``q``
+    and ``norms`` those of its last attempt.
+
+    The continuation follows the step from ``seed`` to ``targets`` in pieces, so that the answer
+    stays on the seed's branch where one attempt over the whole step lands on another
+    (natural-parameter continuation, Allgower & Georg 1990, ch. 1): the tips' controlled points
+    go from their poses at the seed to the targets along :func:`interpolate_pose`, cut into 2,
+    4, ... up to ``CONTINUATION_PIECES`` equal pieces; each piece's end is solved by one attempt
+    from the previous piece's answer (the first from the seed), the last one's being ``targets``.
+    A cut is given up at the first piece that does not converge or moves a joint farther than
+    ``max_joint_move`` [rad or m] from the seed (:func:`largest_move`), and the next, finer,
+    begins from the seed again; it ends ``CONVERGED`` within ``max_joint_move`` once a cut
+    succeeds, else with the finest cut's last outcome. One call of :func:`run_attempt` for both
+    (a second call site in a function of its own had added 10 s to the default problem's cold
+    compile, this form 6 s: see docs/solver.md). ``pieces_space``: the seed's tip
+    points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
+    (nv,): work space."""
+    seed_points, piece_targets, rotation_vector = pieces_space
+    cut, finest = 1, 1
     if continuing:
-        return continuation(
-            attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture, collision,
-            seed, max_joint_move, deadline, q, norms, displacement,
-        )  # fmt: skip
-    return run_attempt(
-        attempt_space, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,
-        deadline, q, norms,
-    )  # fmt: skip
+        forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
+        tip_points(attempt_space[0][0], task, seed_points)
+        cut, finest = 2, CONTINUATION_PIECES
+    outcome, iterations = ITERATIONS, 0
+    while cut <= finest:
+        if continuing:
+            for i in range(seed.shape[0]):
+                q[i] = seed[i]
+        for piece in range(1, cut + 1):
+            _piece_targets(seed_points, targets, piece / cut, rotation_vector, piece_targets)
+            outcome, used = run_attempt(
+                attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
+                primary_rows, deadline, q, norms,
+            )  # fmt: skip
+            iterations += used
+            if outcome != CONVERGED or (
+                continuing and largest_move(tree, joints, q, seed, displacement) > max_joint_move
+            ):
+                break
+        if not continuing or outcome == DEADLINE:
+            return outcome, iterations
+        if outcome == CONVERGED and largest_move(tree, joints, q, seed, displacement) <= max_joint_move:
+            return outcome, iterations
+        cut *= 2
+    return outcome, iterations
 
 
 @allocating_kernel
@@ -453,7 +450,7 @@ def search_workspace(tree, task, joints, table, collision, nq):
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
     probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
     (nv,) bool; a limb's features (12,)
-    and the table's distances from them (S,); :func:`continuation`'s pieces space). Their size
+    and the table's distances from them (S,); the continuation's pieces space). Their size
     does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
@@ -530,7 +527,7 @@ def search_in(
     No branch flips (``max_joint_move`` > 0 [rad or m]): a solution whose largest joint move from
     the seed (:func:`largest_move`) exceeds ``max_joint_move`` never counts as converged: the
     search returns ``JOINT_MOVE`` with the nearest such solution when it finds none within
-    ``max_joint_move``. The attempt from the seed is followed by the :func:`continuation` (the
+    ``max_joint_move``. The attempt from the seed is followed by the continuation (:func:`_attempt`: the
     step cut into pieces) before any restart; with ``speed``, a solution beyond
     ``max_joint_move`` does not end the search: the restarts then begin around the seed
     (``NEAR_RESTARTS`` of them, within a box that doubles from ``max_joint_move``) and the
