@@ -61,6 +61,7 @@ def test_no_success_beyond_max_joint_move(arm, solve_type):
             refused += 1
             assert move > MAX_JOINT_MOVE
             assert result.position_error <= 1e-5 and result.orientation_error <= 1e-5
+            np.testing.assert_allclose(solver.tree.forward(result.q), target, atol=1e-4)  # (by FK)
     assert refused > 0  # (far goals: most need a large move)
     batch = solver.solve_many(targets, seed=seeds, timeout=TIMEOUT)
     moves = [largest_move(solver, q, seed) for q, seed in zip(batch.q, seeds)]

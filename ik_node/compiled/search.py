@@ -33,6 +33,7 @@ from .bundles import (
     PATH_COORDINATES,
     PATH_STARTS,
     SEED_NOT_FINITE,
+    STUCK,
     TARGET_NOT_USABLE,
     TIP_FEATURES,
     WEIGHT,
@@ -42,7 +43,7 @@ from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reductio
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics, interpolate_pose
-from .tasks import POSE_OK, check_poses, evaluation_workspace, jacobian_at, tip_points
+from .tasks import POSE_OK, check_poses, evaluate_task, evaluation_workspace, jacobian_at, tip_points
 
 #: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
 #: ``Literal[int](0)`` and compiles the callee once more for it (see ``bundles.FIRST_ROW``).
@@ -405,7 +406,9 @@ def _attempt(
     A cut is given up at the first piece that does not converge or moves a joint farther than
     ``max_joint_move`` [rad or m] from the seed (:func:`largest_move`), and the next, finer,
     begins from the seed again; it ends ``CONVERGED`` within ``max_joint_move`` once a cut
-    succeeds, else with the finest cut's last outcome. One call of :func:`run_attempt` for both
+    succeeds; else the finest cut's last outcome where its last piece aimed at the targets, and
+    ``STUCK`` (or ``DEADLINE``) with the targets' errors at the piece's answer where it stopped
+    before. One call of :func:`run_attempt` for both
     (a second call site in a function of its own had added 10 s to the default problem's cold
     compile, this form 6 s: see docs/solver.md). ``pieces_space``: the seed's tip
     points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
@@ -416,12 +419,13 @@ def _attempt(
         forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
         tip_points(attempt_space[0][0], task, seed_points)
         cut, finest = 2, CONTINUATION_PIECES
-    outcome, iterations = ITERATIONS, 0
+    outcome, iterations, final = ITERATIONS, 0, True
     while cut <= finest:
         if continuing:
             for i in range(seed.shape[0]):
                 q[i] = seed[i]
         for piece in range(1, cut + 1):
+            final = piece == cut
             _piece_targets(seed_points, targets, piece / cut, rotation_vector, piece_targets)
             outcome, used = run_attempt(
                 attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
@@ -433,10 +437,17 @@ def _attempt(
             ):
                 break
         if not continuing or outcome == DEADLINE:
-            return outcome, iterations
-        if outcome == CONVERGED and largest_move(tree, joints, q, seed, displacement) <= max_joint_move:
-            return outcome, iterations
+            break
+        if (
+            final
+            and outcome == CONVERGED
+            and largest_move(tree, joints, q, seed, displacement) <= max_joint_move
+        ):
+            break
         cut *= 2
+    if not final:  # (stopped at a piece: the errors at q are measured anew, from the targets)
+        evaluate_task(tree, task, targets, q, attempt_space[0], attempt_space[3], norms)
+        outcome = DEADLINE if outcome == DEADLINE else STUCK
     return outcome, iterations
 
 
