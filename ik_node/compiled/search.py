@@ -39,11 +39,11 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
-from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
+from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .spatial import forward_kinematics, interpolate_pose
-from .tasks import POSE_OK, check_poses, evaluate_task, evaluation_workspace, jacobian_at, tip_points
+from .tasks import POSE_OK, check_poses, evaluation_workspace, jacobian_at, tip_points
 
 #: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
 #: ``Literal[int](0)`` and compiles the callee once more for it (see ``bundles.FIRST_ROW``).
@@ -388,7 +388,7 @@ def _piece_targets(seed_points, targets, fraction, rotation_vector, out):
             interpolate_pose(seed_points[tip], targets[tip], fraction, rotation_vector, out[tip])
 
 
-@kernel
+@inline_kernel
 def _attempt(
     continuing, attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture,
     collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
@@ -406,12 +406,11 @@ def _attempt(
     A cut is given up at the first piece that does not converge or moves a joint farther than
     ``max_joint_move`` [rad or m] from the seed (:func:`largest_move`), and the next, finer,
     begins from the seed again; it ends ``CONVERGED`` within ``max_joint_move`` once a cut
-    succeeds; else the finest cut's last outcome where its last piece aimed at the targets, and
-    ``STUCK`` (or ``DEADLINE``) with the targets' errors at the piece's answer where it stopped
-    before. One call of :func:`run_attempt` for both
-    (a second call site in a function of its own had added 10 s to the default problem's cold
-    compile, this form 6 s: see docs/solver.md). ``pieces_space``: the seed's tip
-    points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
+    succeeds; else not converged (``q`` and ``norms`` may be a piece's: :func:`search_in` keeps
+    no failed continuation as its answer). One call of :func:`run_attempt` for both, inlined
+    at one call site of :func:`search_in` (the default problem's cold compile: +3 s; a copy at
+    each of its three sites had cost +10 s, see docs/solver.md). ``pieces_space``: the seed's
+    tip points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
     (nv,): work space."""
     seed_points, piece_targets, rotation_vector = pieces_space
     cut, finest = 1, 1
@@ -445,9 +444,8 @@ def _attempt(
         ):
             break
         cut *= 2
-    if not final:  # (stopped at a piece: the errors at q are measured anew, from the targets)
-        evaluate_task(tree, task, targets, q, attempt_space[0], attempt_space[3], norms)
-        outcome = DEADLINE if outcome == DEADLINE else STUCK
+    if not final and outcome != DEADLINE:  # (stopped at a piece: q and norms are that piece's)
+        outcome = STUCK
     return outcome, iterations
 
 
@@ -604,14 +602,14 @@ def search_in(
         if skip:
             skipped += 1
         else:
-            unchecked = checked and colliding_answers < COLLIDING_ANSWERS
+            # (the continuation keeps the pairs apart: one inlined copy of it, for the compile's sake)
+            unchecked = checked and colliding_answers < COLLIDING_ANSWERS and not continuing
             for i in range(nq):
                 q[i] = start[i]
             if unchecked:
-                outcome, used = _attempt(
-                    continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_settings,
-                    method, posture, None, seed, primary_rows, max_joint_move, deadline, q, norms,
-                    displacement,
+                outcome, used = run_attempt(
+                    attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
+                    primary_rows, deadline, q, norms,
                 )  # fmt: skip
             else:
                 outcome, used = _attempt(
@@ -630,10 +628,9 @@ def search_in(
                 if colliding_answers == COLLIDING_ANSWERS:  # again, keeping the pairs apart
                     for i in range(nq):
                         q[i] = start[i]
-                    outcome, used = _attempt(
-                        continuing, attempt_space, pieces_space, tree, task, joints, targets,
-                        attempt_settings, method, posture, collision, seed, primary_rows, max_joint_move,
-                        deadline, q, norms, displacement,
+                    outcome, used = run_attempt(
+                        attempt_space, tree, task, joints, targets, attempt_settings, method, posture,
+                        collision, seed, primary_rows, deadline, q, norms,
                     )  # fmt: skip
                     iterations += used
                     penetration = -1.0
@@ -657,6 +654,8 @@ def search_in(
                 displacement,
                 attempt_space,
             )
+            if continuing and not converged:
+                rank = 3.0  # (never the answer: its q and norms may be a piece's, not the targets')
             avoid_flips = converged and speed and max_joint_move > 0.0
             if avoid_flips:
                 value = largest_move(tree, joints, q, seed, displacement)
