@@ -48,7 +48,6 @@ BRANCH_BITS = {
     "three_parallel_two_intersecting": ("shoulder", "wrist", "elbow"),
 }
 
-
 @kernel
 def row(array, index):
     """Row ``index`` of an (n, 3) array as a vector tuple."""
@@ -126,7 +125,9 @@ def spherical_wrist(
 
 
 @kernel
-def spherical_two_parallel(axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out):
+def spherical_two_parallel(
+    axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out
+):
     """Every branch of a 6R arm with a spherical wrist and axes 2 ∥ 3 (PUMA, KUKA KR, ABB IRB
     type; IK-Geo's ``IK_spherical_2_parallel``). With the wrist centre ``p_1W = p_0T − R_06 p_6T −
     p_01``: θ1 by SP4 from ``h2ᵀ R(h1, −θ1) p_1W = h2ᵀ(p_12 + p_23 + p_34)`` (rotations about
@@ -157,7 +158,9 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, hint, q_out, st
 
 
 @kernel
-def spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out):
+def spherical_two_intersecting(
+    axes, offsets, tool_rotation, target, hint, q_out, status_out, branch_out
+):
     """Every branch of a 6R arm with a spherical wrist whose axes 1 and 2 meet (IK-Geo's
     ``IK_spherical_2_intersecting``): θ3 by SP3 from ``‖p_23 + R(h3, θ3) p_34‖ = ‖p_1W‖`` (the
     shoulder point to the wrist centre, ``p_12 = 0``), (θ1, θ2) by SP2 from ``R(h1, θ1) R(h2, θ2)
