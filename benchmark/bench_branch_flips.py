@@ -3,6 +3,9 @@
 Usage: python benchmark/bench_branch_flips.py [--paths N] [--robots NAME ...] [--solve-type T]
        [--max-joint-move RAD]
 
+``--robots`` also takes example-robot-data's chains (panda, ur5, tiago, pr2_right_arm) where the
+package is installed.
+
 Protocol, per bundled arm: N smooth joint-space paths inside the limits (a random start, a random
 direction, 0.3-1.5 rad of total motion on the largest joint, eased in and out), turned into goal
 paths by FK with consecutive goals at most 1 mm and 0.5 degree apart (so a continuous solution
@@ -29,6 +32,8 @@ from ik_node import IKSolver, load_robot
 from ik_node.description import catalogue
 
 ARMS = ("arm6", "arm7", "mobile_manipulator", "dual_arm_left")  # bundled chains (catalogue)
+#: example-robot-data's chains, where it is installed (``--robots panda ur5 ...``).
+OTHER_ARMS = tuple(case.name for case in catalogue.example_robot_data_cases() if case.single_chain)
 STEP_DISTANCE = 1e-3  # m: largest goal-to-goal move
 STEP_ANGLE = np.radians(0.5)  # rad: largest goal-to-goal rotation
 SMALL, LARGE = 0.05, 0.5  # rad: the goal's thresholds on the largest joint change
@@ -94,7 +99,7 @@ def largest_changes(solver: IKSolver, paths: list) -> tuple[np.ndarray, int, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", type=int, default=1000)
-    parser.add_argument("--robots", nargs="*", default=list(ARMS), choices=ARMS)
+    parser.add_argument("--robots", nargs="*", default=list(ARMS), choices=ARMS + OTHER_ARMS)
     parser.add_argument(
         "--solve-type", default=None, help="the solver's solve_type (default: its own default)"
     )

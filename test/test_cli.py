@@ -20,9 +20,11 @@ import yaml
 from ik_node import load_robot
 from ik_node.cli.main import SUBCOMMANDS, _parser, _task, main
 from ik_node.description.catalogue import URDF_DIR
+from ik_node.ros.conversions import pose_to_fields
 from ik_node.solver import TipTask
 
 ARM7 = str(URDF_DIR / "arm7.urdf")
+ARM6 = str(URDF_DIR / "arm6.urdf")
 BUNDLED_ROBOTS = ("arm6", "arm7", "dual_arm", "humanoid", "mobile_manipulator")
 XACRO_PACKAGES = Path(__file__).resolve().parent / "xacro" / "packages"
 XACRO_ARM = XACRO_PACKAGES / "my_robot_description" / "urdf" / "arm.urdf.xacro"  # (test_xacro's)
@@ -80,6 +82,35 @@ def test_unreachable_goal_reports_the_best_error():
     assert "unreachable" in result.stderr and "position error" in result.stderr
     joints = parse_joints(result.stdout)
     assert len(joints) == 7 and all(np.isfinite(list(joints.values())))
+
+
+def test_solve_all_prints_every_solution_each_reaching_the_goal():
+    """``solve --all`` on the 6-joint arm (three parallel axes: a closed form): a line of joint
+    values per solution, in the ``# joints:`` order, nearest the seed first, each reaching the goal
+    (FK, values printed to 1e-6), distinct, and a summary saying the set is complete; an
+    unreachable goal exits 1 with the closest approaches."""
+    chain = ("--urdf", ARM6, "--base", "base_link", "--tip", "tool0")
+    seed = np.array([0.1, -1.2, 1.0, -1.0, 1.2, 0.3])
+    goal = load_robot(ARM6).tree("base_link", "tool0").forward(seed + 0.05)
+    xyz = [f"{value:.9f}" for value in goal[:3, 3]]
+    quaternion = pose_to_fields(goal)[1]
+    shown = run(
+        "solve", *chain, "--xyz", *xyz, "--quat", *[f"{value:.12f}" for value in quaternion], "--all",
+        "--seed", *map(str, seed),
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    names = lines[0].removeprefix("# joints:").split()
+    rows = np.array([line.split("#")[0].split() for line in lines[1:-1]], dtype=float)
+    assert len(rows) >= 8 and lines[-1].startswith("# success") and "every solution" in lines[-1]
+    tree = load_robot(ARM6).tree("base_link", "tool0")
+    assert names == list(tree.joint_names)
+    for row in rows:
+        np.testing.assert_allclose(tree.forward(row), goal, atol=1e-5)
+    assert len(np.unique(rows.round(4), axis=0)) == len(rows)
+    np.testing.assert_allclose(rows[0], seed + 0.05, atol=1e-5)  # (the nearest the seed first)
+    far = run("solve", *chain, "--xyz", "3", "0", "0", "--all")
+    assert far.returncode == 1 and "no solution reaches the goal" in far.stderr
 
 
 def test_malformed_input_is_refused_with_a_message():

@@ -259,6 +259,37 @@ def test_continuous_joints_give_one_value_nearest_the_seed():
         assert len(found.q) >= len(distinct(wrapped(wider)))
 
 
+def test_solve_distance_returns_the_solution_nearest_the_seed_of_the_whole_set():
+    """``solve_type='distance'`` on a UR5 (a closed form): ``solve`` returns the member of
+    ``solve_all``'s set with the least ``Σ (q − seed)² / w`` (joint weights unequal), checked
+    against the set by brute force; with ``max_joint_move``, a nearest one beyond it is no
+    success (``joint_move``); the default ``speed`` keeps the numeric search."""
+    d, a, alpha, lower, upper = ARMS["ur5"]
+    robot = load_robot(dh_urdf("ur5", d, a, alpha, lower, upper))
+    weights = {f"joint{j + 1}": w for j, w in enumerate([4.0, 1.0, 0.5, 2.0, 1.0, 0.25])}
+    solver = IKSolver(robot, "base_link", "tool0", solve_type="distance", joint_weights=weights)
+    bounded = IKSolver(robot, "base_link", "tool0", solve_type="distance", max_joint_move=0.5)
+    w = np.array(list(weights.values()))
+    rng = np.random.default_rng(34)
+    refused = 0
+    for _ in range(60):
+        q, seed = rng.uniform(lower, upper), rng.uniform(lower, upper)
+        target = solver.tree.forward(q)
+        every = solver.solve_all(target).q
+        result = solver.solve(target, seed=seed)
+        assert result.success and result.reason == "success" and result.attempts == 1
+        assert np.abs(solver.tree.forward(result.q) - target).max() < REACHED
+        costs = (((every - seed) ** 2) / w).sum(axis=1)
+        assert (((result.q - seed) ** 2) / w).sum() <= costs.min() + 1e-9
+        near = bounded.solve(target, seed=seed)
+        move = np.abs(near.q - seed).max()
+        assert near.success == (move <= 0.5) and near.reason == ("success" if near.success else "joint_move")
+        refused += not near.success
+    assert refused > 0
+    speed = IKSolver(robot, "base_link", "tool0")
+    assert speed.solve(speed.tree.forward(q), seed=seed).iterations > 0  # (the numeric search)
+
+
 def test_other_chains_are_searched_and_say_so():
     ur5 = Arm("ur5")
     five = IKSolver(load_robot(ur5.urdf), "base_link", "link5", compile_helper=False)

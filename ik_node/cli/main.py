@@ -5,7 +5,8 @@ or the ROS 2 node.
   and the base and tip links to choose from;
 * ``ik_node config --urdf FILE --base B --tip T`` writes the node's parameter file for it;
 * ``ik_node solve --urdf FILE --base B --tip T --xyz X Y Z [--rpy R P Y | --quat X Y Z W]``
-  prints joint values reaching the pose (m, rad; quaternion in ROS order x y z w); ``--task``
+  prints joint values reaching the pose (m, rad; quaternion in ROS order x y z w; ``--all``:
+  every solution, one line each); ``--task``
   (``position``, axis names such as ``'vz'``), ``--task-axes tip|base`` and ``--offset X Y Z``
   say what the goal controls, as the node's ``tip_tasks``, ``tip_task_axes`` and ``tip_offsets``;
 * ``ik_node fk --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...]`` prints the pose;
@@ -339,6 +340,13 @@ def _add_solve_arguments(solve) -> None:
         "--timeout", type=float, default=0.05, metavar="S", help="time budget [s] (default: 0.05)"
     )
     settings.add_argument(
+        "--all",
+        action="store_true",
+        help="print every solution, one line of joint values each (in the order of the '# joints:' "
+        "line, nearest the --seed first, branch labels after '#'): all of them where the chain has a "
+        "closed form, else those a search finds within --timeout",
+    )
+    settings.add_argument(
         "--tolerance",
         type=float,
         metavar="TOL",
@@ -419,6 +427,10 @@ def _solve(arguments) -> int:
     if arguments.rpy is not None:
         target[:3, :3] = rpy_to_matrix(*arguments.rpy)
     seed = _joint_values(arguments, solver.joint_names, arguments.seed) or None
+    if arguments.all:
+        return _print_all(
+            solver, solver.solve_all({arguments.tip: target}, seed=seed, timeout=arguments.timeout)
+        )
     result = solver.solve({arguments.tip: target}, seed=seed, timeout=arguments.timeout)
     for name, value in zip(solver.joint_names, result.q):
         print(f"{name} {value:.6f}")
@@ -443,6 +455,30 @@ def _solve(arguments) -> int:
         except KeyboardInterrupt:
             pass
     return EXIT_OK if result.success else EXIT_NOT_REACHED
+
+
+def _print_all(solver, found) -> int:
+    """``solve --all``: the joint names, each solution of ``found`` (an
+    :class:`~ik_node.solver.all_solutions.IKSolutions`) on a line [rad, m] with its branch labels,
+    and a summary (complete or searched, the method); unreached: the closest approaches, said on
+    stderr. Returns the exit code."""
+    print("# joints:", " ".join(solver.joint_names))
+    for index, row in enumerate(found.q):
+        labels = "" if found.labels is None else "  # " + " ".join(found.labels[index])
+        print(" ".join(f"{value:.6f}" for value in row) + labels)
+    kind = "every solution" if found.complete else "the solutions a search found (maybe not all)"
+    singular = ", at a singularity: one member of a family" if found.singular else ""
+    summary = f"{kind} ({found.method}{singular}), {found.elapsed * 1e3:.2f} ms"
+    if found.success:
+        print(f"# success: {len(found.q)} solutions, {summary}", flush=True)
+        return EXIT_OK
+    print(
+        f"error: no solution reaches the goal; the {len(found.q)} lines above are the closest approaches "
+        f"inside the limits: {summary}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return EXIT_NOT_REACHED
 
 
 # ------------------------------------------------------------------ info and config: ik_node.cli.robot_setup

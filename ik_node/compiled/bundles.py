@@ -58,6 +58,9 @@ import numpy as np
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
 CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE, COLLISION = 0, 1, 2, 3, 4, 5
+#: What :func:`~ik_node.compiled.search.search_in` returns when every solution it found moves a
+#: joint farther than ``max_joint_move`` from the seed (the nearest of them in ``q``).
+JOINT_MOVE = 6
 #: What :func:`~ik_node.compiled.search.search_in` returns for a seed with NaN, infinite values or
 #: a zero quaternion, and for a target pose that :func:`~ik_node.compiled.tasks.check_poses`
 #: refuses (with ``MAX_TARGET_DISTANCE`` [m] and ``ORTHONORMAL_TOLERANCE``).

@@ -18,6 +18,7 @@ from .bundles import (
     DISTANCE,
     ITERATIONS,
     ITERATIONS_USED,
+    JOINT_MOVE,
     LIMB_COORDINATES,
     LIMB_FEATURES,
     LIMB_FRAMES,
@@ -32,15 +33,16 @@ from .bundles import (
     PATH_COORDINATES,
     PATH_STARTS,
     SEED_NOT_FINITE,
+    STUCK,
     TARGET_NOT_USABLE,
     TIP_FEATURES,
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
-from .jit import allocating_kernel, batch_kernel, kernel, monotonic_ns, reduction_kernel
+from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
-from .spatial import forward_kinematics
+from .spatial import forward_kinematics, interpolate_pose
 from .tasks import POSE_OK, check_poses, evaluation_workspace, jacobian_at, tip_points
 
 #: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
@@ -58,6 +60,9 @@ NEAR_RESTARTS = 12
 #: Solutions compared before the one with the smallest largest move is returned, when none moves
 #: less than ``max_joint_move`` (the budget ends the comparison earlier).
 NEAR_CANDIDATES = 16
+#: The continuation (see :func:`_attempt`) cuts the step from the seed's tip poses to the targets
+#: into 2 pieces, then 4, ... up to this many, before the restarts around the seed.
+CONTINUATION_PIECES = 8
 #: Answers in collision an attempt without the pairs may find before attempts keep them (see
 #: :func:`search_in`): another start often finds another, collision-free, branch quicker.
 COLLIDING_ANSWERS = 4
@@ -369,6 +374,81 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
     return found
 
 
+@kernel
+def _piece_targets(seed_points, targets, fraction, rotation_vector, out):
+    """The targets (T, 4, 4) of a piece of the step from ``seed_points`` to ``targets`` ending
+    ``fraction`` of the way (:func:`interpolate_pose`; at 1, ``targets`` themselves), into
+    ``out``."""
+    for tip in range(targets.shape[0]):
+        if fraction >= 1.0:
+            for i in range(4):
+                for j in range(4):
+                    out[tip, i, j] = targets[tip, i, j]
+        else:
+            interpolate_pose(seed_points[tip], targets[tip], fraction, rotation_vector, out[tip])
+
+
+@inline_kernel
+def _attempt(
+    continuing, attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture,
+    collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
+):  # fmt: skip
+    """One attempt of :func:`search_in`: :func:`run_attempt` from ``q``, or with ``continuing``
+    the continuation from ``seed``. Returns (outcome, iterations) as :func:`run_attempt`, ``q``
+    and ``norms`` those of its last attempt.
+
+    The continuation follows the step from ``seed`` to ``targets`` in pieces, so that the answer
+    stays on the seed's branch where one attempt over the whole step lands on another
+    (natural-parameter continuation, Allgower & Georg 1990, ch. 1): the tips' controlled points
+    go from their poses at the seed to the targets along :func:`interpolate_pose`, cut into 2,
+    4, ... up to ``CONTINUATION_PIECES`` equal pieces; each piece's end is solved by one attempt
+    from the previous piece's answer (the first from the seed), the last one's being ``targets``.
+    A cut is given up at the first piece that does not converge or moves a joint farther than
+    ``max_joint_move`` [rad or m] from the seed (:func:`largest_move`), and the next, finer,
+    begins from the seed again; it ends ``CONVERGED`` within ``max_joint_move`` once a cut
+    succeeds; else not converged (``q`` and ``norms`` may be a piece's: :func:`search_in` keeps
+    no failed continuation as its answer). One call of :func:`run_attempt` for both, inlined
+    at one call site of :func:`search_in` (the default problem's cold compile: +3 s; a copy at
+    each of its three sites had cost +10 s, see docs/solver.md). ``pieces_space``: the seed's
+    tip points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
+    (nv,): work space."""
+    seed_points, piece_targets, rotation_vector = pieces_space
+    cut, finest = 1, 1
+    if continuing:
+        forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
+        tip_points(attempt_space[0][0], task, seed_points)
+        cut, finest = 2, CONTINUATION_PIECES
+    outcome, iterations, final = ITERATIONS, 0, True
+    while cut <= finest:
+        if continuing:
+            for i in range(seed.shape[0]):
+                q[i] = seed[i]
+        for piece in range(1, cut + 1):
+            final = piece == cut
+            _piece_targets(seed_points, targets, piece / cut, rotation_vector, piece_targets)
+            outcome, used = run_attempt(
+                attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
+                primary_rows, deadline, q, norms,
+            )  # fmt: skip
+            iterations += used
+            if outcome != CONVERGED or (
+                continuing and largest_move(tree, joints, q, seed, displacement) > max_joint_move
+            ):
+                break
+        if not continuing or outcome == DEADLINE:
+            break
+        if (
+            final
+            and outcome == CONVERGED
+            and largest_move(tree, joints, q, seed, displacement) <= max_joint_move
+        ):
+            break
+        cut *= 2
+    if not final and outcome != DEADLINE:  # (stopped at a piece: q and norms are that piece's)
+        outcome = STUCK
+    return outcome, iterations
+
+
 @allocating_kernel
 def search_workspace(tree, task, joints, table, collision, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
@@ -379,7 +459,7 @@ def search_workspace(tree, task, joints, table, collision, nq):
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
     probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
     (nv,) bool; a limb's features (12,)
-    and the table's distances from them (S,)). Their size
+    and the table's distances from them (S,); the continuation's pieces space). Their size
     does not grow with the table's (a solve's work space is made at each call from Python)."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
@@ -408,6 +488,7 @@ def search_workspace(tree, task, joints, table, collision, nq):
         np.empty(dof, dtype=np.bool_),
         np.empty(TIP_FEATURES),
         np.empty(table[LIMB_FEATURES].shape[2]),
+        (np.empty((task[0].shape[0], 4, 4)), np.empty((task[0].shape[0], 4, 4)), np.empty(3)),
     )
 
 
@@ -452,11 +533,16 @@ def search_in(
     ``PARTIAL_RESTARTS`` in a row): the limbs of a tree converge apart, and a full restart would
     need every limb to land in a good basin at once (the chance a product over the limbs).
 
-    No branch flips (``speed`` with ``max_joint_move`` > 0 [rad or m]): a solution whose largest
-    joint move from the seed (:func:`largest_move`) exceeds ``max_joint_move`` does not end the
-    search; the restarts then begin around the seed (``NEAR_RESTARTS`` of them, within a box
-    that doubles from ``max_joint_move``) and the solution with the smallest largest move among
-    the first ``NEAR_CANDIDATES`` found within the budget is returned (ssik's criterion).
+    No branch flips (``max_joint_move`` > 0 [rad or m]): a solution whose largest joint move from
+    the seed (:func:`largest_move`) exceeds ``max_joint_move`` never counts as converged: the
+    search returns ``JOINT_MOVE`` with the nearest such solution when it finds none within
+    ``max_joint_move``. The attempt from the seed is followed by the continuation (:func:`_attempt`: the
+    step cut into pieces) before any restart; with ``speed``, a solution beyond
+    ``max_joint_move`` does not end the search: the restarts then begin around the seed
+    (``NEAR_RESTARTS`` of them, within a box that doubles from ``max_joint_move``) and the
+    solution with the smallest largest move among the first ``NEAR_CANDIDATES`` found within the
+    budget is returned (ssik's criterion); other solve types rank every solution within
+    ``max_joint_move`` first.
     ``workspace``: :func:`search_workspace`.
     """
     min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
@@ -465,7 +551,8 @@ def search_in(
     nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:]
+    cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:18]
+    pieces_space = workspace[18]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
@@ -503,17 +590,20 @@ def search_in(
     iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
     skipped, blocked, colliding_answers, partial_restarts = 0, False, 0, 0
     checked = _has_pairs(collision)  # (collision pairs: attempts first run without them)
+    continuation_due, continuing = max_joint_move > 0.0 and primary_rows == 0, False
     while True:
         partial = False
         skip = (
             attempts > 0
+            and not continuing
             and skipped < SKIPPED_STARTS
             and penetration_at(tree, collision, start, attempt_space[1]) > 0.0
         )
         if skip:
             skipped += 1
         else:
-            unchecked = checked and colliding_answers < COLLIDING_ANSWERS
+            # (the continuation keeps the pairs apart: one inlined copy of it, for the compile's sake)
+            unchecked = checked and colliding_answers < COLLIDING_ANSWERS and not continuing
             for i in range(nq):
                 q[i] = start[i]
             if unchecked:
@@ -522,9 +612,10 @@ def search_in(
                     primary_rows, deadline, q, norms,
                 )  # fmt: skip
             else:
-                outcome, used = run_attempt(
-                    attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
-                    seed, primary_rows, deadline, q, norms,
+                outcome, used = _attempt(
+                    continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_settings,
+                    method, posture, collision, seed, primary_rows, max_joint_move, deadline, q, norms,
+                    displacement,
                 )  # fmt: skip
             iterations += used
             penetration = -1.0  # (not measured yet)
@@ -563,10 +654,18 @@ def search_in(
                 displacement,
                 attempt_space,
             )
+            if continuing and not converged:
+                rank = 3.0  # (never the answer: its q and norms may be a piece's, not the targets')
             avoid_flips = converged and speed and max_joint_move > 0.0
             if avoid_flips:
                 value = largest_move(tree, joints, q, seed, displacement)
                 candidates += 1
+            elif (
+                converged
+                and max_joint_move > 0.0
+                and largest_move(tree, joints, q, seed, displacement) > max_joint_move
+            ):
+                rank = 0.5  # (after every solution within max_joint_move, before any unconverged end)
             if rank < best_rank or (rank == best_rank and value < best_value):
                 best_rank, best_value, best_outcome = rank, value, outcome
                 for i in range(nq):
@@ -592,10 +691,16 @@ def search_in(
             deadline_reached = True
             break
         # the next start
+        continuing = False
         if pending_seed:
             for i in range(nq):
                 start[i] = seed[i]
             pending_seed = False
+            continue
+        if continuation_due:  # (after the attempt from the seed, before any restart)
+            continuation_due, continuing = False, True
+            for i in range(nq):
+                start[i] = seed[i]
             continue
         if not seeded:
             np.random.seed(random_seed)
@@ -644,6 +749,9 @@ def search_in(
             q_out[c] = nearest_turn(q_out[c], seed[c], joints[j])
     if blocked and best_outcome != CONVERGED:
         best_outcome = COLLISION
+    if best_outcome == CONVERGED and max_joint_move > 0.0:
+        if largest_move(tree, joints, q_out, seed, displacement) > max_joint_move:
+            best_outcome = JOINT_MOVE
     return best_outcome, iterations, attempts, deadline_reached
 
 

@@ -117,6 +117,47 @@ def so3_log(rotation, out):
         out[i] *= sign
 
 
+@inline_kernel
+def so3_exp(wx, wy, wz):
+    """The rotation matrix (9 values, row-major) ``exp(hat(w))`` of a rotation vector ``w``
+    [rad]: Rodrigues' formula ``I + sin t hat(u) + (1 - cos t) hat(u)^2``, ``t = |w|``,
+    ``u = w / t`` (Lynch & Park eq. 3.51); the identity for ``t`` below 1e-12."""
+    angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle < 1e-12:
+        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    x, y, z = wx / angle, wy / angle, wz / angle
+    sine, versine = math.sin(angle), 1.0 - math.cos(angle)
+    return (
+        1.0 - versine * (y * y + z * z), versine * x * y - sine * z, versine * x * z + sine * y,
+        versine * x * y + sine * z, 1.0 - versine * (x * x + z * z), versine * y * z - sine * x,
+        versine * x * z - sine * y, versine * y * z + sine * x, 1.0 - versine * (x * x + y * y),
+    )  # fmt: skip
+
+
+@kernel
+def interpolate_pose(start, end, fraction, rotation_vector, out):
+    """The pose (4, 4) the ``fraction`` ``s`` in [0, 1] of the way from ``start`` to ``end``
+    (both ``T_base_*``; into ``out``, which may not be either) along the geodesic of SO(3) x R^3:
+    position ``(1 - s) p_a + s p_b`` [m], rotation ``R_a exp(s log(R_a^T R_b))`` (:func:`so3_log`,
+    :func:`so3_exp`; the shorter turn, at a constant rate). ``rotation_vector`` (3,): work space."""
+    relative = out[:3, :3]  # (R_a^T R_b, read by the log before ``out`` is written)
+    for i in range(3):
+        for j in range(3):
+            relative[i, j] = start[0, i] * end[0, j] + start[1, i] * end[1, j] + start[2, i] * end[2, j]
+    so3_log(relative, rotation_vector)
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = so3_exp(
+        fraction * rotation_vector[0], fraction * rotation_vector[1], fraction * rotation_vector[2]
+    )
+    for i in range(3):
+        a0, a1, a2 = start[i, 0], start[i, 1], start[i, 2]
+        out[i, 0] = a0 * e00 + a1 * e10 + a2 * e20
+        out[i, 1] = a0 * e01 + a1 * e11 + a2 * e21
+        out[i, 2] = a0 * e02 + a1 * e12 + a2 * e22
+        out[i, 3] = (1.0 - fraction) * start[i, 3] + fraction * end[i, 3]
+        out[3, i] = 0.0
+    out[3, 3] = 1.0
+
+
 @kernel
 def _multiply_quaternion_by_exp(q, at, wx, wy, wz, out):
     """``out[at:at+4] = q[at:at+4] * exp(w / 2)``: the quaternion of ``R exp(hat(w))`` (rotation

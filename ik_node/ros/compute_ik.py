@@ -49,6 +49,7 @@ from ..errors import IKNodeError, TargetError
 from ..lie import inverse
 from .conversions import pose_from_fields
 from .parameters import spec_of
+from .policy import node_result
 
 __all__ = [
     "FAILURE",
@@ -193,7 +194,7 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
             "or give obstacles)"
         )
     try:
-        result = model.solver.solve(targets, seed=seed, timeout=timeout)
+        result = node_result(model.solver.solve(targets, seed=seed, timeout=timeout))
     except TargetError as error:
         raise _RefusedError(INVALID_GOAL_CONSTRAINTS, f"pose refused: {error}") from None
     except IKNodeError as error:  # e.g. a locked joint's value outside its limits

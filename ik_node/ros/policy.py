@@ -64,6 +64,7 @@ __all__ = [
     "Status",
     "build_solver",
     "description_path",
+    "node_result",
     "plan_model",
 ]
 
@@ -71,10 +72,22 @@ __all__ = [
 REACHED = 1e-9
 #: The solver's reason for a goal whose answers all collide (no command is published).
 COLLISION = "collision"
+#: The solver's reason for an answer that reaches the goal but moves a joint farther than
+#: ``max_joint_move`` from the seed (the nearest it found).
+JOINT_MOVE = "joint_move"
 
 #: ``transform(frame, base, stamp) -> T_base_frame`` for frames outside the model (tf2), raising
 #: :class:`IKNodeError` naming the frame and the missing transform; None where tf2 is missing.
 FrameLookup = Callable[[str, str, object], np.ndarray]
+
+
+def node_result(result):
+    """The node's reading of a solve's :class:`~ik_node.solver.IKResult`: its ``max_joint_move``
+    stays a preference (the search looks near the current state first; a goal that truly needs a
+    larger move is still reached, as before the solver's bound became a guarantee), so an answer
+    the solver refuses only for its move (``joint_move``: it reaches the goal) counts as a
+    success."""
+    return replace(result, success=True, reason="success") if result.reason == JOINT_MOVE else result
 
 
 @dataclass(frozen=True)
@@ -578,7 +591,7 @@ class IKPolicy:
         configuration only with ``publish_best_effort``."""
         model, settings = self.model, self.settings
         try:
-            result = model.solver.solve(dict(self.goals), seed=seed, timeout=settings.timeout)
+            result = node_result(model.solver.solve(dict(self.goals), seed=seed, timeout=settings.timeout))
         except IKNodeError as error:  # e.g. a joint state outside the limits of a locked joint
             return Reply(
                 Status(False, "invalid_goal", str(error), goal=request), warning=f"solve refused: {error}"

@@ -36,7 +36,7 @@ from ..errors import IKNodeError, UnknownJointError
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import check_pose
 
-__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "solve_all"]
+__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "nearest_solution", "solve_all"]
 
 _log = logging.getLogger("ik_node.solver")
 _notice_said = False
@@ -68,7 +68,8 @@ class IKSolutions:
     """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
 
     ``q`` (k, n): the distinct solutions [rad, m] in ``joint_names`` order, inside the limits,
-    nearest the seed first (weighted joint distance) when one was given; ``labels``: per solution
+    nearest the seed first (weighted joint distance ``Σ (q_j − s_j)² / w_j``, the joint weights
+    ``w``) when one was given; ``labels``: per solution
     the tuple of its branch names where the method has them (``('shoulder+', 'elbow-',
     'wrist+')``: which root of each two-root subproblem; a branch keeps its label along a path
     away from singularities), else None; ``complete``: whether ``q`` is every solution (closed
@@ -131,7 +132,8 @@ def _set_arrays(solver) -> tuple:
     """What :func:`~ik_node.compiled.solution_sets.solution_set` needs of ``solver`` besides the
     candidates, target, tolerances and seed, made once per solver: the tree's frames, the first
     tip's frame and controlled point [m], the limits, which joints are revolute and continuous,
-    and the joint weights (the seed distance's)."""
+    and the seed distance's factors ``1 / w_j`` (0 for a locked joint, ``w_j = 0``): its
+    ``Σ (q_j − s_j)² / w_j`` is the solver's own metric (``solve_type='distance'``)."""
     arrays = solver.__dict__.get("_solution_set_arrays")
     if arrays is None:
         tree, tip = solver.tree, solver.tip_links[0]
@@ -139,10 +141,16 @@ def _set_arrays(solver) -> tuple:
             tree.frames, tree.frame_links, np.int64(tree.frame_index(tip)),
             np.array(solver.tasks[tip].offset, dtype=float), solver.lower, solver.upper,
             periodic_coordinates(solver), np.ascontiguousarray(solver.continuous),
-            np.array(solver.joint_weights, dtype=float),
+            _inverse_weights(solver.joint_weights),
         )  # fmt: skip
         solver.__dict__["_solution_set_arrays"] = arrays
     return arrays
+
+
+def _inverse_weights(weights) -> np.ndarray:
+    """``1 / w`` where ``w > 0``, else 0 (a locked joint stays at the seed: no term)."""
+    weights = np.asarray(weights, dtype=float)
+    return np.divide(1.0, weights, out=np.zeros_like(weights), where=weights > 0)
 
 
 def _seed_and_weights(solver, seed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -224,8 +232,12 @@ def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: fl
     no polish moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
-    polisher = helper_solver(
-        solver, key, position_tolerance=POLISH_TOLERANCE, orientation_tolerance=POLISH_TOLERANCE
+    polisher = helper_solver(  # (max_joint_move: a branch is wherever it is, not near the seed)
+        solver,
+        key,
+        position_tolerance=POLISH_TOLERANCE,
+        orientation_tolerance=POLISH_TOLERANCE,
+        max_joint_move=None,
     )
     kept, rows = [], []
     branches = closed.branches(target, seed)
@@ -256,7 +268,9 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
     ``seed`` (else the rest posture), then from random configurations inside the limits (seeded by
     the ``random_seed`` option). Returns the successful ``q`` (k, n) and their position [m] and
     orientation [rad] errors (k, 2)."""
-    searcher = helper_solver(solver, key, max_attempts=1, seed_table_size=0)  # (the seeds: here)
+    searcher = helper_solver(  # (the seeds: here; every solution, however far from the seed)
+        solver, key, max_attempts=1, seed_table_size=0, max_joint_move=None
+    )
     rng = np.random.default_rng(searcher.options.random_seed)
     low = np.where(np.isfinite(searcher.lower), searcher.lower, -np.pi)
     high = np.where(np.isfinite(searcher.upper), searcher.upper, np.pi)
@@ -271,6 +285,17 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
             break
         start = rng.uniform(low, high)
     return np.array(rows).reshape(-1, len(solver.joint_names)), np.array(errors).reshape(-1, 2)
+
+
+def nearest_solution(solver, targets, seed, timeout: float) -> IKSolutions | None:
+    """:func:`solve_all` of ``targets`` ordered from ``seed`` where the chain has a closed form
+    without locked joints and the set is complete and reaches the goal (its first solution is
+    then the nearest of all in ``Σ (q_j − s_j)² / w_j``); None elsewhere (no closed form: no
+    search is run; a set that is not complete; an unreachable goal)."""
+    if len(solver.tip_links) != 1 or _closed_form(solver, (), np.zeros(len(solver.joint_names))) is None:
+        return None
+    found = solve_all(solver, targets, seed, timeout, None)
+    return found if found.complete and found.success else None
 
 
 def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping | None = None):

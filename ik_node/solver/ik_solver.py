@@ -34,7 +34,7 @@ from ..compiled.jit import (
 )
 from ..errors import IKNodeError, TargetError
 from . import kernels
-from .all_solutions import solve_all
+from .all_solutions import nearest_solution, solve_all
 from .collision_task import CollisionTask
 from .free_base import BasePlacement
 from .inputs import (
@@ -76,6 +76,10 @@ BACKGROUND_COMPILE_NOTICE = (
 PYTHON_BUDGET_NS = 1_000_000_000
 #: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
 PYTHON_SEED_TABLE = 256
+
+#: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
+#: ``solve_type='distance'`` on a chain with a closed form has no timeout.
+SOLVE_ALL_TIMEOUT = 0.05
 
 #: The search that prepares the kernels runs at most this long once compiled [ns].
 PREPARATION_SEARCH_NS = 1_000_000
@@ -208,6 +212,7 @@ class Outcome(enum.IntEnum):
     ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
     DEADLINE = kernels.DEADLINE  # cut by the time budget
     COLLISION = kernels.COLLISION  # the tips were within tolerance only in collision
+    JOINT_MOVE = kernels.JOINT_MOVE  # every solution found moves a joint beyond max_joint_move
 
 
 @dataclass
@@ -220,8 +225,10 @@ class IKResult:
     ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
     configuration found is a local minimum of the error), ``'collision'`` (with collision checks
     on: the targets were reached only in collision; ``q`` is the closest collision-free
-    configuration found, else the closest found), ``'timeout'`` or ``'iterations'`` (the budget
-    ran out while an attempt still progressed).
+    configuration found, else the closest found), ``'joint_move'`` (with ``max_joint_move``:
+    every solution found moves some joint farther than that from the seed; ``q`` is the one whose
+    largest move is smallest, its errors within tolerance), ``'timeout'`` or ``'iterations'``
+    (the budget ran out while an attempt still progressed).
     """
 
     q: np.ndarray
@@ -558,7 +565,14 @@ class IKSolver:
         ``timeout``: time budget [s] (None: only ``max_iterations``/``max_attempts``).
         Raises :class:`~ik_node.errors.TargetError` for unusable input; an unreachable goal is
         not an error: the best configuration found comes back with ``success=False``.
+
+        With ``solve_type='distance'`` on a chain with a closed form (see :meth:`solve_all`), the
+        answer is the solution nearest the seed of the complete set (:meth:`_solve_nearest`).
         """
+        if self.options.solve_type == "distance" and len(self.tip_links) == 1:
+            nearest = self._solve_nearest(targets, seed, timeout)
+            if nearest is not None:
+                return nearest
         start = time.perf_counter()
         budget = timeout_ns(timeout, self.options.max_attempts)
         if budget > 0 and self._kernels is not kernels:  # (plain Python while they compile)
@@ -606,14 +620,6 @@ class IKSolver:
             check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-        if outcome == kernels.CONVERGED:
-            reason = "success"
-        elif outcome == kernels.COLLISION:
-            reason = "collision"
-        elif outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
-            reason = "unreachable"  # beyond the workspace, or the closest found is a local minimum
-        else:
-            reason = "timeout" if deadline_reached else "iterations"
         errors = norms.tolist()
         return IKResult(
             q=q,
@@ -622,10 +628,51 @@ class IKSolver:
             orientation_error=max([error[1] for error in errors]),
             iterations=iterations,
             elapsed=time.perf_counter() - start,
-            reason=reason,
+            reason=self._reason(outcome, deadline_reached, out_of_reach, target_poses),
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
+
+    def _solve_nearest(self, targets, seed, timeout: float | None) -> IKResult | None:
+        """The solution nearest ``seed`` (default: the rest posture) in the solver's metric
+        ``Σ (q_j − s_j)² / w_j`` among every solution, where the chain has a closed form and the
+        set is complete and reaches the goal (:func:`~.all_solutions.nearest_solution`); None
+        elsewhere (the search answers). With ``max_joint_move``, one that moves a joint farther
+        is no success (``reason='joint_move'``)."""
+        start = time.perf_counter()
+        seed_vector = np.clip(self._seed(seed), self.lower, self.upper)
+        found = nearest_solution(self, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT)
+        if found is None:
+            return None
+        q = found.q[0].copy()
+        outcome = kernels.CONVERGED
+        max_joint_move = self.options.max_joint_move
+        if max_joint_move is not None and np.abs(self.tree.difference(seed_vector, q)).max() > max_joint_move:
+            outcome = kernels.JOINT_MOVE
+        errors = (float(found.position_error[0]), float(found.orientation_error[0]))
+        return IKResult(
+            q=q,
+            success=outcome == kernels.CONVERGED,
+            position_error=errors[0],
+            orientation_error=errors[1],
+            iterations=0,
+            elapsed=time.perf_counter() - start,
+            reason=self._reason(outcome, False, [], None),
+            tip_errors={self.tip_links[0]: errors},
+        )
+
+    def _reason(self, outcome: int, deadline_reached: bool, out_of_reach, target_poses) -> str:
+        """:attr:`IKResult.reason` of a search's outcome (the one map from the kernels' codes):
+        ``out_of_reach`` the tips found beyond their reach before the search."""
+        if outcome == kernels.CONVERGED:
+            return "success"
+        if outcome == kernels.COLLISION:
+            return "collision"
+        if outcome == kernels.JOINT_MOVE:
+            return "joint_move"
+        if outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
+            return "unreachable"  # beyond the workspace, or the closest found is a local minimum
+        return "timeout" if deadline_reached else "iterations"
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
         """Every solution of ``targets`` inside the limits, as an
@@ -689,6 +736,12 @@ class IKSolver:
             iterations += used
             deadline_reached |= reached
             outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
+            max_joint_move = self.options.max_joint_move
+            if outcome == Outcome.CONVERGED and max_joint_move is not None:
+                # (that attempt's move is bounded from its own start, not from the seed)
+                clipped = self.tree.normalized(np.clip(seed, self.lower, self.upper))
+                if np.abs(self.tree.difference(clipped, q)).max() > max_joint_move:
+                    outcome = Outcome.JOINT_MOVE
         else:  # no iterations: the errors of every tip at q
             settings[kernels.MAX_ITERATIONS] = 0
             arguments = self._search_arguments(ordered, no_table, tuple(settings))

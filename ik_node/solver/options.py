@@ -172,9 +172,9 @@ OPTIONS = (
                "chains)", "", 0, None, optional=True, node=False),
     OptionSpec("random_seed", "integer", 0, "seed of the solver's seed table and random restarts", "", 0,
                2**32 - 1),
-    OptionSpec("max_joint_move", "double", None, "a solution moving a joint farther than this from the "
-               "seed is kept only if no nearer one is found within the time budget: no branch flips "
-               "(0: off)", "rad or m", 0.0, 100.0, optional=True),
+    OptionSpec("max_joint_move", "double", None, "no success for a solution moving a joint farther than "
+               "this from the seed (the nearest found comes back with reason 'joint_move'): no branch "
+               "flips (0: off)", "rad or m", 0.0, 100.0, optional=True),
     OptionSpec("self_collision", "bool", False, "answers never in self-collision (the link pairs of the "
                "SRDF, else computed) nor in an obstacle: checked inside the solve"),
     OptionSpec("collision_margin", "double", 0.01, "link pairs (and obstacles) closer than this become "
@@ -344,11 +344,13 @@ class SolverOptions:
       ``SEED_TABLE_TREE`` for several, fewer on long chains: :func:`default_seed_table_size`);
     * ``random_seed``: for the table and the random restarts; results are deterministic for a
       seed when the time budget is not what ends the search;
-    * ``max_joint_move`` [rad or m] (``speed`` only; None or 0: off, stored as None): a solution
-      moving some joint farther than this from the seed does not end the search: restarts around
-      the seed follow and the solution with the smallest largest move among the first
-      ``NEAR_CANDIDATES`` found within the budget is returned (no branch flips while following a
-      path).
+    * ``max_joint_move`` [rad or m] (None or 0: off, stored as None): a guarantee, no success for
+      a solution moving some joint farther than this from the seed. The attempt from the seed is
+      followed by a continuation (the step from the seed's tip poses to the targets cut into 2,
+      4, 8 pieces) before any restart; then restarts around the seed; with ``speed`` the solution
+      with the smallest largest move among the first ``NEAR_CANDIDATES`` found within the budget
+      comes back, with ``success=False`` and ``reason='joint_move'`` if it moves more (no branch
+      flips while following a path).
     * ``self_collision``: no answer in self-collision (the link pairs the SRDF leaves enabled,
       ``srdf`` a path or the XML; else the pairs :func:`ik_node.collision.srdf.compute_disabled_pairs`
       leaves) nor in an ``obstacles`` entry (:class:`ik_node.Obstacle`, base frame; checked
