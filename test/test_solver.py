@@ -125,7 +125,7 @@ def assert_valid(result, solver: IKSolver) -> None:
         f"joints outside limits: {[solver.joint_names[i] for i in np.flatnonzero(below | above)]}"
     )
     assert np.isfinite(result.position_error) and np.isfinite(result.orientation_error)
-    assert result.reason in ("success", "unreachable", "timeout", "iterations")
+    assert result.reason in ("success", "unreachable", "timeout", "iterations", "joint_move")
     assert result.success == (result.reason == "success")
 
 
@@ -819,8 +819,9 @@ def test_distance_resolve_from_a_nearby_seed_stays_near_it(case):
         assert_pose_solution(case, solver, result, {case.tips[0]: target})
         distances.append(np.linalg.norm(result.q - seed))
         fast = speed.solve(target, seed=seed, timeout=None)
-        if fast.success:
-            assert weighted_distance(solver, result.q, seed) <= weighted_distance(speed, fast.q, seed) + 1e-12
+        if fast.success:  # (an answer within the tolerance lies up to ~1e-5 from an exact one,
+            # which on a closed-form chain 'distance' returns: their distances differ by that much)
+            assert weighted_distance(solver, result.q, seed) <= weighted_distance(speed, fast.q, seed) + 1e-4
     distances = np.array(distances)
     assert len(distances) >= 0.8 * NEARBY_SEEDS
     assert np.median(distances) < 0.1, np.round(distances, 3)
@@ -914,8 +915,10 @@ def test_max_joint_move_returns_the_nearest_of_the_solutions_compared():
     """Goals whose generating configuration lies up to 0.6 rad from the seed: the plain ``speed``
     solve returns its first solution, often on another branch several rad away; with
     ``max_joint_move`` (nothing within 0.1 rad exists) the nearest of the solutions compared
-    comes back: never farther than the plain one's, and within the generating configuration's
-    distance almost always (measured: 28 of 30 nearer than the plain solve)."""
+    comes back, reaching the goal though not counted a success (``max_joint_move`` is a
+    guarantee: reason ``joint_move``): never farther than the plain one's, and within the
+    generating configuration's distance almost always (measured: 28 of 30 nearer than the plain
+    solve)."""
     case = BY_NAME["arm6"]
     plain = make_solver(case, max_attempts=40)
     near = make_solver(case, max_attempts=40, max_joint_move=0.1)
@@ -928,7 +931,8 @@ def test_max_joint_move_returns_the_nearest_of_the_solutions_compared():
         for solver in (plain, near):
             result = solver.solve(targets, seed=seed, timeout=None)
             assert_valid(result, solver)
-            assert result.success
+            assert result.success or (solver is near and result.reason == "joint_move")
+            assert_pose_solution(case, solver, result, targets)
             moves.append(np.abs(result.q - seed).max())
         assert moves[1] <= moves[0] + 1e-12, moves
         nearer += moves[1] < moves[0] - 1e-9

@@ -130,11 +130,11 @@ def test_interpolate_pose_walks_the_geodesic():
 
     start[:3, :3], start[:3, 3] = rotation(0.3), rng.normal(size=3)
     end[:3, :3], end[:3, 3] = rotation(0.3) @ rotation(2.5), rng.normal(size=3)
-    work = np.empty(3)
+    relative, work = np.empty((3, 3)), np.empty(3)
     for fraction, expected in ((0.0, start), (1.0, end)):
-        interpolate_pose(start, end, fraction, work, middle)
+        interpolate_pose(start, end, fraction, relative, work, middle)
         np.testing.assert_allclose(middle, expected, atol=1e-12)
-    interpolate_pose(start, end, 0.5, work, middle)
+    interpolate_pose(start, end, 0.5, relative, work, middle)
     np.testing.assert_allclose(middle[:3, :3], rotation(0.3) @ rotation(1.25), atol=1e-12)
     np.testing.assert_allclose(middle[:3, 3], 0.5 * (start[:3, 3] + end[:3, 3]), atol=1e-12)
     np.testing.assert_allclose(middle[3], [0, 0, 0, 1])

@@ -375,7 +375,7 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
 
 
 @kernel
-def _piece_targets(seed_points, targets, fraction, rotation_vector, out):
+def _piece_targets(seed_points, targets, fraction, relative, rotation_vector, out):
     """The targets (T, 4, 4) of a piece of the step from ``seed_points`` to ``targets`` ending
     ``fraction`` of the way (:func:`interpolate_pose`; at 1, ``targets`` themselves), into
     ``out``."""
@@ -385,7 +385,7 @@ def _piece_targets(seed_points, targets, fraction, rotation_vector, out):
                 for j in range(4):
                     out[tip, i, j] = targets[tip, i, j]
         else:
-            interpolate_pose(seed_points[tip], targets[tip], fraction, rotation_vector, out[tip])
+            interpolate_pose(seed_points[tip], targets[tip], fraction, relative, rotation_vector, out[tip])
 
 
 @inline_kernel
@@ -410,9 +410,9 @@ def _attempt(
     no failed continuation as its answer). One call of :func:`run_attempt` for both, inlined
     at one call site of :func:`search_in` (the default problem's cold compile: +3 s; a copy at
     each of its three sites had cost +10 s, see docs/solver.md). ``pieces_space``: the seed's
-    tip points and the pieces' targets (T, 4, 4) each, a rotation vector (3,); ``displacement``
-    (nv,): work space."""
-    seed_points, piece_targets, rotation_vector = pieces_space
+    tip points and the pieces' targets (T, 4, 4) each, a relative rotation (3, 3), a rotation
+    vector (3,); ``displacement`` (nv,): work space."""
+    seed_points, piece_targets, relative, rotation_vector = pieces_space
     cut, finest = 1, 1
     if continuing:
         forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
@@ -425,7 +425,7 @@ def _attempt(
                 q[i] = seed[i]
         for piece in range(1, cut + 1):
             final = piece == cut
-            _piece_targets(seed_points, targets, piece / cut, rotation_vector, piece_targets)
+            _piece_targets(seed_points, targets, piece / cut, relative, rotation_vector, piece_targets)
             outcome, used = run_attempt(
                 attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
                 primary_rows, deadline, q, norms,
@@ -488,7 +488,12 @@ def search_workspace(tree, task, joints, table, collision, nq):
         np.empty(dof, dtype=np.bool_),
         np.empty(TIP_FEATURES),
         np.empty(table[LIMB_FEATURES].shape[2]),
-        (np.empty((task[0].shape[0], 4, 4)), np.empty((task[0].shape[0], 4, 4)), np.empty(3)),
+        (
+            np.empty((task[0].shape[0], 4, 4)),
+            np.empty((task[0].shape[0], 4, 4)),
+            np.empty((3, 3)),
+            np.empty(3),
+        ),
     )
 
 

@@ -135,12 +135,12 @@ def so3_exp(wx, wy, wz):
 
 
 @kernel
-def interpolate_pose(start, end, fraction, rotation_vector, out):
+def interpolate_pose(start, end, fraction, relative, rotation_vector, out):
     """The pose (4, 4) the ``fraction`` ``s`` in [0, 1] of the way from ``start`` to ``end``
     (both ``T_base_*``; into ``out``, which may not be either) along the geodesic of SO(3) x R^3:
     position ``(1 - s) p_a + s p_b`` [m], rotation ``R_a exp(s log(R_a^T R_b))`` (:func:`so3_log`,
-    :func:`so3_exp`; the shorter turn, at a constant rate). ``rotation_vector`` (3,): work space."""
-    relative = out[:3, :3]  # (R_a^T R_b, read by the log before ``out`` is written)
+    :func:`so3_exp`; the shorter turn, at a constant rate). ``relative`` (3, 3) and
+    ``rotation_vector`` (3,): work space (C arrays, as every caller of :func:`so3_log` passes)."""
     for i in range(3):
         for j in range(3):
             relative[i, j] = start[0, i] * end[0, j] + start[1, i] * end[1, j] + start[2, i] * end[2, j]
