@@ -197,14 +197,15 @@ class Problem:
         scale of its pose features there (``limb_scale`` (T, 12): the seed table's, 0 for the
         components the task leaves free). A restart can then take a limb's joints from the table
         entry whose pose of the tip, seen from that frame, is nearest the target's."""
-        frame_links = self.tree.frame_links
-        moving = frame_links[:, spatial.JOINT_TYPE] != spatial.FIXED
+        frame_links, dof = self.tree.frame_links, len(self.joints)
+        tips_moved = np.bincount(np.concatenate(paths + [np.zeros(0, dtype=np.int64)]), minlength=dof)
+        moving_rows = np.flatnonzero(frame_links[:, spatial.JOINT_TYPE] != spatial.FIXED)
+        first_row = np.full(dof, len(frame_links), dtype=np.int64)  # (each coordinate's first frame)
+        np.minimum.at(first_row, frame_links[moving_rows, spatial.V_INDEX], moving_rows)
         frames, limbs = [], []
-        for tip, path in enumerate(paths):
-            others = set().union(*(set(other) for index, other in enumerate(paths) if index != tip))
-            own = np.array(sorted(set(path) - others), dtype=np.int64)
-            rows = np.flatnonzero(moving & np.isin(frame_links[:, spatial.V_INDEX], own))
-            frames.append(int(frame_links[rows[0], spatial.PARENT]) if len(rows) else -1)
+        for path in paths:  # (linear in the paths' lengths: a tree of many tips builds at once)
+            own = path[tips_moved[path] == 1]
+            frames.append(int(frame_links[first_row[own].min(), spatial.PARENT]) if len(own) else -1)
             limbs.append(own)
         self.limb_frames = np.array(frames, dtype=np.int64)
         self.limb_starts = np.cumsum([0] + [len(limb) for limb in limbs], dtype=np.int64)
