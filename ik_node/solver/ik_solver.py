@@ -29,7 +29,6 @@ from ..compiled.jit import (
     COMPILED,
     SLOWDOWN_WITHOUT_NUMBA,
     cache_writable,
-    compiled_entry,
     kernel_ready,
 )
 from ..errors import IKNodeError, TargetError
@@ -41,7 +40,6 @@ from .inputs import (
     check_movable,
     check_pose,
     joint_vector,
-    pose_stack,
     resolve_tasks,
     stack_targets,
     tightened_limits,
@@ -49,6 +47,7 @@ from .inputs import (
 )
 from .options import METHODS, SOLVE_TYPES, SolverOptions, default_seed_table_size
 from .problem import Problem
+from .search_call import SearchCall
 from .seed_table import SeedTable
 from .warmup import HELPER_VARIABLE, HelperCompile
 
@@ -155,15 +154,7 @@ def _prepare_search_kernels(solver: IKSolver, notice: bool) -> tuple[float, bool
     check_pose(problem.tips[0], identity)
     solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
-    solver._search(
-        problem,
-        solver.seed_table,
-        identity,
-        solver.rest_posture,
-        deadline,
-        np.empty(len(solver.joint_names)),
-        np.empty((len(problem.tips), 2)),
-    )
+    solver._search_call(identity, solver.rest_posture, deadline)
     compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
     preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
@@ -385,8 +376,7 @@ class IKSolver:
                 near = tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1)
                 priority[near] = self._priority_entry(problem, table, near)
         self.problem, self.seed_table, self._priority = problem, table, priority
-        self._search_entry = (None, None)  # (the common search's arguments and compiled function)
-        self._arguments = self._search_arguments(problem, table)  # (the common case's)
+        self._search_call = self._common_search(kernel_set)
         self._kernels = kernel_set
 
     def _compile_meanwhile(self, key: tuple) -> None:
@@ -424,12 +414,12 @@ class IKSolver:
         """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
         the copy runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_compiled"], state["_compile_ended"], state["_search_entry"]
+        del state["_kernels"], state["_compiled"], state["_compile_ended"], state["_search_call"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._kernels, self._search_entry = kernels, (None, None)
+        self._kernels, self._search_call = kernels, self._common_search(kernels)
         self._compiled, self._compile_ended = threading.Event(), threading.Event()
         self._compiled.set()
         self._compile_ended.set()
@@ -456,12 +446,8 @@ class IKSolver:
         mapping leaves out sit at the rest posture."""
         if seed is None:
             return self.rest_posture
-        if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape and seed.dtype == float:
-            # the common case, without the general checks; a writable C array (one compiled
-            # signature: a read-only seed would make numba compile the search again)
-            flags = seed.flags  # (a new object at each access)
-            usable = flags.c_contiguous and flags.writeable and flags.aligned
-            return seed if usable else np.array(seed, order="C")
+        if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape:
+            return seed  # (the common case, without the general checks; the search copies it)
         if isinstance(seed, Mapping):
             seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
         # a copy of its own: writable, aligned, C-contiguous, as the compiled search is called with
@@ -523,38 +509,25 @@ class IKSolver:
             0.0 if options.max_joint_move is None else float(options.max_joint_move),
         )
 
+    def _common_search(self, kernel_set) -> SearchCall:
+        """The search of :meth:`solve` and :meth:`solve_many` with ``kernel_set``: the problem's
+        and its seed table's (:meth:`_search_arguments`)."""
+        arguments = self._search_arguments(self.problem, self.seed_table)
+        return SearchCall(kernel_set, arguments, len(self.tip_links), len(self.rest_posture))
+
+    @property
+    def _arguments(self) -> tuple:
+        """The common search's bundles (:meth:`_search_arguments` of the problem and its table)."""
+        return self._search_call.arguments
+
     def _search(
-        self,
-        problem,
-        table,
-        targets,
-        seed,
-        deadline: int,
-        q,
-        norms,
-        arguments=None,
-        primary_rows=kernels.NO_PRIORITY,
-    ) -> tuple[int, int, int, bool]:
-        """One search (:func:`kernels.search_many` for one target (T, 4, 4) from ``seed``, until
-        ``deadline`` [ns]) into ``q`` and ``norms``; ``arguments``: :meth:`_search_arguments`
-        (default: ``problem``'s and ``table``'s). Returns (outcome, iterations, attempts, whether
-        the deadline ended it)."""
-        results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
-        call = (
-            targets[None], seed[None], -1, deadline, primary_rows, q[None], norms[None], results,
-            *(self._search_arguments(problem, table) if arguments is None else arguments),
-        )  # fmt: skip
-        made_for, entry = self._search_entry
-        if entry is not None and arguments is made_for:
-            entry(*call)
-        else:
-            self._kernels.search_many(*call)
-            if arguments is self._arguments:
-                # the common search, called again with arguments of these very types (the targets
-                # and seeds: writable, aligned C-contiguous floats), without numba's dispatch
-                self._search_entry = (arguments, compiled_entry(self._kernels.search_many, call))
-        outcome, iterations, attempts, deadline_reached = results[0].tolist()
-        return outcome, iterations, attempts, bool(deadline_reached)
+        self, targets, seed, deadline: int, arguments: tuple, primary_rows=kernels.NO_PRIORITY
+    ) -> tuple:
+        """A search other than the common one (:class:`SearchCall` with ``arguments``); returns
+        what a :class:`SearchCall` does."""
+        return SearchCall(self._kernels, arguments, len(targets), len(seed))(
+            targets, seed, deadline, primary_rows
+        )
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
@@ -580,8 +553,8 @@ class IKSolver:
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         placed = seed is None and self._base_placement is not None
         seed = self._seed(seed)
-        if type(targets) is np.ndarray and len(self.tip_links) == 1:
-            target_poses = pose_stack(self.tip_links[0], targets)  # (its values: the search checks)
+        if type(targets) is np.ndarray and targets.shape == (4, 4) and len(self.tip_links) == 1:
+            target_poses = targets[None]  # (its values: the search checks)
         else:
             held: list = []  # (the seed's tip poses, computed only if a tip is left out)
 
@@ -595,32 +568,22 @@ class IKSolver:
             seed = self._base_placement.seed(target_poses, self.problem)
             if seed is None:  # (turned little: the first attempt carries it)
                 seed = self.rest_posture
-        q, norms = np.empty(len(seed)), np.empty((len(self.tip_links), 2))
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
-            found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach, q, norms)
+            found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach)
             if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
                 # the reach test is a bound: a full search within what is left of the budget
-                full_q, full_norms = np.empty(len(seed)), np.empty_like(norms)
-                full = self._search(
-                    None, None, target_poses, seed, deadline, full_q, full_norms, self._arguments
-                )
-                if full[0] == kernels.CONVERGED:
-                    q[:], norms[:], out_of_reach = full_q, full_norms, []
-                found = (
-                    full[0] if full[0] == kernels.CONVERGED else found[0],
-                    found[1] + full[1],
-                    found[2] + full[2],
-                    full[3],
-                )
+                full = self._search_call(target_poses, seed, deadline)
+                kept = full if full[0] == kernels.CONVERGED else found
+                found = (kept[0], found[1] + full[1], found[2] + full[2], full[3], *kept[4:])
+                out_of_reach = [] if kept is full else out_of_reach
         else:
-            found = self._search(None, None, target_poses, seed, deadline, q, norms, self._arguments)
-        outcome, iterations, attempts, deadline_reached = found
+            found = self._search_call(target_poses, seed, deadline)
+        outcome, iterations, attempts, deadline_reached, q, errors = found
         if outcome == kernels.TARGET_NOT_USABLE:
             check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-        errors = norms.tolist()
         return IKResult(
             q=q,
             success=outcome == kernels.CONVERGED,
@@ -702,36 +665,30 @@ class IKSolver:
             SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
         )
 
-    def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach, q, norms):
+    def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach) -> tuple:
         """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
         first the reachable tips alone (a search over their rows: the far tips do not pull on the
         shared joints), then one Levenberg-Marquardt attempt with the reachable tips' rows as
         primary (a search of one attempt from there with ``primary_rows``): the far tips come as
-        close as holding the reachable ones allows. Returns what :meth:`_search` returns."""
+        close as holding the reachable ones allows. Returns what a :class:`SearchCall` returns."""
         near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
         near_problem, near_table, ordered, no_table = self._priority_problems(near)
         order = [self.tip_links.index(tip) for tip in ordered.tips]
-        near_norms = np.empty((len(near), 2))
-        outcome, iterations, attempts, deadline_reached = self._search(
-            near_problem,
-            near_table,
-            np.ascontiguousarray(targets[order[: len(near)]]),
-            seed,
-            deadline,
-            q,
-            near_norms,
+        near_arguments = self._search_arguments(near_problem, near_table)
+        found = self._search(
+            np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments
         )
+        outcome, iterations, attempts, deadline_reached, q, _ = found
         if outcome == kernels.SEED_NOT_FINITE:
-            return outcome, iterations, attempts, deadline_reached
-        ordered_norms = np.empty((len(order), 2))
+            return found
         settings = list(self._settings)
         settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
-        ordered_targets, start = np.ascontiguousarray(targets[order]), q.copy()
+        ordered_targets = np.ascontiguousarray(targets[order])
         if outcome == Outcome.CONVERGED:
             primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
             arguments = self._search_arguments(ordered, no_table, tuple(settings))
-            outcome, used, _, reached = self._search(
-                None, None, ordered_targets, start, deadline, q, ordered_norms, arguments, primary_rows
+            outcome, used, _, reached, q, ordered_errors = self._search(
+                ordered_targets, q, deadline, arguments, primary_rows
             )
             iterations += used
             deadline_reached |= reached
@@ -745,9 +702,11 @@ class IKSolver:
         else:  # no iterations: the errors of every tip at q
             settings[kernels.MAX_ITERATIONS] = 0
             arguments = self._search_arguments(ordered, no_table, tuple(settings))
-            self._search(None, None, ordered_targets, start, kernels.NO_DEADLINE, q, ordered_norms, arguments)
-        norms[order] = ordered_norms
-        return outcome, iterations, attempts, deadline_reached
+            ordered_errors = self._search(ordered_targets, q, kernels.NO_DEADLINE, arguments)[5]
+        errors = [None] * len(order)
+        for position, index in enumerate(order):
+            errors[index] = ordered_errors[position]
+        return outcome, iterations, attempts, deadline_reached, q, errors
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
         """Solve N goals at once, spread over the machine's cores (slices of the batch on
@@ -850,7 +809,7 @@ class IKSolver:
         for near_problem, _, ordered, _ in self._priority.values():
             near_problem.set_collision(collision)
             ordered.set_collision(collision)
-        self._arguments = self._search_arguments(self.problem, self.seed_table)
+        self._search_call = self._common_search(self._kernels)
 
     def collision_distances(self, q) -> dict:
         """``{(owner_a, owner_b): distance [m]}`` of every checked pair of owners (links or
