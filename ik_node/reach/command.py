@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import sys
 import time
 import warnings
 from pathlib import Path
 
 from ..description import add_robot_arguments, robot_from_arguments
-from ..errors import IKNodeError
+from ..errors import IKNodeError, OptionError
 from .job import SCHEDULER_TIMEOUT
 from .map import (
     CHUNK_POSES,
@@ -227,16 +226,15 @@ def _progress_bar(quiet: bool):
 
 def run_reach(arguments) -> int:
     """Run ``ik_node reach`` from parsed arguments; IKNodeError for unusable input (the caller
-    prints it and exits 2)."""
-    for name in ("resolution", "radius", "timeout", "tolerance"):
-        value = getattr(arguments, name)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise IKNodeError(f"--{name} must be a positive number, got {value:g}")
-    for name in ("orientations", "rolls", "attempts", "chunk_poses"):
-        if getattr(arguments, name) < 1:
-            raise IKNodeError(
-                f"--{name.replace('_', '-')} must be at least 1, got {getattr(arguments, name)}"
-            )
+    prints it and exits 2), a value out of its range naming the option's flag."""
+    try:
+        return _make_map(arguments)
+    except OptionError as error:  # MapOptions' and reachability_map's checks
+        raise error.named("--" + error.option.replace("_", "-")) from None
+
+
+def _make_map(arguments) -> int:
+    """The map the arguments ask for, written to --output, and a summary on stdout."""
     if arguments.overwrite and arguments.resume:
         raise IKNodeError("--overwrite and --resume exclude each other")
     options = MapOptions(

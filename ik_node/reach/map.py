@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compiled import jit
-from ..errors import IKNodeError
+from ..errors import IKNodeError, OptionError
 from ..solver import IKSolver
 from . import sampling as reach_sampling
 from .file import FORMAT, load_map_arrays, plot_map, require_h5py
@@ -109,10 +109,13 @@ def _duration(seconds: float) -> str:
 
 
 def _positive(name: str, value, integer: bool = False) -> None:
+    """:class:`~ik_node.errors.OptionError` naming option ``name`` unless ``value`` is a positive
+    finite number (an integer: at least 1)."""
     kind = int if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
-        what = "a positive integer" if integer else "a positive number"
-        raise IKNodeError(f"{name} must be {what}, got {value!r}")
+        raise OptionError(
+            name, "must be at least 1 (an integer)" if integer else "must be a positive number", value
+        )
 
 
 def _description_digest(solver: IKSolver) -> str:
@@ -161,7 +164,8 @@ class MapOptions:
     ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
     restarts), within ``tolerance`` [m and rad]; ``timeout`` [s] adds a time budget per solve.
     ``position_screen``: skip the orientations of voxels whose position alone is not reached.
-    Unusable values raise :class:`~ik_node.errors.IKNodeError` naming the option."""
+    Unusable values raise :class:`~ik_node.errors.IKNodeError` naming the option (an
+    :class:`~ik_node.errors.OptionError` for a value out of its range)."""
 
     resolution: float
     orientations: int = DEFAULT_ORIENTATIONS
@@ -175,7 +179,8 @@ class MapOptions:
     position_screen: bool = True
 
     def __post_init__(self) -> None:
-        _positive("resolution", self.resolution)
+        for name in ("resolution", "tolerance"):
+            _positive(name, getattr(self, name))
         for name in ("orientations", "rolls"):
             _positive(name, getattr(self, name), integer=True)
         for name in ("attempts", "timeout", "radius"):
