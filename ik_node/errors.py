@@ -39,3 +39,16 @@ class UnknownJointError(UnknownNameError):
 
 class TargetError(IKNodeError):
     """An IK target or seed that cannot be used (NaN, non-orthonormal rotation, wrong size...)."""
+
+
+class OptionError(IKNodeError):
+    """An option's value outside its valid range: ``option`` names it, ``requirement`` says what
+    is valid (``must be a positive number``), ``value`` is what was given."""
+
+    def __init__(self, option: str, requirement: str, value):
+        self.option, self.requirement, self.value = option, requirement, value
+        super().__init__(f"{option} {requirement}, got {value!r}")
+
+    def named(self, option: str) -> OptionError:
+        """The same error naming the option as its users know it (a command's ``--flag``)."""
+        return OptionError(option, self.requirement, self.value)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 import sys
 import time
 import warnings
 from pathlib import Path
 
 from ..description import add_robot_arguments, robot_from_arguments
-from ..errors import IKNodeError
+from ..errors import IKNodeError, OptionError
 from .job import SCHEDULER_TIMEOUT
 from .map import (
     CHUNK_POSES,
@@ -87,11 +86,32 @@ def add_reach_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _add_arguments(command: argparse.ArgumentParser) -> None:
+    """The command's options: the robot and chain, the samples, the solver, the output, the
+    cluster. :class:`MapOptions` and :func:`reachability_map` check their values."""
     add_robot_arguments(command, root_joint=False)
     robot = command.add_argument_group("chain")
     robot.add_argument("--base", required=True, metavar="LINK", help="base link: the map is in its frame")
     robot.add_argument("--tip", required=True, metavar="LINK", help="tip link")
-    grid = command.add_argument_group("samples")
+    _add_sample_arguments(command.add_argument_group("samples"))
+    _add_solver_arguments(command.add_argument_group("solver"))
+    _add_output_arguments(command.add_argument_group("output"))
+    cluster = command.add_argument_group("cluster")
+    cluster.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help=f"a Dask scheduler whose workers solve the chunks (given up after {SCHEDULER_TIMEOUT:g} s)",
+    )
+    cluster.add_argument(
+        "--chunk-poses",
+        type=int,
+        default=CHUNK_POSES,
+        metavar="N",
+        help=f"poses per chunk, the unit of work and of resuming (default {CHUNK_POSES})",
+    )
+
+
+def _add_sample_arguments(grid) -> None:
+    """What the map samples: ``MapOptions``' resolution, orientations, rolls, radius, position_only."""
     grid.add_argument("--resolution", required=True, type=float, metavar="M", help="voxel size [m]")
     grid.add_argument(
         "--orientations",
@@ -114,7 +134,11 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
         help="sample within this radius of the tip's reach centre [m] (default: its whole reach)",
     )
     grid.add_argument("--position-only", action="store_true", help="reach the position, any orientation")
-    solve = command.add_argument_group("solver")
+
+
+def _add_solver_arguments(solve) -> None:
+    """How each pose is solved: ``MapOptions``' attempts, timeout, tolerance, random_seed,
+    position_screen."""
     solve.add_argument(
         "--attempts",
         type=int,
@@ -143,7 +167,11 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
         action="store_true",
         help="solve every orientation, also of voxels whose position alone is not reached",
     )
-    output = command.add_argument_group("output")
+
+
+def _add_output_arguments(output) -> None:
+    """Where the map goes and how the run shows: the file, overwriting or resuming it, the
+    picture, the size limit, the progress bar."""
     output.add_argument("--output", required=True, metavar="FILE.h5", help="the map (HDF5)")
     output.add_argument(
         "--overwrite", action="store_true", help="replace an existing map (or interrupted run)"
@@ -154,19 +182,6 @@ def _add_arguments(command: argparse.ArgumentParser) -> None:
     )
     output.add_argument("--force", action="store_true", help=f"allow maps of more than {MAX_POSES:,} poses")
     output.add_argument("--quiet", action="store_true", help="no progress bar")
-    cluster = command.add_argument_group("cluster")
-    cluster.add_argument(
-        "--scheduler",
-        metavar="tcp://HOST:PORT",
-        help=f"a Dask scheduler whose workers solve the chunks (given up after {SCHEDULER_TIMEOUT:g} s)",
-    )
-    cluster.add_argument(
-        "--chunk-poses",
-        type=int,
-        default=CHUNK_POSES,
-        metavar="N",
-        help=f"poses per chunk, the unit of work and of resuming (default {CHUNK_POSES})",
-    )
 
 
 def _progress_bar(quiet: bool):
@@ -211,16 +226,15 @@ def _progress_bar(quiet: bool):
 
 def run_reach(arguments) -> int:
     """Run ``ik_node reach`` from parsed arguments; IKNodeError for unusable input (the caller
-    prints it and exits 2)."""
-    for name in ("resolution", "radius", "timeout", "tolerance"):
-        value = getattr(arguments, name)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise IKNodeError(f"--{name} must be a positive number, got {value:g}")
-    for name in ("orientations", "rolls", "attempts", "chunk_poses"):
-        if getattr(arguments, name) < 1:
-            raise IKNodeError(
-                f"--{name.replace('_', '-')} must be at least 1, got {getattr(arguments, name)}"
-            )
+    prints it and exits 2), a value out of its range naming the option's flag."""
+    try:
+        return _make_map(arguments)
+    except OptionError as error:  # MapOptions' and reachability_map's checks
+        raise error.named("--" + error.option.replace("_", "-")) from None
+
+
+def _make_map(arguments) -> int:
+    """The map the arguments ask for, written to --output, and a summary on stdout."""
     if arguments.overwrite and arguments.resume:
         raise IKNodeError("--overwrite and --resume exclude each other")
     options = MapOptions(

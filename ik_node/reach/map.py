@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compiled import jit
-from ..errors import IKNodeError
+from ..errors import IKNodeError, OptionError
 from ..solver import IKSolver
 from . import sampling as reach_sampling
 from .file import FORMAT, load_map_arrays, plot_map, require_h5py
@@ -109,10 +109,13 @@ def _duration(seconds: float) -> str:
 
 
 def _positive(name: str, value, integer: bool = False) -> None:
+    """:class:`~ik_node.errors.OptionError` naming option ``name`` unless ``value`` is a positive
+    finite number (an integer: at least 1)."""
     kind = int if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
-        what = "a positive integer" if integer else "a positive number"
-        raise IKNodeError(f"{name} must be {what}, got {value!r}")
+        raise OptionError(
+            name, "must be at least 1 (an integer)" if integer else "must be a positive number", value
+        )
 
 
 def _description_digest(solver: IKSolver) -> str:
@@ -161,7 +164,8 @@ class MapOptions:
     ``attempts`` attempts at most (restarts included; ``random_seed`` seeds the seed table and
     restarts), within ``tolerance`` [m and rad]; ``timeout`` [s] adds a time budget per solve.
     ``position_screen``: skip the orientations of voxels whose position alone is not reached.
-    Unusable values raise :class:`~ik_node.errors.IKNodeError` naming the option."""
+    Unusable values raise :class:`~ik_node.errors.IKNodeError` naming the option (an
+    :class:`~ik_node.errors.OptionError` for a value out of its range)."""
 
     resolution: float
     orientations: int = DEFAULT_ORIENTATIONS
@@ -175,7 +179,8 @@ class MapOptions:
     position_screen: bool = True
 
     def __post_init__(self) -> None:
-        _positive("resolution", self.resolution)
+        for name in ("resolution", "tolerance"):
+            _positive(name, getattr(self, name))
         for name in ("orientations", "rolls"):
             _positive(name, getattr(self, name), integer=True)
         for name in ("attempts", "timeout", "radius"):
@@ -225,15 +230,7 @@ def reachability_map(
     started = time.perf_counter()
     _positive("chunk_poses", chunk_poses, integer=True)
     centre, reach, sample_radius = _sampled_sphere(robot, base_link, tip_link, options)
-    voxel_total = reach_sampling.voxel_count(options.resolution, centre, sample_radius)
-    pose_total = voxel_total * options.per_voxel
-    if max_poses is not None and pose_total > max_poses:
-        raise IKNodeError(
-            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {options.per_voxel} "
-            f"orientations), more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} "
-            "on this machine; pass force (--force) to run it, or a coarser resolution, fewer "
-            "orientations or a smaller radius"
-        )
+    pose_total = _counted_poses(options, centre, sample_radius, max_poses)
     store = prepare_output(out, overwrite, resume)
     if out is not None:
         require_h5py()
@@ -243,62 +240,27 @@ def reachability_map(
             client = connect(scheduler)  # (before anything is built: a clear error within seconds)
             cleanup.callback(client.close)
         solvers = _map_solvers(robot, base_link, tip_link, options)
-        voxels = reach_sampling.voxel_grid(options.resolution, centre, sample_radius)
-        rotations = (
-            np.eye(3)[None]
-            if options.position_only
-            else reach_sampling.orientation_samples(options.orientations // options.rolls, options.rolls)
-        )
-        quaternions = reach_sampling.quaternions_xyzw(rotations)
-        chunk_voxels = max(1, chunk_poses // options.per_voxel)
-        bounds = [
-            (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
-        ]
+        samples = _samples(options, centre, sample_radius, chunk_poses)
         file_metadata = {
             **_file_metadata(robot, base_link, tip_link, options, solvers, centre, reach, sample_radius),
-            "voxels": len(voxels),
-            "poses": len(voxels) * options.per_voxel,
+            "voxels": len(samples.voxels),
+            "poses": len(samples.voxels) * options.per_voxel,
             **(metadata or {}),
         }
-        job = {**file_metadata, "chunk_voxels": chunk_voxels, "chunks": len(bounds)}
+        job = {**file_metadata, "chunk_voxels": samples.chunk_voxels, "chunks": len(samples.bounds)}
         job_digest = hashlib.sha256(json.dumps(job, sort_keys=True).encode()).hexdigest()
         store = open_store(store, job, job_digest, resume)
-        done_before = store.done()
-        pending = [
-            (index, voxels[start:stop])
-            for index, (start, stop) in enumerate(bounds)
-            if index not in done_before
-        ]
-        counted = [sum(bounds[index][1] - bounds[index][0] for index in done_before) * options.per_voxel]
-        if progress:
-            progress(counted[0], pose_total)
-
-        def chunk_done(index: int, result: dict) -> None:
-            counted[0] += len(result["reached"]) * options.per_voxel
-            if progress:
-                progress(counted[0], pose_total)
-
-        solving = time.perf_counter()
-        if client is not None:
-            run_dask(client, job_digest, solvers, pending, rotations, store, chunk_done)
-        else:
-            run_local(solvers, pending, rotations, store, chunk_done)
-        solved = time.perf_counter() - solving
-        arrays, poses, solutions, file_metadata = assemble(
-            store, bounds, voxels, quaternions, options.per_voxel, keep_poses, out, file_metadata
+        run = _solve_chunks(
+            client,
+            job_digest,
+            solvers,
+            samples,
+            store,
+            per_voxel=options.per_voxel,
+            pose_total=pose_total,
+            progress=progress,
         )
-        reach_map = ReachMap(
-            voxels=voxels,
-            reachability=arrays["reachability"],
-            manipulability=arrays["manipulability"],
-            position_reachable=arrays["position_reachable"],
-            reached=arrays["reached"],
-            orientations=quaternions,
-            poses=poses,
-            solutions=solutions,
-            joint_names=tuple(file_metadata["joint_names"]),
-            metadata=file_metadata,
-        )
+        reach_map = _assembled_map(store, samples, options, keep_poses, out, file_metadata)
         if plot is not None:
             title = (
                 f"{robot.name}: {tip_link} from {base_link}, {options.resolution:g} m, "
@@ -307,14 +269,120 @@ def reachability_map(
             plot_map(reach_map.voxels, reach_map.reachability, options.resolution, plot, title)
         if isinstance(store, ChunkStore):
             store.remove()
-        reach_map.run = {
-            "seconds": time.perf_counter() - started,
-            "solve_seconds": solved,
-            "chunks": len(bounds),
-            "chunks_resumed": len(done_before),
-            "poses_solved": sum(len(v) for _, v in pending) * options.per_voxel,
-        }
+        reach_map.run = {"seconds": time.perf_counter() - started, **run}
         return reach_map
+
+
+def _counted_poses(options: MapOptions, centre, radius: float, max_poses: int | None) -> int:
+    """The poses the map samples; IKNodeError when they are more than ``max_poses``."""
+    voxel_total = reach_sampling.voxel_count(options.resolution, centre, radius)
+    pose_total = voxel_total * options.per_voxel
+    if max_poses is not None and pose_total > max_poses:
+        raise IKNodeError(
+            f"the map would hold {pose_total:,} poses ({voxel_total:,} voxels x {options.per_voxel} "
+            f"orientations), more than {max_poses:,}: about {_duration(estimate_seconds(pose_total))} "
+            "on this machine; pass force (--force) to run it, or a coarser resolution, fewer "
+            "orientations or a smaller radius"
+        )
+    return pose_total
+
+
+@dataclass(frozen=True)
+class _Samples:
+    """The poses of a map: ``voxels`` (V, 3) centres [m, base frame]; the orientations sampled
+    in each, as ``rotations`` (N, 3, 3) and ``quaternions`` (N, 4) ``x y z w``; the chunks, runs
+    of ``chunk_voxels`` voxels, as voxel ranges ``bounds`` ``[(start, stop), ...]``."""
+
+    voxels: np.ndarray
+    rotations: np.ndarray
+    quaternions: np.ndarray
+    chunk_voxels: int
+    bounds: list
+
+
+def _samples(options: MapOptions, centre, radius: float, chunk_poses: int) -> _Samples:
+    """The voxels within ``radius`` of ``centre``, the orientations, in chunks of whole voxels
+    of about ``chunk_poses`` poses."""
+    voxels = reach_sampling.voxel_grid(options.resolution, centre, radius)
+    rotations = (
+        np.eye(3)[None]
+        if options.position_only
+        else reach_sampling.orientation_samples(options.orientations // options.rolls, options.rolls)
+    )
+    chunk_voxels = max(1, chunk_poses // options.per_voxel)
+    bounds = [
+        (start, min(start + chunk_voxels, len(voxels))) for start in range(0, len(voxels), chunk_voxels)
+    ]
+    return _Samples(voxels, rotations, reach_sampling.quaternions_xyzw(rotations), chunk_voxels, bounds)
+
+
+def _solve_chunks(
+    client,
+    job_digest: str,
+    solvers: MapSolvers,
+    samples: _Samples,
+    store,
+    *,
+    per_voxel: int,
+    pose_total: int,
+    progress: Callable[[int, int], None] | None,
+) -> dict:
+    """Solve the chunks ``store`` does not hold yet into it, here or (``client``) on the Dask
+    cluster's workers; ``progress(done, pose_total)`` with pose counts after each chunk. Returns
+    the run's time and counts (``ReachMap.run``)."""
+    done_before = store.done()
+    pending = [
+        (index, samples.voxels[start:stop])
+        for index, (start, stop) in enumerate(samples.bounds)
+        if index not in done_before
+    ]
+    counted = [sum(samples.bounds[index][1] - samples.bounds[index][0] for index in done_before) * per_voxel]
+    if progress:
+        progress(counted[0], pose_total)
+
+    def chunk_done(index: int, result: dict) -> None:
+        counted[0] += len(result["reached"]) * per_voxel
+        if progress:
+            progress(counted[0], pose_total)
+
+    solving = time.perf_counter()
+    if client is not None:
+        run_dask(client, job_digest, solvers, pending, samples.rotations, store, chunk_done)
+    else:
+        run_local(solvers, pending, samples.rotations, store, chunk_done)
+    return {
+        "solve_seconds": time.perf_counter() - solving,
+        "chunks": len(samples.bounds),
+        "chunks_resumed": len(done_before),
+        "poses_solved": sum(len(voxels) for _, voxels in pending) * per_voxel,
+    }
+
+
+def _assembled_map(store, samples: _Samples, options, keep_poses: bool, out, metadata: dict) -> ReachMap:
+    """The map from the chunks in ``store``, written to ``out`` when given
+    (:func:`~ik_node.reach.store.assemble`)."""
+    arrays, poses, solutions, metadata = assemble(
+        store,
+        samples.bounds,
+        samples.voxels,
+        samples.quaternions,
+        options.per_voxel,
+        keep_poses,
+        out,
+        metadata,
+    )
+    return ReachMap(
+        voxels=samples.voxels,
+        reachability=arrays["reachability"],
+        manipulability=arrays["manipulability"],
+        position_reachable=arrays["position_reachable"],
+        reached=arrays["reached"],
+        orientations=samples.quaternions,
+        poses=poses,
+        solutions=solutions,
+        joint_names=tuple(metadata["joint_names"]),
+        metadata=metadata,
+    )
 
 
 def _sampled_sphere(robot, base_link: str, tip_link: str, options: MapOptions) -> tuple:

@@ -84,6 +84,18 @@ def obstacle_hull(obstacle: Obstacle) -> tuple[np.ndarray, float]:
     return local @ pose[:3, :3].T + pose[:3, 3], pad
 
 
+def _link_geometry(robot, self_collision: bool) -> tuple:
+    """(the capsules' model, the links' oriented boxes (only for self-collision), their hulls);
+    IKNodeError naming the extra to install without it."""
+    try:
+        return collision_model(robot), link_boxes(robot) if self_collision else {}, link_hulls(robot)
+    except ImportError as error:
+        raise IKNodeError(
+            f"collision checking needs the collision extra (trimesh, scipy, pycollada): "
+            f"pip install 'ik_node[collision]' ({error})"
+        ) from None
+
+
 class CollisionTask:
     """The shapes and pairs of one solver (see the module docstring). ``arrays(margin)``: the
     task bundle's collision part; :meth:`set_obstacles` replaces the obstacles."""
@@ -99,26 +111,21 @@ class CollisionTask:
     ):
         self.tree = tree
         self.self_collision = bool(self_collision)
-        try:
-            model = collision_model(robot)
-            boxes = link_boxes(robot) if self_collision else {}
-            hulls = link_hulls(robot)
-        except ImportError as error:
-            raise IKNodeError(
-                f"collision checking needs the collision extra (trimesh, scipy, pycollada): "
-                f"pip install 'ik_node[collision]' ({error})"
-            ) from None
+        model, boxes, hulls = _link_geometry(robot, self.self_collision)
+        self._place_links(robot, model, boxes, hulls)
+        self._moving = [self._moving_joints(int(row[contacts.FRAME])) for row in self.link_rows]
+        self.self_pairs = np.zeros((0, 2), dtype=np.int64)
+        if self.self_collision and len(self.link_owners):
+            self.self_pairs = self._enabled_pairs(robot, srdf, model)
+            self._leave_out_overlapping(rest)
+        self.set_obstacles(obstacles)
+
+    def _place_links(self, robot, model, boxes, hulls) -> None:
+        """The links' shapes fixed to the tree's frames: ``link_rows``, each row's link
+        (``link_owners``), each owner's hull in its frame (``link_hulls``)."""
         held = robot.full_tree
         held_poses = held.link_poses(np.clip(held.neutral, held.lower, held.upper))
         rows, row_owner, owner_links, self.link_hulls = [], [], [], []
-
-        def add_owner(link, shape_rows, hull, offset):
-            vertices, pad = hull
-            self.link_hulls.append((vertices @ offset[:3, :3].T + offset[:3, 3], pad))
-            rows.extend(shape_rows)
-            row_owner.extend([len(owner_links)] * len(shape_rows))
-            owner_links.append(link)
-
         for link in dict.fromkeys(model.link_names):
             anchor = self._anchor(robot, link)
             if anchor is None:
@@ -130,61 +137,71 @@ class CollisionTask:
                 )
             except IKNodeError:  # behind a joint that cannot be used: never placed
                 continue
-            offset = tree.link_location(anchor_link)[1] @ relative  # T_frame_link
-            shapes = model.shapes_of(link)
-            static = self.self_collision and not self._moving_joints(frame)
-            pieces = link_pieces(robot, link) if static else []
-            if len(pieces) > 1:  # a concave static link: its convex pieces, each its own owner
-                for piece in pieces:
-                    a, b, radius, volume = piece.capsule
-                    box_pose, size = piece.box
-                    if np.prod(size) < volume:
-                        placed = offset @ box_pose
-                        row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
-                    else:
-                        ends = [offset[:3, :3] @ point + offset[:3, 3] for point in (a, b)]
-                        row = _shape_row(frame, contacts.SWEPT, radius, *ends)
-                    add_owner(link, [row], (piece.vertices, piece.pad), offset)
-                continue
-            if link in boxes and static:
-                box_pose, size = boxes[link]
-                volume = np.prod(size)  # a static link: its box when that fits tightly and better
-                if (
-                    volume < model.volume[shapes].sum()
-                    and volume <= BOX_FIT * model.geometry_volume[shapes].sum()
-                ):
-                    placed = offset @ box_pose
-                    row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
-                    add_owner(link, [row], hulls[link], offset)
-                    continue
-            shape_rows = []
-            for index in shapes:
-                a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
-                b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
-                shape_rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
-            add_owner(link, shape_rows, hulls[link], offset)
+            offset = self.tree.link_location(anchor_link)[1] @ relative  # T_frame_link
+            for shape_rows, (vertices, pad) in self._owners_of(
+                robot, link, frame, offset, model, boxes, hulls
+            ):
+                self.link_hulls.append((vertices @ offset[:3, :3].T + offset[:3, 3], pad))
+                rows.extend(shape_rows)
+                row_owner.extend([len(owner_links)] * len(shape_rows))
+                owner_links.append(link)
         self.link_rows = np.array(rows, dtype=float).reshape(-1, contacts.SHAPE_COLUMNS)
         self.link_owners = tuple(owner_links[owner] for owner in row_owner)
         self._row_owner = np.array(row_owner, dtype=np.int64)
         self._owner_links = tuple(owner_links)
-        owners = self.link_owners
-        self._moving = [self._moving_joints(int(row[contacts.FRAME])) for row in self.link_rows]
-        self.self_pairs = np.zeros((0, 2), dtype=np.int64)
-        if self.self_collision and len(owners):
-            enabled = set(collision_pairs(robot, srdf, model))
-            shapes_of: dict[str, list[int]] = {}
-            for shape, link in enumerate(owners):
-                shapes_of.setdefault(link, []).append(shape)
-            boxed = [row[contacts.KIND] == contacts.BOX for row in self.link_rows]
-            pairs = [
-                (j, i) if boxed[i] else (i, j)  # (a box second: the kernels' order)
-                for link1, link2 in sorted(enabled)
-                for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
-                if self._moving[i] != self._moving[j]
-            ]
-            self.self_pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-            self._leave_out_overlapping(rest)
-        self.set_obstacles(obstacles)
+
+    def _owners_of(self, robot, link: str, frame: int, offset: np.ndarray, model, boxes, hulls) -> list:
+        """The owners ``link`` is checked as, each ``(shape rows, (hull vertices, padding))``,
+        fixed to pose index ``frame`` at ``offset`` (``T_frame_link``): a static concave link's
+        convex pieces, a static link's box when it fits tightly, else the link's capsules."""
+        shapes = model.shapes_of(link)
+        static = self.self_collision and not self._moving_joints(frame)
+        pieces = link_pieces(robot, link) if static else []
+        if len(pieces) > 1:  # a concave static link: its convex pieces, each its own owner
+            owners = []
+            for piece in pieces:
+                a, b, radius, volume = piece.capsule
+                box_pose, size = piece.box
+                if np.prod(size) < volume:
+                    placed = offset @ box_pose
+                    row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
+                else:
+                    ends = [offset[:3, :3] @ point + offset[:3, 3] for point in (a, b)]
+                    row = _shape_row(frame, contacts.SWEPT, radius, *ends)
+                owners.append(([row], (piece.vertices, piece.pad)))
+            return owners
+        if link in boxes and static:
+            box_pose, size = boxes[link]
+            volume = np.prod(size)  # a static link: its box when that fits tightly and better
+            if (
+                volume < model.volume[shapes].sum()
+                and volume <= BOX_FIT * model.geometry_volume[shapes].sum()
+            ):
+                placed = offset @ box_pose
+                row = _shape_row(frame, contacts.BOX, 0.0, placed[:3, 3], size / 2.0, placed[:3, :3])
+                return [([row], hulls[link])]
+        shape_rows = []
+        for index in shapes:
+            a = offset[:3, :3] @ model.point_a[index] + offset[:3, 3]
+            b = offset[:3, :3] @ model.point_b[index] + offset[:3, 3]
+            shape_rows.append(_shape_row(frame, contacts.SWEPT, model.radius[index], a, b))
+        return [(shape_rows, hulls[link])]
+
+    def _enabled_pairs(self, robot, srdf, model) -> np.ndarray:
+        """The self pairs (K, 2) of shapes: those of the link pairs the SRDF (or the computed
+        pairs) leaves enabled that a joint of the solve moves apart, a box second."""
+        enabled = set(collision_pairs(robot, srdf, model))
+        shapes_of: dict[str, list[int]] = {}
+        for shape, link in enumerate(self.link_owners):
+            shapes_of.setdefault(link, []).append(shape)
+        boxed = [row[contacts.KIND] == contacts.BOX for row in self.link_rows]
+        pairs = [
+            (j, i) if boxed[i] else (i, j)  # (a box second: the kernels' order)
+            for link1, link2 in sorted(enabled)
+            for i, j in itertools.product(shapes_of.get(link1, ()), shapes_of.get(link2, ()))
+            if self._moving[i] != self._moving[j]
+        ]
+        return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
     def _leave_out_overlapping(self, rest: np.ndarray) -> None:
         """Drop the self pairs of links whose shapes overlap at ``rest`` (warned about, naming the
