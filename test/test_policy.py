@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 
 from ik_node.errors import IKNodeError
+from ik_node.ros.motion import COLLISION
 from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.ros.policy import COLLISION, Command, GoalRequest, IKPolicy, build_solver, plan_model
+from ik_node.ros.planning import build_solver, plan_model
+from ik_node.ros.policy import IKPolicy
+from ik_node.ros.replies import Command, GoalRequest
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -510,7 +513,7 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
 def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
     """(e.g. self_collision without an optional package the collision model needs): the change is
     refused as a bad value is, and the solver in use stays."""
-    import ik_node.ros.policy
+    import ik_node.ros.planning
 
     policy = ready_policy(arm7)
     solver = policy.model.solver
@@ -518,7 +521,7 @@ def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(ar
     def missing(model):
         raise ModuleNotFoundError("No module named 'scipy'")
 
-    monkeypatch.setattr(ik_node.ros.policy, "build_solver", missing)
+    monkeypatch.setattr(ik_node.ros.planning, "build_solver", missing)
     values = dict(policy.settings.values, self_collision=True)
     with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named"):
         policy.candidate(values, frozenset({"self_collision"}))

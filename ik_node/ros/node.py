@@ -80,8 +80,10 @@ from .parameters import (
     overridden_names,
     spec_of,
 )
-from .policy import GoalRequest, IKPolicy, build_solver, description_path
+from .planning import build_solver, description_path
+from .policy import IKPolicy
 from .preparation import SolverPreparation
+from .replies import GoalRequest, refusal
 
 #: Largest rate of the marker array [Hz]: the latest solve is drawn, older ones are skipped.
 MARKER_RATE = 20.0
@@ -512,7 +514,7 @@ class IKNode(Node):
             request = GoalRequest(tip, pose_from_message(pose), header.frame_id, header.stamp, header)
         except IKNodeError as error:
             request = GoalRequest(tip, None, header.frame_id, header.stamp, header)
-            self._handle(self._policy.refusal(request, f"goal for '{tip}' refused: {error}"))
+            self._handle(refusal(request, f"goal for '{tip}' refused: {error}"))
             return
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
         if self._goal_markers is not None and self._policy.ready and tip in self._policy.goals:
@@ -540,7 +542,7 @@ class IKNode(Node):
         violation = self._policy.commit(command)
         if violation is not None:
             self.get_logger().error(f"command refused by the limit guard: {violation}")
-            self._publish_status(self._policy.refusal(None, violation, "limit_guard").status)
+            self._publish_status(refusal(None, violation, "limit_guard").status)
             return False
         model, settings = self._policy.model, self._settings
         layout = model.layout
