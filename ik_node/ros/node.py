@@ -167,7 +167,7 @@ class IKNode(Node):
             self.create_subscription(
                 PoseStamped, topic, lambda message, tip=tip: self._on_goal(tip, message), GOAL_QOS
             )
-        self._timers = []
+        self._rate_timers = []
         self._reset_timers()
         self.create_timer(1.0 / MARKER_RATE, self._on_marker_timer)
         self._ready_timer = self.create_timer(READY_POLL, self._on_ready_poll)
@@ -398,14 +398,14 @@ class IKNode(Node):
         self._collision_markers_due = True
 
     def _reset_timers(self) -> None:
-        for timer in self._timers:
+        for timer in self._rate_timers:
             self.destroy_timer(timer)
-        self._timers = []
+        self._rate_timers = []
         settings = self._settings
         if settings.mode == "track":
-            self._timers.append(self.create_timer(1.0 / settings.publish_rate, self._on_track_timer))
+            self._rate_timers.append(self.create_timer(1.0 / settings.publish_rate, self._on_track_timer))
         if settings.joint_state_rate > 0.0:
-            self._timers.append(self.create_timer(1.0 / settings.joint_state_rate, self._publish_state))
+            self._rate_timers.append(self.create_timer(1.0 / settings.joint_state_rate, self._publish_state))
 
     # ------------------------------------------------------------------ services and inputs
 
