@@ -3,7 +3,9 @@
 the node. Other packages import :mod:`.node` only inside the function that runs it (importing it
 imports rclpy).
 
-* :mod:`.node`: the node (rclpy), ``python -m ik_node.ros.node``; :mod:`.messages`,
+* :mod:`.node`: the node (rclpy), ``python -m ik_node.ros.node``, and its parts
+  :mod:`.node_parameters`, :mod:`.node_commands`, :mod:`.node_feedback`, :mod:`.node_services`,
+  :mod:`.node_readiness`; :mod:`.messages`,
   :mod:`.obstacle_messages`, :mod:`.interactive_goals` and :mod:`.compute_ik_service` build and
   read its messages (message packages, no rclpy); :mod:`.frames`: TF through tf2 where it is
   importable;
