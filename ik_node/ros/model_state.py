@@ -21,6 +21,7 @@ from dataclasses import replace
 from ..collision import Obstacle
 from ..errors import IKNodeError
 from ..solver import IKSolver
+from .branch_choice import branch_refusal
 from .parameters import NodeSettings, check_semantic_description, check_values
 from .planning import Model, plan_model, solver_for_change
 
@@ -55,7 +56,8 @@ class ModelState:
     def candidate(self, values: dict, changed: frozenset) -> tuple[NodeSettings, Model | None]:
         """The settings and the model (with its solver when the kernels are ready: milliseconds)
         that new parameter ``values`` make, the parameters ``changed`` by name; raises
-        :class:`IKNodeError` naming the parameter when they are refused."""
+        :class:`IKNodeError` naming the parameter when they are refused (with a solver: a fixed
+        ``branch`` the chain has no closed form for, once ``branch`` or the change makes it so)."""
         check_values(values)
         settings = NodeSettings.from_values(values)
         model = self.model
@@ -63,6 +65,12 @@ class ModelState:
             model = self.plan(model.robot, settings, changed)
             if self.ready:
                 model = replace(model, solver=solver_for_change(model))
+                refused = branch_refusal(model.solver, settings.branch)
+                # (a branch set at start-up that the chain cannot take is refused per goal instead)
+                if refused and (
+                    "branch" in changed or not branch_refusal(self.model.solver, self.settings.branch)
+                ):
+                    raise IKNodeError(refused)
         return settings, model
 
     def plan(self, robot, settings: NodeSettings | None = None, changed: frozenset | None = None) -> Model:

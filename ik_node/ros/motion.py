@@ -8,8 +8,9 @@ in its tangent order. Track mode steps on the configuration manifold (tangent di
 twist within ``base_max_linear_velocity`` / ``base_max_angular_velocity`` and scaled with the
 joints (one factor: the motion keeps its direction).
 
-A goal without a collision-free answer (reason ``collision``) publishes nothing, even with
-``publish_best_effort``: the last command stays.
+A goal without a collision-free answer (reason ``collision``), or with answers on other branches
+only (``off_branch``, a fixed ``branch``), publishes nothing, even with ``publish_best_effort``:
+the last command stays.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import IKNodeError
+from .branch_choice import OFF_BRANCH, solve_on_branch
 from .control import command_violation, singularity_scale_toward, velocity_limited_step
-from .parameters import NodeSettings
+from .parameters import NEAREST, NodeSettings
 from .planning import Model
 from .replies import Command, GoalRequest, Reply, Status
 
@@ -68,12 +70,18 @@ class Motion:
     def solve(
         self, model: Model, settings: NodeSettings, goals: dict, seed: np.ndarray, request: GoalRequest | None
     ) -> Reply:
-        """Solve ``goals`` (``{tip: T_base_goal}``) from ``seed``: in solve mode a command, in
-        track mode a new joint goal for :meth:`track_step`; a failed solve publishes the closest
-        configuration only with ``publish_best_effort``."""
+        """Solve ``goals`` (``{tip: T_base_goal}``) from ``seed`` (the solver's answer, or the
+        ``branch``'s: :mod:`ik_node.ros.branch_choice`): in solve mode a command, in track mode a
+        new joint goal for :meth:`track_step`; a failed solve publishes the closest configuration
+        only with ``publish_best_effort``."""
         try:
-            result = node_result(model.solver.solve(dict(goals), seed=seed, timeout=settings.timeout))
-        except IKNodeError as error:  # e.g. a joint state outside the limits of a locked joint
+            if settings.branch == NEAREST:
+                result = node_result(model.solver.solve(dict(goals), seed=seed, timeout=settings.timeout))
+            else:
+                result = solve_on_branch(model.solver, goals, seed, settings.timeout, settings.branch)
+        except (
+            IKNodeError
+        ) as error:  # e.g. a locked joint's state outside its limits; a branch without labels
             return Reply(
                 Status(False, "invalid_goal", str(error), goal=request), warning=f"solve refused: {error}"
             )
@@ -84,8 +92,11 @@ class Motion:
             "time_ms": f"{result.elapsed * 1e3:.3f}",
             "attempts": str(result.attempts),
         }
-        # (no collision-free answer: the last command stays, even with publish_best_effort)
-        publish = result.success or (settings.publish_best_effort and result.reason != COLLISION)
+        # (no collision-free answer, nothing on the branch: the last command stays, even with
+        # publish_best_effort)
+        publish = result.success or (
+            settings.publish_best_effort and result.reason not in (COLLISION, OFF_BRANCH)
+        )
         reply = Reply(
             Status(result.success, result.reason, "", details, request), solution=(result.q, result.success)
         )
@@ -93,6 +104,11 @@ class Motion:
             reply.warning = (
                 "no collision-free solution for the goal within the timeout (self-collision or an obstacle, "
                 f"collision_margin {settings.collision_margin} m): no command published, the last one stays"
+            )
+        elif result.reason == OFF_BRANCH:
+            reply.warning = (
+                f"no solution on branch '{settings.branch}' reaches the goal inside the limits (and free of "
+                "collisions, where they are checked): no command published, the last one stays"
             )
         elif not result.success:
             reply.warning = (
