@@ -36,7 +36,7 @@ from ik_node.ros.parameters import (
     overridden_names,
     spec_of,
 )
-from ik_node.ros.policy import plan_model
+from ik_node.ros.planning import plan_model
 from ik_node.solver import TipTask
 
 XACRO_DIR = Path(__file__).resolve().parent / "xacro"

@@ -21,7 +21,8 @@ from ik_node.ros import compute_ik as codes
 from ik_node.ros.compute_ik import MAX_TIMEOUT, IKQuery, PoseValues, answer_query
 from ik_node.ros.conversions import pose_to_fields
 from ik_node.ros.parameters import NODE_PARAMETERS, NodeSettings, joint_parameter_defaults
-from ik_node.ros.policy import IKPolicy, build_solver, plan_model
+from ik_node.ros.planning import build_solver, plan_model
+from ik_node.ros.policy import IKPolicy
 
 URDF_DIR = Path(__file__).resolve().parent.parent / "urdf"
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -114,7 +115,7 @@ def test_the_request_s_robot_state_seeds_and_left_out_joints_come_from_the_curre
 
 
 def test_nothing_is_commanded_and_the_policy_is_left_as_it_was(arm7, fk, policy):
-    from ik_node.ros.policy import GoalRequest
+    from ik_node.ros.replies import GoalRequest
 
     first = fk(dict(zip(JOINTS, Q_START)), "tool0")
     reply = policy.receive_goal(GoalRequest("tool0", first), 0.0)

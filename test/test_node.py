@@ -694,3 +694,58 @@ def test_python_warnings_reach_the_ros_log(tmp_path):
         assert process.wait_for_log("[WARN]"), process.log()
         warning = next(line for line in process.log().splitlines() if "[WARN]" in line)
         assert "[ik_node]: UserWarning: URDF: joint 'camera_joint' cannot be used" in warning, warning
+
+
+def test_a_fixed_branch_answers_goals_on_it_and_a_bad_value_is_refused_at_run_time():
+    """arm6 (a closed form) with ``branch`` set to another branch than the current joints': a goal
+    they already meet is answered on the parameter's branch, by the solution nearest them (read
+    from the complete set of a solver with the node's limits); a value that is no label is refused
+    naming the valid ones, the branch in use staying; a new label takes effect at the next goal."""
+    from ik_node import IKSolver
+
+    config = CONFIG_DIR / "arm6.yaml"
+    limits = parameter_limits(config)
+    arm6 = load_robot(PACKAGE_ROOT / "urdf" / "arm6.urdf")
+    solver = IKSolver(
+        arm6,
+        "base_link",
+        "tool0",
+        lower={joint: low for joint, (low, _, _) in limits.items()},
+        upper={joint: high for joint, (_, high, _) in limits.items()},
+        compile_helper=False,
+    )
+    names = list(solver.joint_names)
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.8, 0.1])
+    goal = arm6.forward(dict(zip(names, q)), "tool0", "base_link")
+    every = solver.solve_all(goal, seed=q)
+    own = set(every.labels[0])  # (q itself: the nearest solution to q)
+    other = next(set(labels) for labels in every.labels if set(labels) != own)
+
+    def answer(branch: set) -> np.ndarray:
+        """The command for the goal from q, on ``branch`` and the nearest of it to q."""
+        before = len(client.commands)
+        client.send_goal(goal)
+        command = client.wait_command(before)
+        assert command is not None, process.log()[-2000:]
+        reached = positions(command, names)
+        rows = [row for row, labels in enumerate(every.labels) if set(labels) == branch]
+        nearest = min(rows, key=lambda row: np.sum((every.q[row] - q) ** 2))
+        np.testing.assert_allclose(reached, every.q[nearest], atol=1e-6)
+        return reached
+
+    with running_node("--params-file", str(config), "-p", f"branch:={' '.join(sorted(other))}") as (
+        process,
+        client,
+    ):
+        client.send_joint_state(names, q)
+        client.spin_for(0.3)
+        assert np.abs(answer(other) - q).max() > 0.1  # (not the current joints' own branch)
+        result = client.set_parameters(branch="elbow_up")
+        assert not result.successful
+        assert "parameter branch must be 'nearest' or a branch label" in result.reason, result.reason
+        assert "'shoulder+ elbow+ wrist+'" in result.reason and "got 'elbow_up'" in result.reason
+        answer(other)
+        result = client.set_parameters(branch=" ".join(reversed(sorted(own))))
+        assert result.successful, result.reason
+        np.testing.assert_allclose(answer(own), q, atol=1e-6)
+    assert all(status["success"] == "true" for status in client.statuses), client.statuses

@@ -6,14 +6,18 @@ reset, the seed, tracking steps, and the limit guard. FK checks use the model's 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from ik_node.errors import IKNodeError
+from ik_node.ros.motion import COLLISION
 from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.ros.policy import COLLISION, Command, GoalRequest, IKPolicy, build_solver, plan_model
+from ik_node.ros.planning import build_solver, plan_model
+from ik_node.ros.policy import IKPolicy
+from ik_node.ros.replies import Command, GoalRequest
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -510,7 +514,7 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
 def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
     """(e.g. self_collision without an optional package the collision model needs): the change is
     refused as a bad value is, and the solver in use stays."""
-    import ik_node.ros.policy
+    import ik_node.ros.planning
 
     policy = ready_policy(arm7)
     solver = policy.model.solver
@@ -518,8 +522,99 @@ def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(ar
     def missing(model):
         raise ModuleNotFoundError("No module named 'scipy'")
 
-    monkeypatch.setattr(ik_node.ros.policy, "build_solver", missing)
+    monkeypatch.setattr(ik_node.ros.planning, "build_solver", missing)
     values = dict(policy.settings.values, self_collision=True)
     with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named"):
         policy.candidate(values, frozenset({"self_collision"}))
     assert policy.model.solver is solver
+
+
+# ------------------------------------------------------------------ a fixed branch (issue 30)
+
+#: A branch of arm6's closed form, its words in another order than its kernel's
+#: (three_parallel_two_intersecting labels shoulder, wrist, elbow).
+BRANCH = "elbow- shoulder+ wrist+"
+
+
+@pytest.fixture(scope="module")
+def arm6():
+    from ik_node import load_robot
+    from ik_node.description.catalogue import URDF_DIR
+
+    return load_robot(URDF_DIR / "arm6.urdf")
+
+
+def test_a_fixed_branch_answers_each_goal_with_its_solution_on_it_nearest_the_current_joints(arm6):
+    """On arm6 (a closed form: UR geometry): every goal with a solution on ``BRANCH`` is answered
+    with it (by the model's FK, the label of its row in the complete set), the nearest of the
+    branch's solutions (the 2π variants of the last joint share its label) to the joint state;
+    a goal whose solutions are all on other branches publishes nothing, even best effort."""
+    policy = ready_policy(arm6, branch=BRANCH, publish_best_effort=True)
+    model, solver = policy.model, policy.model.solver
+    names = list(model.joint_names)
+    wanted = set(BRANCH.split())
+    low, high = np.maximum(model.lower, -math.pi), np.minimum(model.upper, math.pi)
+    rng = np.random.default_rng(30)
+    answered = off_branch = 0
+    for trial in range(30):
+        current, q = rng.uniform(low, high), rng.uniform(low, high)
+        goal = arm6.forward(dict(zip(names, q)), "tool0", "base_link")
+        policy.on_joint_state(names, current, now=float(trial))
+        reply = policy.receive_goal(GoalRequest("tool0", goal), now=float(trial))
+        every = solver.solve_all(goal, seed=current)
+        rows = [row for row, labels in enumerate(every.labels) if set(labels) == wanted]
+        if not rows:
+            assert (reply.status.reason, reply.command) == ("off_branch", None), reply.status
+            assert f"no solution on branch '{BRANCH}'" in reply.warning
+            off_branch += 1
+            continue
+        assert reply.status.success and reply.command is not None, reply.status
+        command = reply.command.q
+        reached = arm6.forward(dict(zip(names, command)), "tool0", "base_link")
+        assert np.abs(reached - goal).max() < 1e-5
+        same = [row for row in range(len(every.q)) if np.abs(every.q[row] - command).max() < 1e-9]
+        assert same and set(every.labels[same[0]]) == wanted
+        distances = [np.sum((every.q[row] - current) ** 2) for row in rows]  # (joint weights 1)
+        assert np.sum((command - current) ** 2) <= min(distances) + 1e-12
+        assert policy.commit(reply.command) is None
+        answered += 1
+    assert answered >= 10 and off_branch >= 1, (answered, off_branch)
+
+
+def test_a_fixed_branch_needs_a_closed_form_else_it_is_refused_naming_the_parameter(arm6, arm7):
+    """arm7 (seven joints) has no closed form: setting ``branch`` to a label is refused naming the
+    parameter, the value and the valid values, the model in use staying; set at start-up, each
+    goal is refused with the same words, other changes are accepted, and 'nearest' answers
+    again. A value that is no label is refused by its spec, listing the labels; on arm6, a change
+    that leaves the chain without its closed form (a position-only task) is refused."""
+    policy = ready_policy(arm7)
+    model = policy.model
+    with pytest.raises(IKNodeError) as refused:
+        policy.candidate({**policy.settings.values, "branch": BRANCH}, frozenset({"branch"}))
+    message = str(refused.value)
+    assert f"parameter branch '{BRANCH}'" in message and "closed form" in message, message
+    assert "the only valid value is 'nearest'" in message and policy.model is model
+    listed = (
+        r"parameter branch must be 'nearest' or a branch label.*'shoulder\+ elbow\+ wrist\+'.*got 'elbow_up'"
+    )
+    closed_form = ready_policy(arm6)
+    with pytest.raises(IKNodeError, match=listed):
+        closed_form.candidate({**closed_form.settings.values, "branch": "elbow_up"}, frozenset({"branch"}))
+    closed_form = ready_policy(arm6, branch=BRANCH)  # a change that takes the closed form away: refused
+    with pytest.raises(
+        IKNodeError, match=re.escape(f"parameter branch '{BRANCH}' needs a chain with a closed form")
+    ):
+        closed_form.candidate(
+            {**closed_form.settings.values, "tip_tasks.tool0": "position"}, frozenset({"tip_tasks.tool0"})
+        )
+
+    policy = ready_policy(arm7, branch=BRANCH)  # (as from a parameter file)
+    target = arm7.forward(dict(zip(JOINTS, policy.model.rest_posture + 0.2)), "tool0", "base_link")
+    reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
+    assert (reply.status.success, reply.status.reason, reply.command) == (False, "invalid_goal", None)
+    assert f"parameter branch '{BRANCH}'" in reply.status.message and "closed form" in reply.status.message
+    values = {**policy.settings.values, "timeout": 0.02}
+    policy.apply(*policy.candidate(values, frozenset({"timeout"})))
+    policy.apply(*policy.candidate({**values, "branch": "nearest"}, frozenset({"branch"})))
+    reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
+    assert reply.status.success and reached_error(arm7, reply.command.q, target) < 1e-5

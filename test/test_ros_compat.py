@@ -439,6 +439,43 @@ def test_the_package_has_modules_that_import_rclpy_and_a_node_class():
     assert classes, "no class derived from rclpy's Node found: the scanner sees nothing"
 
 
+def self_attributes(definition: ast.ClassDef) -> set[str]:
+    """The names a class's methods assign to ``self.<name>``."""
+    names = set()
+    for statement in ast.walk(definition):
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        else:
+            continue
+        for target in targets:
+            for node in ast.walk(target):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"
+                ):
+                    names.add(node.attr)
+    return names
+
+
+def test_node_classes_leave_rclpy_s_own_attributes_alone():
+    """A node class setting an attribute of rclpy's Node replaces rclpy's: ``self._timers = []``
+    made the executor lose the node's other timers, ``self._parameters`` its parameters."""
+    node_module = pytest.importorskip("rclpy.node", reason="reads the installed rclpy's Node")
+    source = ast.parse(Path(node_module.__file__).read_text())
+    rclpy_node = next(item for item in source.body if isinstance(item, ast.ClassDef) and item.name == "Node")
+    taken = self_attributes(rclpy_node) | set(dir(node_module.Node))
+    clashes = [
+        f"{path.relative_to(PACKAGE_ROOT)}: {definition.name} sets self.{name}, an attribute of rclpy's Node"
+        for path in rclpy_modules()
+        for definition in HumbleScan(path.read_text(), str(path), set(), humble_data()).node_classes
+        for name in sorted(self_attributes(definition) & taken)
+    ]
+    assert not clashes, "\n".join(clashes)
+
+
 CALL = "self.add_post_set_parameters_callback(self._after)"
 SNIPPETS = {
     "unguarded call": (f"{CALL}\n", 1),

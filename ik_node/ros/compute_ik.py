@@ -48,8 +48,8 @@ import numpy as np
 from ..errors import IKNodeError, TargetError
 from ..lie import inverse
 from .conversions import pose_from_fields
+from .motion import node_result
 from .parameters import spec_of
-from .policy import node_result
 
 __all__ = [
     "FAILURE",

@@ -92,7 +92,7 @@ def joint_trajectory(names, positions, velocities, duration: float) -> JointTraj
 
 
 def diagnostic_array(name: str, hardware_id: str, status, stamp) -> DiagnosticArray:
-    """One ``DiagnosticStatus`` for a :class:`ik_node.ros.policy.Status`: OK on success, WARN
+    """One ``DiagnosticStatus`` for a :class:`ik_node.ros.replies.Status`: OK on success, WARN
     otherwise; values: success, reason, the solve's figures, and the goal's frame and stamp."""
     message = DiagnosticStatus()
     message.level = DiagnosticStatus.OK if status.success else DiagnosticStatus.WARN

@@ -13,6 +13,7 @@ name), declared when the robot description names the joints; per-obstacle ones
 from __future__ import annotations
 
 import array
+import itertools
 import math
 import numbers
 import re
@@ -26,11 +27,12 @@ import yaml
 from ..collision import OBSTACLE_KINDS, Obstacle
 from ..description import ROOT_JOINT_TYPES, xacro_arguments
 from ..errors import IKNodeError
-from ..solver import KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
+from ..solver import BRANCH_ROOTS, KIND_SYNTAX, OPTION_SPECS, TASK_AXES, bounds_text, task_kind
 from ..solver import TASK_KINDS as _TASK_KINDS
 from .control import JointLayout
 
 __all__ = [
+    "BRANCHES",
     "JOINT_PARAMETERS",
     "MODES",
     "NODE_PARAMETERS",
@@ -39,8 +41,10 @@ __all__ = [
     "ParameterSpec",
     "ROOT_JOINTS",
     "TASK_KINDS",
+    "NEAREST",
     "TIP_PARAMETERS",
     "PER_JOINT_OR_TIP",
+    "branch_label",
     "check_values",
     "joint_parameter_defaults",
     "obstacle_parameter_names",
@@ -55,6 +59,14 @@ MODES = ("solve", "track")
 ROOT_JOINTS = ("", *ROOT_JOINT_TYPES)
 #: The named task kinds (``tip_tasks.<tip>`` also takes axis names: ``'vz'``, ``'vx vy wz'``).
 TASK_KINDS = tuple(_TASK_KINDS)
+#: ``branch``'s default: each goal answered by the solver's solution near the current joints.
+NEAREST = "nearest"
+#: ``branch``'s other values: a label of the arm's closed form, each root of :data:`BRANCH_ROOTS`
+#: with ``+`` or ``-`` (any order: ``ik_node solve --all`` prints them in its kernel's).
+BRANCHES = tuple(
+    " ".join(root + sign for root, sign in zip(BRANCH_ROOTS, signs))
+    for signs in itertools.product("+-", repeat=len(BRANCH_ROOTS))
+)
 #: The value types a spec may have; ``string_array`` parameters without a default are required
 #: or defaulted by the node (``tip_links``, ``command_joints``).
 KINDS = ("bool", "integer", "double", "string", "string_array", "double_array")
@@ -135,6 +147,19 @@ class ParameterSpec:
                 raise IKNodeError(f"parameter {name} must be {self.valid}, got {value!r}") from None
 
 
+def branch_label(value: str) -> frozenset[str] | None:
+    """The roots a ``branch`` value chooses (``{'shoulder+', 'elbow-', 'wrist+'}``, the words of
+    one of :data:`BRANCHES` in any order), None for :data:`NEAREST`; raises :class:`IKNodeError`
+    otherwise."""
+    if value == NEAREST:
+        return None
+    words = value.split()
+    roots = sorted(word[:-1] for word in words if word[-1:] in ("+", "-"))
+    if len(words) != len(BRANCH_ROOTS) or roots != sorted(BRANCH_ROOTS):
+        raise IKNodeError(f"not a branch label: {value!r}")
+    return frozenset(words)
+
+
 def _spec(
     name, kind, default, description, unit="", low=None, high=None, choices=(), read_only=False, **more
 ):
@@ -191,6 +216,12 @@ NODE_PARAMETERS = (
     _option("posture_gain", "toward rest_posture"),
     _option("random_seed"),
     _option("max_joint_move", "the seed is the current state", default=0.5),
+    _spec("branch", "string", NEAREST, "which solution answers a goal: 'nearest', the solver's near the "
+          "current joints; or a branch of the arm's closed form (one tip controlling its full pose through "
+          "six revolute joints that decompose), its label as ik_node solve --all prints it, e.g. 'shoulder+ "
+          "elbow- wrist+': the solution on that branch nearest the current joints (solve_type and "
+          "max_joint_move do not apply)", validate=branch_label,
+          valid=f"'{NEAREST}' or a branch label, its words in any order: one of {list(BRANCHES)}"),
     _spec("publish_best_effort", "bool", False, "on a failed solve, publish the closest configuration found "
           "(within limits)"),
     _spec("publish_rest_posture_at_start", "bool", False, "publish one command at the rest posture when "
@@ -343,6 +374,7 @@ class NodeSettings:
     posture_gain: float
     random_seed: int
     max_joint_move: float  # [rad or m]; 0: off
+    branch: str  # 'nearest', or a label of BRANCHES (words in any order)
     publish_best_effort: bool
     publish_rest_posture_at_start: bool
     publish_trajectory: bool

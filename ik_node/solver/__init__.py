@@ -9,10 +9,12 @@ Python: :mod:`ik_node.compiled.jit`), and
 :mod:`.closed_form` and :mod:`.all_solutions` (every solution of a goal, :meth:`IKSolver.solve_all`:
 closed form where the chain decomposes, read from the tree; else a search).
 Exported besides: the option list and its syntax (what the node's parameters and the CLI's
-options are made from) and :func:`check_movable` (a tree the solver can work on).
+options are made from), :func:`check_movable` (a tree the solver can work on), and what a branch
+label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_form`).
 """
 
-from .all_solutions import IKSolutions
+from .all_solutions import IKSolutions, has_closed_form
+from .closed_form import BRANCH_ROOTS
 from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
 from .inputs import check_movable
 from .options import (
@@ -30,6 +32,7 @@ from .options import (
 )
 
 __all__ = [
+    "BRANCH_ROOTS",
     "BatchResult",
     "IKResult",
     "IKSolutions",
@@ -45,6 +48,7 @@ __all__ = [
     "TipTask",
     "bounds_text",
     "check_movable",
+    "has_closed_form",
     "kernels_prepared",
     "prepare_kernels",
     "task_kind",

@@ -36,7 +36,7 @@ from ..errors import IKNodeError, UnknownJointError
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import check_pose
 
-__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "nearest_solution", "solve_all"]
+__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "has_closed_form", "nearest_solution", "solve_all"]
 
 _log = logging.getLogger("ik_node.solver")
 _notice_said = False
@@ -287,12 +287,22 @@ def _search(solver, key: tuple, targets, seed, deadline: float) -> tuple[np.ndar
     return np.array(rows).reshape(-1, len(solver.joint_names)), np.array(errors).reshape(-1, 2)
 
 
+def has_closed_form(solver) -> bool:
+    """Whether :func:`solve_all` solves ``solver``'s chain in closed form (without locked joints),
+    its solutions labelled with their branches: one tip controlling its full pose through six
+    revolute joints that decompose (:func:`~.closed_form.decompose`; the tree read once per solver,
+    nothing compiled). Elsewhere it searches, without labels."""
+    return (
+        len(solver.tip_links) == 1 and _closed_form(solver, (), np.zeros(len(solver.joint_names))) is not None
+    )
+
+
 def nearest_solution(solver, targets, seed, timeout: float) -> IKSolutions | None:
     """:func:`solve_all` of ``targets`` ordered from ``seed`` where the chain has a closed form
     without locked joints and the set is complete and reaches the goal (its first solution is
     then the nearest of all in ``Σ (q_j − s_j)² / w_j``); None elsewhere (no closed form: no
     search is run; a set that is not complete; an unreachable goal)."""
-    if len(solver.tip_links) != 1 or _closed_form(solver, (), np.zeros(len(solver.joint_names))) is None:
+    if not has_closed_form(solver):
         return None
     found = solve_all(solver, targets, seed, timeout, None)
     return found if found.complete and found.success else None

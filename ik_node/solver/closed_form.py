@@ -32,6 +32,7 @@ import numpy as np
 from ..compiled import decompositions, solution_sets
 
 __all__ = [
+    "BRANCH_ROOTS",
     "EXACT_TOLERANCE",
     "NEAR_TOLERANCE",
     "Branches",
@@ -41,6 +42,9 @@ __all__ = [
     "screw_motion",
 ]
 
+#: The two-root subproblems a branch label names, each with its root (``+`` or ``-``), in every
+#: decomposition (in another order per kernel: ``('shoulder+', 'wrist-', 'elbow+')``).
+BRANCH_ROOTS = tuple(dict.fromkeys(root for roots in decompositions.BRANCH_BITS.values() for root in roots))
 #: Geometry within this of a decomposable one [rad for axis directions, m for axis distances]
 #: is solved as it is: its branches' FK residual is of this order, far below the tolerances.
 EXACT_TOLERANCE = 1e-9
