@@ -229,7 +229,8 @@ def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: fl
     tolerances. Returns the polished :class:`Branches` and whether they are surely all: no
     nominal branch was singular or a least-squares one within ``NEAR_LEAST_SQUARES`` deviations
     of the goal (such a branch is polished too; the others, out of reach, stay as they are), and
-    no polish moved farther than
+    every polish reached the task's tolerances (one cut short by its budget, on a loaded machine
+    say, stops short of its branch, which the check drops) and none moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
     polisher = helper_solver(  # (max_joint_move: a branch is wherever it is, not near the seed)
@@ -258,7 +259,11 @@ def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: fl
         result = polisher.solve(target, seed=fitted[first], timeout=budget)
         gap = np.abs(np.remainder(result.q - fitted[first] + np.pi, 2 * np.pi) - np.pi).max()
         rows.append(result.q)
-        complete &= bool(gap <= POLISH_REACH)
+        reached = (
+            result.position_error <= solver.options.position_tolerance
+            and result.orientation_error <= solver.options.orientation_tolerance
+        )  # (a polish cut short of the task's tolerances drops its branch: the set is then unsure)
+        complete &= bool(reached and gap <= POLISH_REACH)
     kept_rows = np.array(rows).reshape(-1, len(solver.joint_names))
     return Branches(kept_rows, branches.status[kept], branches.branch[kept], branches.root_names), complete
 
