@@ -15,8 +15,9 @@ label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_for
 
 from .all_solutions import IKSolutions, has_closed_form
 from .closed_form import BRANCH_ROOTS
-from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
+from .ik_solver import IKSolver
 from .inputs import check_movable
+from .kernel_switch import kernels_prepared, prepare_kernels
 from .options import (
     KIND_SYNTAX,
     METHODS,
@@ -30,6 +31,7 @@ from .options import (
     task_kind,
     task_offset,
 )
+from .results import BatchResult, IKResult, Outcome
 
 __all__ = [
     "BRANCH_ROOTS",

@@ -11,7 +11,6 @@ joint vectors in :attr:`IKSolver.joint_names` order.
 
 from __future__ import annotations
 
-import enum
 import logging
 import math
 import os
@@ -19,18 +18,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from ..compiled.jit import (
-    BATCH_THREADS,
-    COLD_COMPILE,
-    COMPILED,
-    SLOWDOWN_WITHOUT_NUMBA,
-    cache_writable,
-    kernel_ready,
-)
+from ..compiled.jit import BATCH_THREADS, SLOWDOWN_WITHOUT_NUMBA
 from ..errors import IKNodeError, TargetError
 from . import kernels
 from .all_solutions import nearest_solution, solve_all
@@ -45,130 +37,30 @@ from .inputs import (
     tightened_limits,
     timeout_ns,
 )
-from .options import METHODS, SOLVE_TYPES, SolverOptions, default_seed_table_size
+from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
+from .options import SolverOptions, default_seed_table_size
 from .problem import Problem
-from .search_call import SearchCall
+from .results import BatchResult, IKResult, Outcome, outcome_reason
+from .search_call import SearchCall, search_arguments, search_settings
 from .seed_table import SeedTable
-from .warmup import HELPER_VARIABLE, HelperCompile
 
-__all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared", "prepare_kernels"]
+__all__ = ["IKSolver"]
 
 #: Trees with up to this many tips prepare the task-priority problems of every split of their
 #: tips when built (at most 14), so that none is built inside a solve's budget.
 PREPARED_PRIORITY_TIPS = 4
 
-#: Said (``logging`` warning, shown without any logging set up) before a compile in this process,
-#: and when a helper process compiles while the solves run as plain Python.
-COLD_COMPILE_NOTICE = (
-    f"compiling the IK kernels this problem uses (once per install and set of features: {COLD_COMPILE}; "
-    "later runs load them from the cache in under a second)"
-)
-BACKGROUND_COMPILE_NOTICE = (
-    "compiling the IK kernels this problem uses in {where} (once per install and set of features: "
-    f"{COLD_COMPILE}); meanwhile the solves run as plain Python, about {SLOWDOWN_WITHOUT_NUMBA} times "
-    "slower, with their time budgets scaled alike (1 s at most)"
-)
-
-#: A solve's budget while the kernels run as plain Python: ``SLOWDOWN_WITHOUT_NUMBA`` times the
-#: one asked for (the same work), at most this [ns] (an unreachable goal must not hold a node
-#: for its 50 ms x 300 = 15 s).
-PYTHON_BUDGET_NS = 1_000_000_000
-#: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
-PYTHON_SEED_TABLE = 256
-
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
 SOLVE_ALL_TIMEOUT = 0.05
-
-#: The search that prepares the kernels runs at most this long once compiled [ns].
-PREPARATION_SEARCH_NS = 1_000_000
 
 #: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
 #: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
 SLICES_PER_THREAD = 4
 
 _log = logging.getLogger("ik_node.solver")
-# (seconds, compiled) per combination of feature switches whose kernels are ready in this process
-_prepared: dict[tuple, tuple[float, bool]] = {}
-_preparing = threading.Lock()
-_helpers: dict[tuple, HelperCompile | None] = {}  # switch combination -> its helper process
-_helpers_lock = threading.Lock()
 _batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
 _batch_pool_lock = threading.Lock()
-
-
-def kernels_ready(arguments: tuple) -> bool:
-    """Whether the search for a solver's ``arguments`` (:meth:`IKSolver._search_arguments`)
-    runs without compiling: compiled in this process or cached for this machine (what is
-    compiled depends on the arguments' types only, which these stand-ins share with a solve's)."""
-    leading = (
-        np.zeros((1, 1, 4, 4)), np.zeros((1, 1)), -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-        np.zeros((1, 1)), np.zeros((1, 1, 2)), np.zeros((1, kernels.RESULT_COLUMNS), dtype=np.int64),
-    )  # fmt: skip
-    return kernel_ready(kernels.search_many, leading + arguments)
-
-
-def _helper_compile(key: tuple) -> HelperCompile | None:
-    """The helper process compiling the kernels of switch combination ``key`` (one per key and
-    process), or None where what it compiled could not be saved for this process to load (numba
-    has no writable cache for the kernels) or it cannot start: they compile in this one then."""
-    with _helpers_lock:
-        if key not in _helpers:
-            helper = None
-            if cache_writable(kernels.search_many):
-                try:
-                    helper = HelperCompile(key)
-                except OSError as error:
-                    _log.warning("cannot start a helper process to compile the IK kernels (%s)", error)
-            _helpers[key] = helper
-        return _helpers[key]
-
-
-def _switch_key(arguments: tuple) -> tuple:
-    """Which feature switches of a solver's search arguments are on (see :mod:`.kernels`): the
-    problems with the same key run the same compiled kernels."""
-    return tuple(switch is not None for switch in arguments[-4:])
-
-
-def prepare_kernels(solver: IKSolver, notice: bool = True) -> tuple[float, bool]:
-    """Compile the kernels ``solver``'s problem uses, or load them from numba's cache, by running
-    its search once (problems with the same feature switches share them: the first
-    :class:`IKSolver` of each kind does it when built, so that no solve spends its budget on it;
-    ``solve`` and ``solve_many`` run the same kernel). Returns (seconds taken, True if they were
-    compiled rather than loaded), the same on later calls. Safe to call from another thread.
-    ``notice``: say before compiling (:data:`COLD_COMPILE_NOTICE`)."""
-    key = _switch_key(solver._arguments)
-    with _preparing:
-        if key not in _prepared:
-            _prepared[key] = _prepare_search_kernels(solver, notice)
-    return _prepared[key]
-
-
-def _prepare_search_kernels(solver: IKSolver, notice: bool) -> tuple[float, bool]:
-    if notice and not kernels_ready(solver._arguments):
-        _log.warning(COLD_COMPILE_NOTICE)
-    began = time.perf_counter()
-    misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
-    problem = solver.problem
-    identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
-    check_pose(problem.tips[0], identity)
-    solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
-    deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
-    solver._search_call(identity, solver.rest_posture, deadline)
-    compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
-    preparation = (time.perf_counter() - began, bool(compiled))
-    _log.info(
-        "IK kernels %s in %.1f s",
-        "compiled (cached for later starts)" if compiled else "loaded",
-        preparation[0],
-    )
-    return preparation
-
-
-def kernels_prepared() -> tuple[float, bool] | None:
-    """What :func:`prepare_kernels` returned for the first solver prepared in this process, or
-    None before."""
-    return next(iter(_prepared.values()), None)
 
 
 def _batch_threads() -> ThreadPoolExecutor:
@@ -192,57 +84,6 @@ def in_slices(count: int, work) -> None:
     bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
     for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
         pass
-
-
-class Outcome(enum.IntEnum):
-    """How an attempt ended (the kernels' codes)."""
-
-    CONVERGED = kernels.CONVERGED
-    STUCK = kernels.STUCK  # a local minimum: no step decreases the error
-    STALLED = kernels.STALLED  # the error did not halve within STALL_ITERATIONS
-    ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
-    DEADLINE = kernels.DEADLINE  # cut by the time budget
-    COLLISION = kernels.COLLISION  # the tips were within tolerance only in collision
-    JOINT_MOVE = kernels.JOINT_MOVE  # every solution found moves a joint beyond max_joint_move
-
-
-@dataclass
-class IKResult:
-    """The outcome of :meth:`IKSolver.solve`.
-
-    ``q``: joint values [rad, m] in ``joint_names`` order, always within the limits;
-    ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
-    rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
-    ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
-    configuration found is a local minimum of the error), ``'collision'`` (with collision checks
-    on: the targets were reached only in collision; ``q`` is the closest collision-free
-    configuration found, else the closest found), ``'joint_move'`` (with ``max_joint_move``:
-    every solution found moves some joint farther than that from the seed; ``q`` is the one whose
-    largest move is smallest, its errors within tolerance), ``'timeout'`` or ``'iterations'``
-    (the budget ran out while an attempt still progressed).
-    """
-
-    q: np.ndarray
-    success: bool
-    position_error: float
-    orientation_error: float
-    iterations: int
-    elapsed: float
-    reason: str
-    attempts: int = 1
-    tip_errors: dict = field(default_factory=dict)
-
-
-@dataclass
-class BatchResult:
-    """The outcome of :meth:`IKSolver.solve_many` for N targets: ``q`` (N, n), ``success``
-    (N,), ``position_error`` [m] and ``orientation_error`` [rad] (N,), ``elapsed`` [s] (all)."""
-
-    q: np.ndarray
-    success: np.ndarray
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    elapsed: float
 
 
 def _posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
@@ -345,19 +186,8 @@ class IKSolver:
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
             self.seed_table_size = default_seed_table_size(len(self.tip_links), len(self.rest_posture))
-        self._compiled = threading.Event()  # set once the compiled kernels serve the solves
-        self._compile_ended = threading.Event()  # set then, or once their compile failed
-        if compile_helper is None:
-            compile_helper = os.environ.get(HELPER_VARIABLE, "1") != "0"
-        no_table = SeedTable(self.problem, 0, options.random_seed, self.rest_posture)
-        probe = self._search_arguments(self.problem, no_table)  # (the types of every search's)
-        if not compile_helper or kernels_ready(probe):
-            self._use(kernels)
-            prepare_kernels(self)
-            self._compiled.set()
-            self._compile_ended.set()
-        else:
-            self._compile_meanwhile(_switch_key(probe))
+        self._kernel_switch = KernelSwitch()
+        self._kernel_switch.start(self, compile_helper)
 
     def _use(self, kernel_set) -> None:
         """Serve the solves with ``kernel_set``: the compiled kernels (:mod:`.kernels`), or while
@@ -379,62 +209,28 @@ class IKSolver:
         self._search_call = self._common_search(kernel_set)
         self._kernels = kernel_set
 
-    def _compile_meanwhile(self, key: tuple) -> None:
-        """This problem's kernels are neither compiled nor cached: a helper process compiles them
-        (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
-        solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget (at most
-        ``PYTHON_BUDGET_NS``); a
-        thread then loads them and swaps them in (said in the log)."""
-        helper = _helper_compile(key)
-        where = "a helper process" if helper else "the background"
-        _log.warning(BACKGROUND_COMPILE_NOTICE.format(where=where))
-        self._use(kernels.python_kernels())
-
-        def switch() -> None:
-            if helper is not None and not helper.wait():
-                _log.warning(
-                    "the helper process compiling the IK kernels failed; compiling them in this one:\n%s",
-                    helper.output(),
-                )
-            try:
-                self._use(kernels)
-                prepare_kernels(self, notice=False)
-            except Exception:  # (the plain-Python kernels keep answering)
-                _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
-                self._use(kernels.python_kernels())
-            else:
-                self._compiled.set()
-                _log.info("IK kernels ready: solves now run compiled")
-            finally:
-                self._compile_ended.set()
-
-        threading.Thread(target=switch, name="ik_node-compile", daemon=True).start()
-
     def __getstate__(self) -> dict:
-        """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
-        the copy runs the compiled kernels (loading or compiling them at its first solve)."""
+        """Pickled (for a Dask worker, say) without the kernel set in use and its switch: the copy
+        runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_compiled"], state["_compile_ended"], state["_search_call"]
+        del state["_kernels"], state["_kernel_switch"], state["_search_call"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._kernels, self._search_call = kernels, self._common_search(kernels)
-        self._compiled, self._compile_ended = threading.Event(), threading.Event()
-        self._compiled.set()
-        self._compile_ended.set()
+        self._kernel_switch = KernelSwitch(compiled=True)
 
     @property
     def compiled(self) -> bool:
         """Whether the compiled kernels serve the solves (False while they compile after an
         install: the solves then run as plain Python; see :meth:`wait_for_kernels`)."""
-        return self._compiled.is_set()
+        return self._kernel_switch.compiled
 
     def wait_for_kernels(self, timeout: float | None = None) -> bool:
         """Wait until the compiled kernels serve the solves, or their compile failed (at most
         ``timeout`` [s]); returns :attr:`compiled`."""
-        self._compile_ended.wait(timeout)
-        return self.compiled
+        return self._kernel_switch.wait(timeout)
 
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
@@ -455,69 +251,16 @@ class IKSolver:
 
     # ------------------------------------------------------------------ solving
 
-    def _search_arguments(self, problem: Problem, table: SeedTable, settings: tuple | None = None) -> tuple:
-        """The bundles :func:`kernels.search_many` takes after its targets, seeds, budget, task
-        priority and outputs: the tree, the task, the joints, the seed table, the
-        settings (as float and int, whatever number types they were given in: one compiled
-        signature) and the feature switches (``method``, ``solve_type``, ``posture``,
-        ``collision``: None where the problem does not use the feature, so that it compiles only
-        the kernels it uses; see :mod:`ik_node.compiled.bundles`)."""
-        return (
-            problem.tree_arrays,
-            problem.task,
-            problem.joints,
-            (
-                problem.feature_spec,
-                problem.feature_scale,
-                table.q,
-                table.blocked_features,
-                float(table.spacing),
-                table.blocked_centroids,
-                table.cell_starts,
-                problem.limb_frames,
-                problem.limb_starts,
-                problem.limb_coordinates,
-                problem.limb_scale,
-                table.limb_q,
-                table.limb_features,
-            ),  # fmt: skip
-            self._settings if settings is None else settings,
-            *self._method_switches,
-            problem.posture,
-            problem.collision,
-        )
-
-    @property
-    def _method_switches(self) -> tuple:
-        """The switches ``method`` and ``solve_type``: None for ``dls`` and ``speed`` (the
-        defaults), else the option's code."""
-        method, solve_type = METHODS[self.options.method], SOLVE_TYPES[self.options.solve_type]
-        return (
-            None if method == kernels.DLS else np.int64(method),
-            None if solve_type == kernels.SPEED else np.int64(solve_type),
-        )
-
-    @property
-    def _settings(self) -> tuple:
-        """The kernels' ``settings`` bundle (see :mod:`ik_node.compiled.bundles`)."""
-        options = self.options
-        return (
-            float(options.min_damping),
-            int(options.max_iterations),
-            -1 if options.max_attempts is None else int(options.max_attempts),
-            int(options.random_seed),
-            0.0 if options.max_joint_move is None else float(options.max_joint_move),
-        )
-
     def _common_search(self, kernel_set) -> SearchCall:
         """The search of :meth:`solve` and :meth:`solve_many` with ``kernel_set``: the problem's
-        and its seed table's (:meth:`_search_arguments`)."""
-        arguments = self._search_arguments(self.problem, self.seed_table)
+        and its seed table's (:func:`.search_call.search_arguments`)."""
+        arguments = search_arguments(self.problem, self.seed_table, self.options)
         return SearchCall(kernel_set, arguments, len(self.tip_links), len(self.rest_posture))
 
     @property
     def _arguments(self) -> tuple:
-        """The common search's bundles (:meth:`_search_arguments` of the problem and its table)."""
+        """The common search's bundles (:func:`.search_call.search_arguments` of the problem and
+        its table)."""
         return self._search_call.arguments
 
     def _search(
@@ -591,7 +334,7 @@ class IKSolver:
             orientation_error=max([error[1] for error in errors]),
             iterations=iterations,
             elapsed=time.perf_counter() - start,
-            reason=self._reason(outcome, deadline_reached, out_of_reach, target_poses),
+            reason=outcome_reason(outcome, deadline_reached, out_of_reach, self.problem, target_poses),
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
@@ -620,22 +363,9 @@ class IKSolver:
             orientation_error=errors[1],
             iterations=0,
             elapsed=time.perf_counter() - start,
-            reason=self._reason(outcome, False, [], None),
+            reason=outcome_reason(outcome, False, [], self.problem, None),
             tip_errors={self.tip_links[0]: errors},
         )
-
-    def _reason(self, outcome: int, deadline_reached: bool, out_of_reach, target_poses) -> str:
-        """:attr:`IKResult.reason` of a search's outcome (the one map from the kernels' codes):
-        ``out_of_reach`` the tips found beyond their reach before the search."""
-        if outcome == kernels.CONVERGED:
-            return "success"
-        if outcome == kernels.COLLISION:
-            return "collision"
-        if outcome == kernels.JOINT_MOVE:
-            return "joint_move"
-        if outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
-            return "unreachable"  # beyond the workspace, or the closest found is a local minimum
-        return "timeout" if deadline_reached else "iterations"
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
         """Every solution of ``targets`` inside the limits, as an
@@ -674,19 +404,19 @@ class IKSolver:
         near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
         near_problem, near_table, ordered, no_table = self._priority_problems(near)
         order = [self.tip_links.index(tip) for tip in ordered.tips]
-        near_arguments = self._search_arguments(near_problem, near_table)
+        near_arguments = search_arguments(near_problem, near_table, self.options)
         found = self._search(
             np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments
         )
         outcome, iterations, attempts, deadline_reached, q, _ = found
         if outcome == kernels.SEED_NOT_FINITE:
             return found
-        settings = list(self._settings)
+        settings = list(search_settings(self.options))
         settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
         ordered_targets = np.ascontiguousarray(targets[order])
         if outcome == Outcome.CONVERGED:
             primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-            arguments = self._search_arguments(ordered, no_table, tuple(settings))
+            arguments = search_arguments(ordered, no_table, self.options, tuple(settings))
             outcome, used, _, reached, q, ordered_errors = self._search(
                 ordered_targets, q, deadline, arguments, primary_rows
             )
@@ -701,7 +431,7 @@ class IKSolver:
                     outcome = Outcome.JOINT_MOVE
         else:  # no iterations: the errors of every tip at q
             settings[kernels.MAX_ITERATIONS] = 0
-            arguments = self._search_arguments(ordered, no_table, tuple(settings))
+            arguments = search_arguments(ordered, no_table, self.options, tuple(settings))
             ordered_errors = self._search(ordered_targets, q, kernels.NO_DEADLINE, arguments)[5]
         errors = [None] * len(order)
         for position, index in enumerate(order):
