@@ -39,16 +39,13 @@ from .inputs import (
 )
 from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
 from .options import SolverOptions, default_seed_table_size
+from .priority import TaskPriority, solve_prioritised
 from .problem import Problem
 from .results import BatchResult, IKResult, Outcome, outcome_reason
-from .search_call import SearchCall, search_arguments, search_settings
+from .search_call import SearchCall, search_arguments
 from .seed_table import SeedTable
 
 __all__ = ["IKSolver"]
-
-#: Trees with up to this many tips prepare the task-priority problems of every split of their
-#: tips when built (at most 14), so that none is built inside a solve's budget.
-PREPARED_PRIORITY_TIPS = 4
 
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
@@ -200,11 +197,7 @@ class IKSolver:
         if kernel_set is not kernels:
             size = min(size, PYTHON_SEED_TABLE)
         table = SeedTable(problem, size, self.options.random_seed, self.rest_posture)
-        priority: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
-        if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
-            for mask in range(1, 2 ** len(self.tip_links) - 1):
-                near = tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1)
-                priority[near] = self._priority_entry(problem, table, near)
+        priority = TaskPriority(problem, table, self.options.random_seed, self.rest_posture)
         self.problem, self.seed_table, self._priority = problem, table, priority
         self._search_call = self._common_search(kernel_set)
         self._kernels = kernel_set
@@ -263,15 +256,6 @@ class IKSolver:
         its table)."""
         return self._search_call.arguments
 
-    def _search(
-        self, targets, seed, deadline: int, arguments: tuple, primary_rows=kernels.NO_PRIORITY
-    ) -> tuple:
-        """A search other than the common one (:class:`SearchCall` with ``arguments``); returns
-        what a :class:`SearchCall` does."""
-        return SearchCall(self._kernels, arguments, len(targets), len(seed))(
-            targets, seed, deadline, primary_rows
-        )
-
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
 
@@ -313,13 +297,7 @@ class IKSolver:
                 seed = self.rest_posture
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
-            found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach)
-            if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
-                # the reach test is a bound: a full search within what is left of the budget
-                full = self._search_call(target_poses, seed, deadline)
-                kept = full if full[0] == kernels.CONVERGED else found
-                found = (kept[0], found[1] + full[1], found[2] + full[2], full[3], *kept[4:])
-                out_of_reach = [] if kept is full else out_of_reach
+            found, out_of_reach = solve_prioritised(self, target_poses, seed, deadline, out_of_reach)
         else:
             found = self._search_call(target_poses, seed, deadline)
         outcome, iterations, attempts, deadline_reached, q, errors = found
@@ -375,68 +353,6 @@ class IKSolver:
         ``timeout`` [s] (``complete=False``). ``seed`` orders them nearest first; ``locked``
         ({joint: value}) holds joints, e.g. one of a 7-joint arm. See :mod:`.all_solutions`."""
         return solve_all(self, targets, seed, timeout, locked)
-
-    def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:
-        """For the reachable tips ``near``: :meth:`_priority_entry`, built once per split."""
-        priority = self._priority
-        if near not in priority:
-            priority[near] = self._priority_entry(self.problem, self.seed_table, near)
-        return priority[near]
-
-    def _priority_entry(self, problem: Problem, table: SeedTable, near: tuple) -> tuple:
-        """The reachable tips' problem and seed table, and the whole problem with their rows
-        first, with an empty table (its one attempt starts where the first search ended)."""
-        near_problem = problem.for_tips(near)
-        ordered = problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
-        return (
-            near_problem,
-            table.for_tips(near_problem, problem),
-            ordered,
-            SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
-        )
-
-    def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach) -> tuple:
-        """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
-        first the reachable tips alone (a search over their rows: the far tips do not pull on the
-        shared joints), then one Levenberg-Marquardt attempt with the reachable tips' rows as
-        primary (a search of one attempt from there with ``primary_rows``): the far tips come as
-        close as holding the reachable ones allows. Returns what a :class:`SearchCall` returns."""
-        near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
-        near_problem, near_table, ordered, no_table = self._priority_problems(near)
-        order = [self.tip_links.index(tip) for tip in ordered.tips]
-        near_arguments = search_arguments(near_problem, near_table, self.options)
-        found = self._search(
-            np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments
-        )
-        outcome, iterations, attempts, deadline_reached, q, _ = found
-        if outcome == kernels.SEED_NOT_FINITE:
-            return found
-        settings = list(search_settings(self.options))
-        settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
-        ordered_targets = np.ascontiguousarray(targets[order])
-        if outcome == Outcome.CONVERGED:
-            primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-            arguments = search_arguments(ordered, no_table, self.options, tuple(settings))
-            outcome, used, _, reached, q, ordered_errors = self._search(
-                ordered_targets, q, deadline, arguments, primary_rows
-            )
-            iterations += used
-            deadline_reached |= reached
-            outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
-            max_joint_move = self.options.max_joint_move
-            if outcome == Outcome.CONVERGED and max_joint_move is not None:
-                # (that attempt's move is bounded from its own start, not from the seed)
-                clipped = self.tree.normalized(np.clip(seed, self.lower, self.upper))
-                if np.abs(self.tree.difference(clipped, q)).max() > max_joint_move:
-                    outcome = Outcome.JOINT_MOVE
-        else:  # no iterations: the errors of every tip at q
-            settings[kernels.MAX_ITERATIONS] = 0
-            arguments = search_arguments(ordered, no_table, self.options, tuple(settings))
-            ordered_errors = self._search(ordered_targets, q, kernels.NO_DEADLINE, arguments)[5]
-        errors = [None] * len(order)
-        for position, index in enumerate(order):
-            errors[index] = ordered_errors[position]
-        return outcome, iterations, attempts, deadline_reached, q, errors
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
         """Solve N goals at once, spread over the machine's cores (slices of the batch on
@@ -536,9 +452,7 @@ class IKSolver:
             self.collision_task.set_obstacles(obstacles)
         collision = self.collision_task.arrays(self.options.collision_margin)
         self.problem.set_collision(collision)
-        for near_problem, _, ordered, _ in self._priority.values():
-            near_problem.set_collision(collision)
-            ordered.set_collision(collision)
+        self._priority.set_collision(collision)
         self._search_call = self._common_search(self._kernels)
 
     def collision_distances(self, q) -> dict:
