@@ -11,21 +11,18 @@ joint vectors in :attr:`IKSolver.joint_names` order.
 
 from __future__ import annotations
 
-import logging
 import math
-import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 
-from ..compiled.jit import BATCH_THREADS, SLOWDOWN_WITHOUT_NUMBA
-from ..errors import IKNodeError, TargetError
+from ..compiled.jit import SLOWDOWN_WITHOUT_NUMBA
+from ..errors import IKNodeError
 from . import kernels
 from .all_solutions import nearest_solution, solve_all
+from .batch import solution_figures, solve_many
 from .collision_task import CollisionTask
 from .free_base import BasePlacement
 from .inputs import (
@@ -41,7 +38,7 @@ from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
 from .options import SolverOptions, default_seed_table_size
 from .priority import TaskPriority, solve_prioritised
 from .problem import Problem
-from .results import BatchResult, IKResult, Outcome, outcome_reason
+from .results import BatchResult, IKResult, outcome_reason
 from .search_call import SearchCall, search_arguments
 from .seed_table import SeedTable
 
@@ -50,37 +47,6 @@ __all__ = ["IKSolver"]
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
 SOLVE_ALL_TIMEOUT = 0.05
-
-#: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
-#: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
-SLICES_PER_THREAD = 4
-
-_log = logging.getLogger("ik_node.solver")
-_batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
-_batch_pool_lock = threading.Lock()
-
-
-def _batch_threads() -> ThreadPoolExecutor:
-    """The threads ``solve_many`` spreads batches over, made at its first call (again in a
-    forked child, where the parent's threads do not exist)."""
-    global _batch_pool
-    with _batch_pool_lock:
-        if _batch_pool is None or _batch_pool[0] != os.getpid():
-            _batch_pool = (os.getpid(), ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="ik_node-batch"))
-        return _batch_pool[1]
-
-
-def in_slices(count: int, work) -> None:
-    """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
-    thread, which the threads take in turn (the caller's thread alone for one thread or item);
-    ``work`` must release the GIL (a :func:`~ik_node.compiled.jit.batch_kernel`) to run in parallel."""
-    slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
-    if BATCH_THREADS == 1 or slices <= 1:
-        work(0, count)
-        return
-    bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
-    for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
-        pass
 
 
 def _posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
@@ -365,72 +331,13 @@ class IKSolver:
         (a target out of reach comes back unsolved with its closest configuration). While the
         compiled kernels are not ready yet (see :class:`IKSolver`), it waits for them.
         """
-        start = time.perf_counter()
-        if not self.compiled:
-            _log.info("solve_many waits for the IK kernels' compile")
-            self.wait_for_kernels()
-        budget = timeout_ns(timeout, self.options.max_attempts)
-        target_poses = stack_targets(self.tip_links, targets, None)
-        count = len(target_poses)
-        if seed is None:
-            seeds = np.broadcast_to(self.rest_posture, (count, len(self.joint_names)))
-        else:
-            seeds = np.asarray(seed, dtype=float)
-            if seeds.shape not in ((len(self.joint_names),), (count, len(self.joint_names))):
-                raise TargetError(
-                    f"seed must have shape ({len(self.joint_names)},) or ({count}, {len(self.joint_names)}) "
-                    f"for joints {list(self.joint_names)}, got {seeds.shape}"
-                )
-            if not np.isfinite(seeds).all():
-                raise TargetError("seed contains NaN or infinity")
-            seeds = np.broadcast_to(
-                self.tree.normalized(np.clip(seeds, self.lower, self.upper), "seed"),
-                (count, len(self.joint_names)),
-            )
-        seeds = np.array(seeds, order="C")  # writable: one compiled signature
-        q, norms, outcomes = self._solve_batch(target_poses, seeds, budget)
-        return BatchResult(
-            q=q,
-            success=outcomes == Outcome.CONVERGED,
-            position_error=norms[:, :, 0].max(axis=1),
-            orientation_error=norms[:, :, 1].max(axis=1),
-            elapsed=time.perf_counter() - start,
-        )
-
-    def _solve_batch(self, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
-        """:func:`kernels.search_many` over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous),
-        in slices on the batch threads (the caller's thread alone for one thread or target).
-        Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
-        count = len(targets)
-        q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
-        results = np.empty((count, kernels.RESULT_COLUMNS), dtype=np.int64)
-
-        def solve_slice(first: int, stop: int) -> None:
-            kernels.search_many(
-                targets[first:stop], seeds[first:stop], budget, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-                q[first:stop], norms[first:stop], results[first:stop], *self._arguments,
-            )  # fmt: skip
-
-        in_slices(count, solve_slice)
-        return q, norms, results[:, kernels.OUTCOME]
+        return solve_many(self, targets, seed, timeout)
 
     def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point
         in the base frame and the manipulability (K,) of the task Jacobian
         (:func:`kernels.solution_figures`), on the batch threads."""
-        q = np.ascontiguousarray(q, dtype=float)
-        points, manipulability = np.empty((len(q), 4, 4)), np.empty(len(q))
-        problem = self.problem
-        dof = np.int64(len(problem.joints))
-
-        def figures(first: int, stop: int) -> None:
-            kernels.solution_figures(
-                problem.tree_arrays, problem.task, dof, q[first:stop], points[first:stop],
-                manipulability[first:stop],
-            )  # fmt: skip
-
-        in_slices(len(q), figures)
-        return points, manipulability
+        return solution_figures(self.problem, q)
 
     # ------------------------------------------------------------------ collisions
 
