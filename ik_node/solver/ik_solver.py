@@ -367,17 +367,10 @@ class IKSolver:
         obstacles) at ``q``, as the solver measures it: the larger of their shapes' distance and
         their convex hulls' (see :mod:`~ik_node.compiled.contacts`), the least over a concave
         link's pieces; negative: overlapping."""
-        task = self.collision_task
-        if task is None:
+        if self.collision_task is None:
             return {}
-        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        distances = np.empty(len(task.groups))
-        kernels.group_distances(poses, task.arrays(self.options.collision_margin), distances)
-        found: dict = {}
-        for (a, b, _, _), distance in zip(task.groups, distances):
-            key = (task.owners[a], task.owners[b])
-            found[key] = min(found.get(key, math.inf), float(distance))
-        return found
+        q = self.tree.normalized(np.asarray(q, dtype=float))
+        return self.collision_task.distances(q, self.options.collision_margin)
 
     def clearance(self, q) -> float:
         """The smallest distance [m] between checked pairs at ``q`` (``inf`` without pairs;
@@ -388,25 +381,9 @@ class IKSolver:
         """The checked shapes placed at ``q`` in the base frame, for display: ``(owner, 'capsule',
         radius, a, b)`` (end centres a, b (3,) [m], equal for a sphere) or ``(owner, 'box', 0.0,
         pose, size)`` (4x4 ``T_base_box``, edge lengths (3,) [m])."""
-        task = self.collision_task
-        if task is None:
+        if self.collision_task is None:
             return []
-        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        shapes = []
-        for owner, row in zip(task.owners, task.shapes):
-            pose = poses[int(row[kernels.SHAPE_FRAME])]
-            a, b = row[kernels.SHAPE_A : kernels.SHAPE_A + 3], row[kernels.SHAPE_B : kernels.SHAPE_B + 3]
-            if row[kernels.SHAPE_KIND] == kernels.BOX:
-                box = np.eye(4)
-                box[:3, :3] = pose[:3, :3] @ row[kernels.SHAPE_ROTATION : kernels.SHAPE_ROTATION + 9].reshape(
-                    3, 3
-                )
-                box[:3, 3] = pose[:3, :3] @ a + pose[:3, 3]
-                shapes.append((owner, "box", 0.0, box, 2.0 * b))
-            else:
-                placed = [pose[:3, :3] @ point + pose[:3, 3] for point in (a, b)]
-                shapes.append((owner, "capsule", float(row[kernels.SHAPE_RADIUS]), *placed))
-        return shapes
+        return self.collision_task.placed_shapes(self.tree.normalized(np.asarray(q, dtype=float)))
 
     # ------------------------------------------------------------------ linear algebra for callers
 
