@@ -28,8 +28,10 @@ from .free_base import BasePlacement
 from .inputs import (
     check_movable,
     check_pose,
-    joint_vector,
+    joint_weights,
+    posture_gains,
     resolve_tasks,
+    rest_posture,
     stack_targets,
     tightened_limits,
     timeout_ns,
@@ -47,22 +49,6 @@ __all__ = ["IKSolver"]
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
 SOLVE_ALL_TIMEOUT = 0.05
-
-
-def _posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
-    """The per-joint posture gains ``k_j`` in ``names`` order from the ``posture_gain`` option: a
-    number (every joint), ``{joint: gain}`` (joints left out: 0, not pulled) or an array; each a
-    finite number in [0, 1], else an :class:`IKNodeError` naming the joint."""
-    if isinstance(posture_gain, Mapping) or not np.isscalar(posture_gain):
-        gains = np.array(joint_vector(names, posture_gain, 0.0, "posture_gain"))  # (a writable copy)
-    else:
-        gains = np.full(len(names), float(posture_gain))
-    for name, gain in zip(names, gains):
-        if not (math.isfinite(gain) and 0.0 <= gain <= 1.0):
-            raise IKNodeError(
-                f"posture_gain for joint '{name}' must be a finite number in [0, 1], got {gain}"
-            )
-    return gains
 
 
 class IKSolver:
@@ -102,29 +88,13 @@ class IKSolver:
         self.tip_links = self.tree.tip_links
         check_movable(self.tree)
         options = self.options
-        names = self.joint_names
         self.lower, self.upper = tightened_limits(
-            names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
+            self.joint_names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
         )
         self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
-        tangent_names = self.tree.tangent_names
-        self.joint_weights = joint_vector(tangent_names, options.joint_weights, 1.0, "joint_weights")
-        if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
-            raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
-        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
-        middle = np.where(
-            bounded,
-            0.5 * (np.where(bounded, self.lower, 0) + np.where(bounded, self.upper, 0)),
-            self.tree.neutral,
-        )
-        # Within the limits: the rest posture is also the default seed.
-        self.rest_posture = self.tree.normalized(
-            np.clip(
-                joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
-            ),
-            "rest_posture",
-        )
-        self.posture_gains = _posture_gains(tangent_names, options.posture_gain)
+        self.joint_weights = joint_weights(self.tree.tangent_names, options.joint_weights)
+        self.rest_posture = rest_posture(self.tree, self.lower, self.upper, options.rest_posture)
+        self.posture_gains = posture_gains(self.tree.tangent_names, options.posture_gain)
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
