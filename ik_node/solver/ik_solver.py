@@ -21,7 +21,7 @@ import numpy as np
 from ..compiled.jit import SLOWDOWN_WITHOUT_NUMBA
 from ..errors import IKNodeError
 from . import kernels
-from .all_solutions import nearest_solution, solve_all
+from .all_solutions import solve_all, solve_nearest
 from .batch import solution_figures, solve_many
 from .collision_task import CollisionTask
 from .free_base import BasePlacement
@@ -45,10 +45,6 @@ from .search_call import SearchCall, search_arguments
 from .seed_table import SeedTable
 
 __all__ = ["IKSolver"]
-
-#: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
-#: ``solve_type='distance'`` on a chain with a closed form has no timeout.
-SOLVE_ALL_TIMEOUT = 0.05
 
 
 class IKSolver:
@@ -203,10 +199,11 @@ class IKSolver:
         not an error: the best configuration found comes back with ``success=False``.
 
         With ``solve_type='distance'`` on a chain with a closed form (see :meth:`solve_all`), the
-        answer is the solution nearest the seed of the complete set (:meth:`_solve_nearest`).
+        answer is the solution nearest the seed of the complete set
+        (:func:`.all_solutions.solve_nearest`).
         """
         if self.options.solve_type == "distance" and len(self.tip_links) == 1:
-            nearest = self._solve_nearest(targets, seed, timeout)
+            nearest = solve_nearest(self, targets, seed, timeout)
             if nearest is not None:
                 return nearest
         start = time.perf_counter()
@@ -251,34 +248,6 @@ class IKSolver:
             reason=outcome_reason(outcome, deadline_reached, out_of_reach, self.problem, target_poses),
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
-        )
-
-    def _solve_nearest(self, targets, seed, timeout: float | None) -> IKResult | None:
-        """The solution nearest ``seed`` (default: the rest posture) in the solver's metric
-        ``Σ (q_j − s_j)² / w_j`` among every solution, where the chain has a closed form and the
-        set is complete and reaches the goal (:func:`~.all_solutions.nearest_solution`); None
-        elsewhere (the search answers). With ``max_joint_move``, one that moves a joint farther
-        is no success (``reason='joint_move'``)."""
-        start = time.perf_counter()
-        seed_vector = np.clip(self._seed(seed), self.lower, self.upper)
-        found = nearest_solution(self, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT)
-        if found is None:
-            return None
-        q = found.q[0].copy()
-        outcome = kernels.CONVERGED
-        max_joint_move = self.options.max_joint_move
-        if max_joint_move is not None and np.abs(self.tree.difference(seed_vector, q)).max() > max_joint_move:
-            outcome = kernels.JOINT_MOVE
-        errors = (float(found.position_error[0]), float(found.orientation_error[0]))
-        return IKResult(
-            q=q,
-            success=outcome == kernels.CONVERGED,
-            position_error=errors[0],
-            orientation_error=errors[1],
-            iterations=0,
-            elapsed=time.perf_counter() - start,
-            reason=outcome_reason(outcome, False, [], self.problem, None),
-            tip_errors={self.tip_links[0]: errors},
         )
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
