@@ -37,6 +37,7 @@ from .inputs import (
     timeout_ns,
 )
 from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
+from .null_space import null_space_motion
 from .options import SolverOptions, default_seed_table_size
 from .priority import TaskPriority, solve_prioritised
 from .problem import Problem
@@ -341,27 +342,4 @@ class IKSolver:
         (:func:`kernels.null_space_motion`): the part of ``z`` that leaves the task unchanged
         (``J (I - J^+ J) = 0``). ``W`` defaults to the joint weights. Shapes (m, n), (n,) or
         batched (R, m, n), (R, n)."""
-        jacobian = np.asarray(jacobian, dtype=float)
-        motion = np.asarray(motion, dtype=float)
-        weights = np.broadcast_to(
-            self.joint_weights if weights is None else np.asarray(weights, float), motion.shape
-        )
-        flat_jacobian = np.ascontiguousarray(jacobian.reshape((-1,) + jacobian.shape[-2:]))
-        flat_motion = np.ascontiguousarray(motion.reshape(-1, motion.shape[-1]))
-        flat_weights = np.array(weights.reshape(-1, motion.shape[-1]), order="C")  # (writable: one signature)
-        rows = jacobian.shape[-2]
-        gram, solution, image = np.empty((rows, rows)), np.empty(rows), np.empty(rows)
-        out = np.empty_like(flat_motion)
-        for index in range(len(flat_motion)):
-            kernels.null_space_motion(
-                flat_jacobian[index],
-                flat_motion[index],
-                flat_weights[index],
-                0,
-                rows,
-                gram,
-                solution,
-                image,
-                out[index],
-            )
-        return out.reshape(motion.shape)
+        return null_space_motion(jacobian, motion, self.joint_weights if weights is None else weights)
