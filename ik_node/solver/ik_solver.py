@@ -1,5 +1,6 @@
-"""The :class:`IKSolver` façade: checks input, builds the :class:`Problem` and the
-:class:`SeedTable` once, runs the compiled search (:func:`kernels.search`), and reports.
+"""The :class:`IKSolver` façade: builds the :class:`Problem` and the :class:`SeedTable` once
+from checked input, searches (a :class:`SearchCall` of :func:`kernels.search_many`) and reports
+(:class:`IKResult`).
 
 Default method: singularity-robust damped least squares (Levenberg-Marquardt) on the body
 Jacobian with body-frame errors, the joint limits as selection rows inside the solve, a null-space
@@ -7,6 +8,11 @@ posture term, several tips at once, restarts (seed-table entries nearest the goa
 within a time budget; when some tips' targets lie beyond their reach, task priority: the
 reachable tips first, the far ones as close as that leaves them. Units: metres, radians, seconds;
 joint vectors in :attr:`IKSolver.joint_names` order.
+
+The solver's parts, each in a module of its own: which kernels serve the solves and their compile
+(:mod:`.kernel_switch`), task priority (:mod:`.priority`), batches (:mod:`.batch`), the results
+and their reasons (:mod:`.results`), every solution and the nearest (:mod:`.all_solutions`), the
+collision queries (:class:`CollisionTask`) and the null-space motion (:mod:`.null_space`).
 """
 
 from __future__ import annotations
