@@ -213,9 +213,7 @@ class CollisionTask:
         overlapping = [tuple(self.groups[g, :2]) for g in np.flatnonzero(distances < 0.0)]
         if not overlapping:
             return
-        owner_of = np.repeat(
-            np.arange(len(self.owner_ranges)), np.diff(self.owner_ranges[:, :2], axis=1)[:, 0]
-        )
+        owner_of = self._row_owners()
         dropped = {(int(a), int(b)) for a, b in overlapping}
         keep = [(owner_of[i], owner_of[j]) not in dropped for i, j in self.self_pairs]
         self.self_pairs = np.ascontiguousarray(self.self_pairs[np.array(keep, dtype=bool)])
@@ -292,7 +290,7 @@ class CollisionTask:
             np.stack([bounds[:-1], bounds[1:], hull_bounds[:-1], hull_bounds[1:]], axis=1).reshape(-1, 4),
             dtype=np.int64,
         )
-        owner_of = np.repeat(np.arange(len(self.owner_ranges)), np.diff(bounds))
+        owner_of = self._row_owners()
         # pairs sorted by their owners' pair: a group per pair of owners
         keys = owner_of[pairs[:, 0]] * (len(self.owner_ranges) + 1) + owner_of[pairs[:, 1]]
         order = np.argsort(keys, kind="stable")
@@ -342,7 +340,8 @@ class CollisionTask:
         (:meth:`IKSolver.collision_shapes <ik_node.solver.IKSolver.collision_shapes>`)."""
         poses = self.tree.link_poses(q)
         shapes = []
-        for owner, row in zip(self.owners, self.shapes):
+        for owner, row in zip(self._row_owners(), self.shapes):
+            owner = self.owners[owner]
             pose = poses[int(row[contacts.FRAME])]
             a, b = row[contacts.A : contacts.A + 3], row[contacts.B : contacts.B + 3]
             if row[contacts.KIND] == contacts.BOX:
@@ -354,3 +353,8 @@ class CollisionTask:
                 placed = [pose[:3, :3] @ point + pose[:3, 3] for point in (a, b)]
                 shapes.append((owner, "capsule", float(row[contacts.RADIUS]), *placed))
         return shapes
+
+    def _row_owners(self) -> np.ndarray:
+        """The owner (index into :attr:`owners`) of each row of :attr:`shapes` (a link's or a
+        link piece's shapes are consecutive rows)."""
+        return np.repeat(np.arange(len(self.owner_ranges)), np.diff(self.owner_ranges[:, :2], axis=1)[:, 0])
