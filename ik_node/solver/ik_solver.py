@@ -125,6 +125,8 @@ class IKSolver:
         self._kernel_switch = KernelSwitch()
         self._kernel_switch.start(self, compile_helper)
 
+    # ------------------------------------------------------------------ the kernels in use
+
     def _use(self, kernel_set) -> None:
         """Serve the solves with ``kernel_set``: the compiled kernels (:mod:`.kernels`), or while
         those compile the same functions as plain Python (:func:`kernels.python_kernels`). The
