@@ -322,6 +322,26 @@ def test_obstacles_are_respected_and_changeable_between_solves(panda):
 
 
 @needs_erd
+def test_collision_shapes_name_every_shape_by_its_own_owner(panda):
+    """``collision_shapes`` gives every checked shape once, named by its owner: each of the
+    Panda's fingers is two capsules (two rows of one owner), and the obstacles follow the links
+    under their names (they were cut off, and shapes named by the next owner, when a link had
+    more than one row)."""
+    robot, srdf = panda
+    obstacles = [
+        Obstacle.sphere(0.05, (0.5, 0.0, 0.5), name="ball"),
+        Obstacle.box((0.6, 1.0, 0.04), name="table"),
+    ]
+    solver = IKSolver(
+        robot, "panda_link0", "panda_link8", self_collision=True, srdf=srdf, obstacles=obstacles
+    )
+    task = solver.collision_task
+    owners = [shape[0] for shape in solver.collision_shapes(solver.rest_posture)]
+    assert owners == [*task.link_owners, "ball", "table"]
+    assert owners.count("panda_leftfinger") == owners.count("panda_rightfinger") == 2
+
+
+@needs_erd
 def test_a_goal_reached_only_in_collision_is_refused_with_reason_collision(panda):
     robot, srdf = panda
     plain = IKSolver(robot, "panda_link0", "panda_link8")

@@ -652,7 +652,7 @@ def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
     case = BY_NAME["dual_arm"]
     parent = make_solver(case, seed_table_size=256)
     for tips in (("left_tool0",), ("right_tool0",)):
-        problem, table, _, _ = parent._priority_problems(tips)
+        problem, table, _, _ = parent._priority.problems(tips)
         by_sample = parent.seed_table.q[np.argsort(parent.seed_table.sampled)]
         np.testing.assert_array_equal(table.q, by_sample[table.sampled])
         np.testing.assert_allclose(table.features, problem.features_of(table.q), atol=1e-12)

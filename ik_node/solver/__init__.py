@@ -4,10 +4,14 @@ A newcomer's map: :mod:`.options` (what can be asked: :class:`SolverOptions`, :c
 :mod:`.problem` (the arrays a solve runs on), :mod:`.seed_table` (where restarts begin),
 :mod:`.kernels` (what it calls of the compiled core, :mod:`ik_node.compiled`: FK, Jacobians, the
 damped step with limit rows, one loop with a step per method, the restart search; numba or plain
-Python: :mod:`ik_node.compiled.jit`), and
-:mod:`.ik_solver` (the :class:`IKSolver` façade: input checks, task priority, results), and
-:mod:`.closed_form` and :mod:`.all_solutions` (every solution of a goal, :meth:`IKSolver.solve_all`:
-closed form where the chain decomposes, read from the tree; else a search).
+Python: :mod:`ik_node.compiled.jit`), :mod:`.search_call` (one search: its bundles and call),
+:mod:`.ik_solver` (the :class:`IKSolver` façade: build, search, report) and its parts:
+:mod:`.inputs` (checks of what callers hand it), :mod:`.kernel_switch` (which kernels serve the
+solves, their compile), :mod:`.priority` (task priority), :mod:`.batch` (``solve_many``),
+:mod:`.results` (:class:`IKResult`, :class:`BatchResult`, outcomes and their reasons),
+:mod:`.null_space`, and :mod:`.closed_form` and :mod:`.all_solutions` (every solution of a goal,
+:meth:`IKSolver.solve_all`: closed form where the chain decomposes, read from the tree; else a
+search).
 Exported besides: the option list and its syntax (what the node's parameters and the CLI's
 options are made from), :func:`check_movable` (a tree the solver can work on), and what a branch
 label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_form`).
@@ -15,8 +19,9 @@ label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_for
 
 from .all_solutions import IKSolutions, has_closed_form
 from .closed_form import BRANCH_ROOTS
-from .ik_solver import BatchResult, IKResult, IKSolver, Outcome, kernels_prepared, prepare_kernels
+from .ik_solver import IKSolver
 from .inputs import check_movable
+from .kernel_switch import kernels_prepared, prepare_kernels
 from .options import (
     KIND_SYNTAX,
     METHODS,
@@ -30,6 +35,7 @@ from .options import (
     task_kind,
     task_offset,
 )
+from .results import BatchResult, IKResult, Outcome
 
 __all__ = [
     "BRANCH_ROOTS",

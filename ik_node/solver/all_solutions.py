@@ -33,10 +33,12 @@ from ..compiled.jit import cache_is_cold
 from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
+from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import check_pose
+from .results import IKResult, outcome_reason
 
-__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "has_closed_form", "nearest_solution", "solve_all"]
+__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "has_closed_form", "solve_all", "solve_nearest"]
 
 _log = logging.getLogger("ik_node.solver")
 _notice_said = False
@@ -61,6 +63,9 @@ POLISH_REACH = 0.1
 NEAR_LEAST_SQUARES = 10.0
 #: A search's single solves last at most this [s] each (then a new random seed).
 SEARCH_SOLVE_TIMEOUT = 0.005
+#: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
+#: ``solve_type='distance'`` on a chain with a closed form has no timeout.
+SOLVE_ALL_TIMEOUT = 0.05
 
 
 @dataclass(frozen=True)
@@ -302,15 +307,38 @@ def has_closed_form(solver) -> bool:
     )
 
 
-def nearest_solution(solver, targets, seed, timeout: float) -> IKSolutions | None:
-    """:func:`solve_all` of ``targets`` ordered from ``seed`` where the chain has a closed form
-    without locked joints and the set is complete and reaches the goal (its first solution is
-    then the nearest of all in ``Σ (q_j − s_j)² / w_j``); None elsewhere (no closed form: no
-    search is run; a set that is not complete; an unreachable goal)."""
+def solve_nearest(solver, targets, seed, timeout: float | None) -> IKResult | None:
+    """:meth:`~ik_node.solver.IKSolver.solve` with ``solve_type='distance'`` where the chain has
+    a closed form without locked joints: the solution nearest ``seed`` (default: the rest
+    posture) in the solver's metric ``Σ (q_j − s_j)² / w_j`` among every solution (the first of
+    :func:`solve_all` ordered from the seed, within ``timeout`` [s], None:
+    ``SOLVE_ALL_TIMEOUT``), where the set is complete and reaches the goal; None elsewhere (no
+    closed form: no search is run; a set that is not complete; an unreachable goal: the search
+    answers). With ``max_joint_move``, one that moves a joint farther is no success
+    (``reason='joint_move'``)."""
+    start = time.perf_counter()
+    seed_vector = np.clip(solver._seed(seed), solver.lower, solver.upper)
     if not has_closed_form(solver):
         return None
-    found = solve_all(solver, targets, seed, timeout, None)
-    return found if found.complete and found.success else None
+    found = solve_all(solver, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT, None)
+    if not (found.complete and found.success):
+        return None
+    q = found.q[0].copy()
+    outcome = kernels.CONVERGED
+    max_joint_move = solver.options.max_joint_move
+    if max_joint_move is not None and np.abs(solver.tree.difference(seed_vector, q)).max() > max_joint_move:
+        outcome = kernels.JOINT_MOVE
+    errors = (float(found.position_error[0]), float(found.orientation_error[0]))
+    return IKResult(
+        q=q,
+        success=outcome == kernels.CONVERGED,
+        position_error=errors[0],
+        orientation_error=errors[1],
+        iterations=0,
+        elapsed=time.perf_counter() - start,
+        reason=outcome_reason(outcome, False, [], solver.problem, None),
+        tip_errors={solver.tip_links[0]: errors},
+    )
 
 
 def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping | None = None):

@@ -27,6 +27,7 @@ configuration), and are not checked (see docs/collision.md).
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from collections.abc import Sequence
 
@@ -98,7 +99,8 @@ def _link_geometry(robot, self_collision: bool) -> tuple:
 
 class CollisionTask:
     """The shapes and pairs of one solver (see the module docstring). ``arrays(margin)``: the
-    task bundle's collision part; :meth:`set_obstacles` replaces the obstacles."""
+    task bundle's collision part; :meth:`set_obstacles` replaces the obstacles; :meth:`distances`
+    and :meth:`placed_shapes` answer the solver's collision queries."""
 
     def __init__(
         self,
@@ -207,14 +209,11 @@ class CollisionTask:
         """Drop the self pairs of links whose shapes overlap at ``rest`` (warned about, naming the
         links): the approximation cannot tell them from a collision there."""
         self.set_obstacles(())
-        distances = np.empty(len(self.groups))
-        contacts.group_distances(self.tree.link_poses(rest), self.arrays(0.0), distances)
+        distances = self._group_distances(rest, 0.0)
         overlapping = [tuple(self.groups[g, :2]) for g in np.flatnonzero(distances < 0.0)]
         if not overlapping:
             return
-        owner_of = np.repeat(
-            np.arange(len(self.owner_ranges)), np.diff(self.owner_ranges[:, :2], axis=1)[:, 0]
-        )
+        owner_of = self._row_owners()
         dropped = {(int(a), int(b)) for a, b in overlapping}
         keep = [(owner_of[i], owner_of[j]) not in dropped for i, j in self.self_pairs]
         self.self_pairs = np.ascontiguousarray(self.self_pairs[np.array(keep, dtype=bool)])
@@ -291,7 +290,7 @@ class CollisionTask:
             np.stack([bounds[:-1], bounds[1:], hull_bounds[:-1], hull_bounds[1:]], axis=1).reshape(-1, 4),
             dtype=np.int64,
         )
-        owner_of = np.repeat(np.arange(len(self.owner_ranges)), np.diff(bounds))
+        owner_of = self._row_owners()
         # pairs sorted by their owners' pair: a group per pair of owners
         keys = owner_of[pairs[:, 0]] * (len(self.owner_ranges) + 1) + owner_of[pairs[:, 1]]
         order = np.argsort(keys, kind="stable")
@@ -319,3 +318,43 @@ class CollisionTask:
             self.hull_points,
             self.hull_pads,
         )
+
+    def distances(self, q: np.ndarray, margin: float) -> dict:
+        """``{(owner_a, owner_b): distance [m]}`` of every checked pair of owners at configuration
+        ``q`` (nq) with ``margin`` [m] (:meth:`IKSolver.collision_distances
+        <ik_node.solver.IKSolver.collision_distances>`)."""
+        found: dict = {}
+        for (a, b, _, _), distance in zip(self.groups, self._group_distances(q, margin)):
+            key = (self.owners[a], self.owners[b])
+            found[key] = min(found.get(key, math.inf), float(distance))
+        return found
+
+    def _group_distances(self, q: np.ndarray, margin: float) -> np.ndarray:
+        """The distance [m] of each group (pair of owners) at configuration ``q`` (nq)."""
+        distances = np.empty(len(self.groups))
+        contacts.group_distances(self.tree.link_poses(q), self.arrays(margin), distances)
+        return distances
+
+    def placed_shapes(self, q: np.ndarray) -> list[tuple]:
+        """The checked shapes placed at configuration ``q`` (nq) in the base frame
+        (:meth:`IKSolver.collision_shapes <ik_node.solver.IKSolver.collision_shapes>`)."""
+        poses = self.tree.link_poses(q)
+        shapes = []
+        for owner, row in zip(self._row_owners(), self.shapes):
+            owner = self.owners[owner]
+            pose = poses[int(row[contacts.FRAME])]
+            a, b = row[contacts.A : contacts.A + 3], row[contacts.B : contacts.B + 3]
+            if row[contacts.KIND] == contacts.BOX:
+                box = np.eye(4)
+                box[:3, :3] = pose[:3, :3] @ row[contacts.ROTATION : contacts.ROTATION + 9].reshape(3, 3)
+                box[:3, 3] = pose[:3, :3] @ a + pose[:3, 3]
+                shapes.append((owner, "box", 0.0, box, 2.0 * b))
+            else:
+                placed = [pose[:3, :3] @ point + pose[:3, 3] for point in (a, b)]
+                shapes.append((owner, "capsule", float(row[contacts.RADIUS]), *placed))
+        return shapes
+
+    def _row_owners(self) -> np.ndarray:
+        """The owner (index into :attr:`owners`) of each row of :attr:`shapes` (a link's or a
+        link piece's shapes are consecutive rows)."""
+        return np.repeat(np.arange(len(self.owner_ranges)), np.diff(self.owner_ranges[:, :2], axis=1)[:, 0])

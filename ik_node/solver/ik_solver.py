@@ -1,5 +1,6 @@
-"""The :class:`IKSolver` façade: checks input, builds the :class:`Problem` and the
-:class:`SeedTable` once, runs the compiled search (:func:`kernels.search`), and reports.
+"""The :class:`IKSolver` façade: builds the :class:`Problem` and the :class:`SeedTable` once
+from checked input, searches (a :class:`SearchCall` of :func:`kernels.search_many`) and reports
+(:class:`IKResult`).
 
 Default method: singularity-robust damped least squares (Levenberg-Marquardt) on the body
 Jacobian with body-frame errors, the joint limits as selection rows inside the solve, a null-space
@@ -7,258 +8,50 @@ posture term, several tips at once, restarts (seed-table entries nearest the goa
 within a time budget; when some tips' targets lie beyond their reach, task priority: the
 reachable tips first, the far ones as close as that leaves them. Units: metres, radians, seconds;
 joint vectors in :attr:`IKSolver.joint_names` order.
+
+The solver's parts, each in a module of its own: which kernels serve the solves and their compile
+(:mod:`.kernel_switch`), task priority (:mod:`.priority`), batches (:mod:`.batch`), the results
+and their reasons (:mod:`.results`), every solution and the nearest (:mod:`.all_solutions`), the
+collision queries (:class:`CollisionTask`) and the null-space motion (:mod:`.null_space`).
 """
 
 from __future__ import annotations
 
-import enum
-import logging
 import math
-import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from ..compiled.jit import (
-    BATCH_THREADS,
-    COLD_COMPILE,
-    COMPILED,
-    SLOWDOWN_WITHOUT_NUMBA,
-    cache_writable,
-    kernel_ready,
-)
-from ..errors import IKNodeError, TargetError
+from ..compiled.jit import SLOWDOWN_WITHOUT_NUMBA
+from ..errors import IKNodeError
 from . import kernels
-from .all_solutions import nearest_solution, solve_all
+from .all_solutions import solve_all, solve_nearest
+from .batch import solution_figures, solve_many
 from .collision_task import CollisionTask
 from .free_base import BasePlacement
 from .inputs import (
     check_movable,
     check_pose,
-    joint_vector,
+    joint_weights,
+    posture_gains,
     resolve_tasks,
+    rest_posture,
     stack_targets,
     tightened_limits,
     timeout_ns,
 )
-from .options import METHODS, SOLVE_TYPES, SolverOptions, default_seed_table_size
+from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
+from .null_space import null_space_motion
+from .options import SolverOptions, default_seed_table_size
+from .priority import TaskPriority, solve_prioritised
 from .problem import Problem
-from .search_call import SearchCall
+from .results import BatchResult, IKResult, outcome_reason
+from .search_call import SearchCall, search_arguments
 from .seed_table import SeedTable
-from .warmup import HELPER_VARIABLE, HelperCompile
 
-__all__ = ["BatchResult", "IKResult", "IKSolver", "Outcome", "kernels_prepared", "prepare_kernels"]
-
-#: Trees with up to this many tips prepare the task-priority problems of every split of their
-#: tips when built (at most 14), so that none is built inside a solve's budget.
-PREPARED_PRIORITY_TIPS = 4
-
-#: Said (``logging`` warning, shown without any logging set up) before a compile in this process,
-#: and when a helper process compiles while the solves run as plain Python.
-COLD_COMPILE_NOTICE = (
-    f"compiling the IK kernels this problem uses (once per install and set of features: {COLD_COMPILE}; "
-    "later runs load them from the cache in under a second)"
-)
-BACKGROUND_COMPILE_NOTICE = (
-    "compiling the IK kernels this problem uses in {where} (once per install and set of features: "
-    f"{COLD_COMPILE}); meanwhile the solves run as plain Python, about {SLOWDOWN_WITHOUT_NUMBA} times "
-    "slower, with their time budgets scaled alike (1 s at most)"
-)
-
-#: A solve's budget while the kernels run as plain Python: ``SLOWDOWN_WITHOUT_NUMBA`` times the
-#: one asked for (the same work), at most this [ns] (an unreachable goal must not hold a node
-#: for its 50 ms x 300 = 15 s).
-PYTHON_BUDGET_NS = 1_000_000_000
-#: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
-PYTHON_SEED_TABLE = 256
-
-#: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
-#: ``solve_type='distance'`` on a chain with a closed form has no timeout.
-SOLVE_ALL_TIMEOUT = 0.05
-
-#: The search that prepares the kernels runs at most this long once compiled [ns].
-PREPARATION_SEARCH_NS = 1_000_000
-
-#: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
-#: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
-SLICES_PER_THREAD = 4
-
-_log = logging.getLogger("ik_node.solver")
-# (seconds, compiled) per combination of feature switches whose kernels are ready in this process
-_prepared: dict[tuple, tuple[float, bool]] = {}
-_preparing = threading.Lock()
-_helpers: dict[tuple, HelperCompile | None] = {}  # switch combination -> its helper process
-_helpers_lock = threading.Lock()
-_batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
-_batch_pool_lock = threading.Lock()
-
-
-def kernels_ready(arguments: tuple) -> bool:
-    """Whether the search for a solver's ``arguments`` (:meth:`IKSolver._search_arguments`)
-    runs without compiling: compiled in this process or cached for this machine (what is
-    compiled depends on the arguments' types only, which these stand-ins share with a solve's)."""
-    leading = (
-        np.zeros((1, 1, 4, 4)), np.zeros((1, 1)), -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-        np.zeros((1, 1)), np.zeros((1, 1, 2)), np.zeros((1, kernels.RESULT_COLUMNS), dtype=np.int64),
-    )  # fmt: skip
-    return kernel_ready(kernels.search_many, leading + arguments)
-
-
-def _helper_compile(key: tuple) -> HelperCompile | None:
-    """The helper process compiling the kernels of switch combination ``key`` (one per key and
-    process), or None where what it compiled could not be saved for this process to load (numba
-    has no writable cache for the kernels) or it cannot start: they compile in this one then."""
-    with _helpers_lock:
-        if key not in _helpers:
-            helper = None
-            if cache_writable(kernels.search_many):
-                try:
-                    helper = HelperCompile(key)
-                except OSError as error:
-                    _log.warning("cannot start a helper process to compile the IK kernels (%s)", error)
-            _helpers[key] = helper
-        return _helpers[key]
-
-
-def _switch_key(arguments: tuple) -> tuple:
-    """Which feature switches of a solver's search arguments are on (see :mod:`.kernels`): the
-    problems with the same key run the same compiled kernels."""
-    return tuple(switch is not None for switch in arguments[-4:])
-
-
-def prepare_kernels(solver: IKSolver, notice: bool = True) -> tuple[float, bool]:
-    """Compile the kernels ``solver``'s problem uses, or load them from numba's cache, by running
-    its search once (problems with the same feature switches share them: the first
-    :class:`IKSolver` of each kind does it when built, so that no solve spends its budget on it;
-    ``solve`` and ``solve_many`` run the same kernel). Returns (seconds taken, True if they were
-    compiled rather than loaded), the same on later calls. Safe to call from another thread.
-    ``notice``: say before compiling (:data:`COLD_COMPILE_NOTICE`)."""
-    key = _switch_key(solver._arguments)
-    with _preparing:
-        if key not in _prepared:
-            _prepared[key] = _prepare_search_kernels(solver, notice)
-    return _prepared[key]
-
-
-def _prepare_search_kernels(solver: IKSolver, notice: bool) -> tuple[float, bool]:
-    if notice and not kernels_ready(solver._arguments):
-        _log.warning(COLD_COMPILE_NOTICE)
-    began = time.perf_counter()
-    misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
-    problem = solver.problem
-    identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
-    check_pose(problem.tips[0], identity)
-    solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
-    deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
-    solver._search_call(identity, solver.rest_posture, deadline)
-    compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
-    preparation = (time.perf_counter() - began, bool(compiled))
-    _log.info(
-        "IK kernels %s in %.1f s",
-        "compiled (cached for later starts)" if compiled else "loaded",
-        preparation[0],
-    )
-    return preparation
-
-
-def kernels_prepared() -> tuple[float, bool] | None:
-    """What :func:`prepare_kernels` returned for the first solver prepared in this process, or
-    None before."""
-    return next(iter(_prepared.values()), None)
-
-
-def _batch_threads() -> ThreadPoolExecutor:
-    """The threads ``solve_many`` spreads batches over, made at its first call (again in a
-    forked child, where the parent's threads do not exist)."""
-    global _batch_pool
-    with _batch_pool_lock:
-        if _batch_pool is None or _batch_pool[0] != os.getpid():
-            _batch_pool = (os.getpid(), ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="ik_node-batch"))
-        return _batch_pool[1]
-
-
-def in_slices(count: int, work) -> None:
-    """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
-    thread, which the threads take in turn (the caller's thread alone for one thread or item);
-    ``work`` must release the GIL (a :func:`~ik_node.compiled.jit.batch_kernel`) to run in parallel."""
-    slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
-    if BATCH_THREADS == 1 or slices <= 1:
-        work(0, count)
-        return
-    bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
-    for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
-        pass
-
-
-class Outcome(enum.IntEnum):
-    """How an attempt ended (the kernels' codes)."""
-
-    CONVERGED = kernels.CONVERGED
-    STUCK = kernels.STUCK  # a local minimum: no step decreases the error
-    STALLED = kernels.STALLED  # the error did not halve within STALL_ITERATIONS
-    ITERATIONS = kernels.ITERATIONS  # max_iterations used while the error still fell
-    DEADLINE = kernels.DEADLINE  # cut by the time budget
-    COLLISION = kernels.COLLISION  # the tips were within tolerance only in collision
-    JOINT_MOVE = kernels.JOINT_MOVE  # every solution found moves a joint beyond max_joint_move
-
-
-@dataclass
-class IKResult:
-    """The outcome of :meth:`IKSolver.solve`.
-
-    ``q``: joint values [rad, m] in ``joint_names`` order, always within the limits;
-    ``position_error`` [m] / ``orientation_error`` [rad]: the largest over the tips (controlled
-    rows only); ``tip_errors``: ``{tip: (position_error, orientation_error)}``; ``reason``:
-    ``'success'``, ``'unreachable'`` (a target lies beyond the tip's workspace, or the closest
-    configuration found is a local minimum of the error), ``'collision'`` (with collision checks
-    on: the targets were reached only in collision; ``q`` is the closest collision-free
-    configuration found, else the closest found), ``'joint_move'`` (with ``max_joint_move``:
-    every solution found moves some joint farther than that from the seed; ``q`` is the one whose
-    largest move is smallest, its errors within tolerance), ``'timeout'`` or ``'iterations'``
-    (the budget ran out while an attempt still progressed).
-    """
-
-    q: np.ndarray
-    success: bool
-    position_error: float
-    orientation_error: float
-    iterations: int
-    elapsed: float
-    reason: str
-    attempts: int = 1
-    tip_errors: dict = field(default_factory=dict)
-
-
-@dataclass
-class BatchResult:
-    """The outcome of :meth:`IKSolver.solve_many` for N targets: ``q`` (N, n), ``success``
-    (N,), ``position_error`` [m] and ``orientation_error`` [rad] (N,), ``elapsed`` [s] (all)."""
-
-    q: np.ndarray
-    success: np.ndarray
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    elapsed: float
-
-
-def _posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
-    """The per-joint posture gains ``k_j`` in ``names`` order from the ``posture_gain`` option: a
-    number (every joint), ``{joint: gain}`` (joints left out: 0, not pulled) or an array; each a
-    finite number in [0, 1], else an :class:`IKNodeError` naming the joint."""
-    if isinstance(posture_gain, Mapping) or not np.isscalar(posture_gain):
-        gains = np.array(joint_vector(names, posture_gain, 0.0, "posture_gain"))  # (a writable copy)
-    else:
-        gains = np.full(len(names), float(posture_gain))
-    for name, gain in zip(names, gains):
-        if not (math.isfinite(gain) and 0.0 <= gain <= 1.0):
-            raise IKNodeError(
-                f"posture_gain for joint '{name}' must be a finite number in [0, 1], got {gain}"
-            )
-    return gains
+__all__ = ["IKSolver"]
 
 
 class IKSolver:
@@ -298,29 +91,13 @@ class IKSolver:
         self.tip_links = self.tree.tip_links
         check_movable(self.tree)
         options = self.options
-        names = self.joint_names
         self.lower, self.upper = tightened_limits(
-            names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
+            self.joint_names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
         )
         self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
-        tangent_names = self.tree.tangent_names
-        self.joint_weights = joint_vector(tangent_names, options.joint_weights, 1.0, "joint_weights")
-        if np.any(self.joint_weights < 0) or not np.all(np.isfinite(self.joint_weights)):
-            raise IKNodeError(f"joint_weights must be finite and >= 0, got {self.joint_weights}")
-        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
-        middle = np.where(
-            bounded,
-            0.5 * (np.where(bounded, self.lower, 0) + np.where(bounded, self.upper, 0)),
-            self.tree.neutral,
-        )
-        # Within the limits: the rest posture is also the default seed.
-        self.rest_posture = self.tree.normalized(
-            np.clip(
-                joint_vector(names, options.rest_posture, middle, "rest_posture"), self.lower, self.upper
-            ),
-            "rest_posture",
-        )
-        self.posture_gains = _posture_gains(tangent_names, options.posture_gain)
+        self.joint_weights = joint_weights(self.tree.tangent_names, options.joint_weights)
+        self.rest_posture = rest_posture(self.tree, self.lower, self.upper, options.rest_posture)
+        self.posture_gains = posture_gains(self.tree.tangent_names, options.posture_gain)
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
@@ -345,19 +122,10 @@ class IKSolver:
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
             self.seed_table_size = default_seed_table_size(len(self.tip_links), len(self.rest_posture))
-        self._compiled = threading.Event()  # set once the compiled kernels serve the solves
-        self._compile_ended = threading.Event()  # set then, or once their compile failed
-        if compile_helper is None:
-            compile_helper = os.environ.get(HELPER_VARIABLE, "1") != "0"
-        no_table = SeedTable(self.problem, 0, options.random_seed, self.rest_posture)
-        probe = self._search_arguments(self.problem, no_table)  # (the types of every search's)
-        if not compile_helper or kernels_ready(probe):
-            self._use(kernels)
-            prepare_kernels(self)
-            self._compiled.set()
-            self._compile_ended.set()
-        else:
-            self._compile_meanwhile(_switch_key(probe))
+        self._kernel_switch = KernelSwitch()
+        self._kernel_switch.start(self, compile_helper)
+
+    # ------------------------------------------------------------------ the kernels in use
 
     def _use(self, kernel_set) -> None:
         """Serve the solves with ``kernel_set``: the compiled kernels (:mod:`.kernels`), or while
@@ -370,71 +138,33 @@ class IKSolver:
         if kernel_set is not kernels:
             size = min(size, PYTHON_SEED_TABLE)
         table = SeedTable(problem, size, self.options.random_seed, self.rest_posture)
-        priority: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
-        if len(self.tip_links) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
-            for mask in range(1, 2 ** len(self.tip_links) - 1):
-                near = tuple(tip for i, tip in enumerate(self.tip_links) if mask >> i & 1)
-                priority[near] = self._priority_entry(problem, table, near)
+        priority = TaskPriority(problem, table, self.options.random_seed, self.rest_posture)
         self.problem, self.seed_table, self._priority = problem, table, priority
         self._search_call = self._common_search(kernel_set)
         self._kernels = kernel_set
 
-    def _compile_meanwhile(self, key: tuple) -> None:
-        """This problem's kernels are neither compiled nor cached: a helper process compiles them
-        (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
-        solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget (at most
-        ``PYTHON_BUDGET_NS``); a
-        thread then loads them and swaps them in (said in the log)."""
-        helper = _helper_compile(key)
-        where = "a helper process" if helper else "the background"
-        _log.warning(BACKGROUND_COMPILE_NOTICE.format(where=where))
-        self._use(kernels.python_kernels())
-
-        def switch() -> None:
-            if helper is not None and not helper.wait():
-                _log.warning(
-                    "the helper process compiling the IK kernels failed; compiling them in this one:\n%s",
-                    helper.output(),
-                )
-            try:
-                self._use(kernels)
-                prepare_kernels(self, notice=False)
-            except Exception:  # (the plain-Python kernels keep answering)
-                _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
-                self._use(kernels.python_kernels())
-            else:
-                self._compiled.set()
-                _log.info("IK kernels ready: solves now run compiled")
-            finally:
-                self._compile_ended.set()
-
-        threading.Thread(target=switch, name="ik_node-compile", daemon=True).start()
-
     def __getstate__(self) -> dict:
-        """Pickled (for a Dask worker, say) without the kernel set in use and the compile's event:
-        the copy runs the compiled kernels (loading or compiling them at its first solve)."""
+        """Pickled (for a Dask worker, say) without the kernel set in use and its switch: the copy
+        runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_compiled"], state["_compile_ended"], state["_search_call"]
+        del state["_kernels"], state["_kernel_switch"], state["_search_call"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._kernels, self._search_call = kernels, self._common_search(kernels)
-        self._compiled, self._compile_ended = threading.Event(), threading.Event()
-        self._compiled.set()
-        self._compile_ended.set()
+        self._kernel_switch = KernelSwitch(compiled=True)
 
     @property
     def compiled(self) -> bool:
         """Whether the compiled kernels serve the solves (False while they compile after an
         install: the solves then run as plain Python; see :meth:`wait_for_kernels`)."""
-        return self._compiled.is_set()
+        return self._kernel_switch.compiled
 
     def wait_for_kernels(self, timeout: float | None = None) -> bool:
         """Wait until the compiled kernels serve the solves, or their compile failed (at most
         ``timeout`` [s]); returns :attr:`compiled`."""
-        self._compile_ended.wait(timeout)
-        return self.compiled
+        return self._kernel_switch.wait(timeout)
 
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
@@ -455,79 +185,17 @@ class IKSolver:
 
     # ------------------------------------------------------------------ solving
 
-    def _search_arguments(self, problem: Problem, table: SeedTable, settings: tuple | None = None) -> tuple:
-        """The bundles :func:`kernels.search_many` takes after its targets, seeds, budget, task
-        priority and outputs: the tree, the task, the joints, the seed table, the
-        settings (as float and int, whatever number types they were given in: one compiled
-        signature) and the feature switches (``method``, ``solve_type``, ``posture``,
-        ``collision``: None where the problem does not use the feature, so that it compiles only
-        the kernels it uses; see :mod:`ik_node.compiled.bundles`)."""
-        return (
-            problem.tree_arrays,
-            problem.task,
-            problem.joints,
-            (
-                problem.feature_spec,
-                problem.feature_scale,
-                table.q,
-                table.blocked_features,
-                float(table.spacing),
-                table.blocked_centroids,
-                table.cell_starts,
-                problem.limb_frames,
-                problem.limb_starts,
-                problem.limb_coordinates,
-                problem.limb_scale,
-                table.limb_q,
-                table.limb_features,
-            ),  # fmt: skip
-            self._settings if settings is None else settings,
-            *self._method_switches,
-            problem.posture,
-            problem.collision,
-        )
-
-    @property
-    def _method_switches(self) -> tuple:
-        """The switches ``method`` and ``solve_type``: None for ``dls`` and ``speed`` (the
-        defaults), else the option's code."""
-        method, solve_type = METHODS[self.options.method], SOLVE_TYPES[self.options.solve_type]
-        return (
-            None if method == kernels.DLS else np.int64(method),
-            None if solve_type == kernels.SPEED else np.int64(solve_type),
-        )
-
-    @property
-    def _settings(self) -> tuple:
-        """The kernels' ``settings`` bundle (see :mod:`ik_node.compiled.bundles`)."""
-        options = self.options
-        return (
-            float(options.min_damping),
-            int(options.max_iterations),
-            -1 if options.max_attempts is None else int(options.max_attempts),
-            int(options.random_seed),
-            0.0 if options.max_joint_move is None else float(options.max_joint_move),
-        )
-
     def _common_search(self, kernel_set) -> SearchCall:
         """The search of :meth:`solve` and :meth:`solve_many` with ``kernel_set``: the problem's
-        and its seed table's (:meth:`_search_arguments`)."""
-        arguments = self._search_arguments(self.problem, self.seed_table)
+        and its seed table's (:func:`.search_call.search_arguments`)."""
+        arguments = search_arguments(self.problem, self.seed_table, self.options)
         return SearchCall(kernel_set, arguments, len(self.tip_links), len(self.rest_posture))
 
     @property
     def _arguments(self) -> tuple:
-        """The common search's bundles (:meth:`_search_arguments` of the problem and its table)."""
+        """The common search's bundles (:func:`.search_call.search_arguments` of the problem and
+        its table)."""
         return self._search_call.arguments
-
-    def _search(
-        self, targets, seed, deadline: int, arguments: tuple, primary_rows=kernels.NO_PRIORITY
-    ) -> tuple:
-        """A search other than the common one (:class:`SearchCall` with ``arguments``); returns
-        what a :class:`SearchCall` does."""
-        return SearchCall(self._kernels, arguments, len(targets), len(seed))(
-            targets, seed, deadline, primary_rows
-        )
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
@@ -540,10 +208,11 @@ class IKSolver:
         not an error: the best configuration found comes back with ``success=False``.
 
         With ``solve_type='distance'`` on a chain with a closed form (see :meth:`solve_all`), the
-        answer is the solution nearest the seed of the complete set (:meth:`_solve_nearest`).
+        answer is the solution nearest the seed of the complete set
+        (:func:`.all_solutions.solve_nearest`).
         """
         if self.options.solve_type == "distance" and len(self.tip_links) == 1:
-            nearest = self._solve_nearest(targets, seed, timeout)
+            nearest = solve_nearest(self, targets, seed, timeout)
             if nearest is not None:
                 return nearest
         start = time.perf_counter()
@@ -570,13 +239,7 @@ class IKSolver:
                 seed = self.rest_posture
         out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
-            found = self._solve_prioritised(target_poses, seed, deadline, out_of_reach)
-            if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
-                # the reach test is a bound: a full search within what is left of the budget
-                full = self._search_call(target_poses, seed, deadline)
-                kept = full if full[0] == kernels.CONVERGED else found
-                found = (kept[0], found[1] + full[1], found[2] + full[2], full[3], *kept[4:])
-                out_of_reach = [] if kept is full else out_of_reach
+            found, out_of_reach = solve_prioritised(self, target_poses, seed, deadline, out_of_reach)
         else:
             found = self._search_call(target_poses, seed, deadline)
         outcome, iterations, attempts, deadline_reached, q, errors = found
@@ -591,51 +254,10 @@ class IKSolver:
             orientation_error=max([error[1] for error in errors]),
             iterations=iterations,
             elapsed=time.perf_counter() - start,
-            reason=self._reason(outcome, deadline_reached, out_of_reach, target_poses),
+            reason=outcome_reason(outcome, deadline_reached, out_of_reach, self.problem, target_poses),
             attempts=attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
-
-    def _solve_nearest(self, targets, seed, timeout: float | None) -> IKResult | None:
-        """The solution nearest ``seed`` (default: the rest posture) in the solver's metric
-        ``Σ (q_j − s_j)² / w_j`` among every solution, where the chain has a closed form and the
-        set is complete and reaches the goal (:func:`~.all_solutions.nearest_solution`); None
-        elsewhere (the search answers). With ``max_joint_move``, one that moves a joint farther
-        is no success (``reason='joint_move'``)."""
-        start = time.perf_counter()
-        seed_vector = np.clip(self._seed(seed), self.lower, self.upper)
-        found = nearest_solution(self, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT)
-        if found is None:
-            return None
-        q = found.q[0].copy()
-        outcome = kernels.CONVERGED
-        max_joint_move = self.options.max_joint_move
-        if max_joint_move is not None and np.abs(self.tree.difference(seed_vector, q)).max() > max_joint_move:
-            outcome = kernels.JOINT_MOVE
-        errors = (float(found.position_error[0]), float(found.orientation_error[0]))
-        return IKResult(
-            q=q,
-            success=outcome == kernels.CONVERGED,
-            position_error=errors[0],
-            orientation_error=errors[1],
-            iterations=0,
-            elapsed=time.perf_counter() - start,
-            reason=self._reason(outcome, False, [], None),
-            tip_errors={self.tip_links[0]: errors},
-        )
-
-    def _reason(self, outcome: int, deadline_reached: bool, out_of_reach, target_poses) -> str:
-        """:attr:`IKResult.reason` of a search's outcome (the one map from the kernels' codes):
-        ``out_of_reach`` the tips found beyond their reach before the search."""
-        if outcome == kernels.CONVERGED:
-            return "success"
-        if outcome == kernels.COLLISION:
-            return "collision"
-        if outcome == kernels.JOINT_MOVE:
-            return "joint_move"
-        if outcome == kernels.STUCK or out_of_reach or self.problem.tips_out_of_reach(target_poses):
-            return "unreachable"  # beyond the workspace, or the closest found is a local minimum
-        return "timeout" if deadline_reached else "iterations"
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
         """Every solution of ``targets`` inside the limits, as an
@@ -645,68 +267,6 @@ class IKSolver:
         ``timeout`` [s] (``complete=False``). ``seed`` orders them nearest first; ``locked``
         ({joint: value}) holds joints, e.g. one of a 7-joint arm. See :mod:`.all_solutions`."""
         return solve_all(self, targets, seed, timeout, locked)
-
-    def _priority_problems(self, near: tuple) -> tuple[Problem, SeedTable, Problem, SeedTable]:
-        """For the reachable tips ``near``: :meth:`_priority_entry`, built once per split."""
-        priority = self._priority
-        if near not in priority:
-            priority[near] = self._priority_entry(self.problem, self.seed_table, near)
-        return priority[near]
-
-    def _priority_entry(self, problem: Problem, table: SeedTable, near: tuple) -> tuple:
-        """The reachable tips' problem and seed table, and the whole problem with their rows
-        first, with an empty table (its one attempt starts where the first search ended)."""
-        near_problem = problem.for_tips(near)
-        ordered = problem.for_tips(near + tuple(tip for tip in self.tip_links if tip not in near))
-        return (
-            near_problem,
-            table.for_tips(near_problem, problem),
-            ordered,
-            SeedTable(ordered, 0, self.options.random_seed, self.rest_posture),
-        )
-
-    def _solve_prioritised(self, targets, seed, deadline: int, out_of_reach) -> tuple:
-        """Task priority when some tips' targets are out of reach (Siciliano & Slotine 1991):
-        first the reachable tips alone (a search over their rows: the far tips do not pull on the
-        shared joints), then one Levenberg-Marquardt attempt with the reachable tips' rows as
-        primary (a search of one attempt from there with ``primary_rows``): the far tips come as
-        close as holding the reachable ones allows. Returns what a :class:`SearchCall` returns."""
-        near = tuple(tip for tip in self.tip_links if tip not in out_of_reach)
-        near_problem, near_table, ordered, no_table = self._priority_problems(near)
-        order = [self.tip_links.index(tip) for tip in ordered.tips]
-        near_arguments = self._search_arguments(near_problem, near_table)
-        found = self._search(
-            np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments
-        )
-        outcome, iterations, attempts, deadline_reached, q, _ = found
-        if outcome == kernels.SEED_NOT_FINITE:
-            return found
-        settings = list(self._settings)
-        settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
-        ordered_targets = np.ascontiguousarray(targets[order])
-        if outcome == Outcome.CONVERGED:
-            primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-            arguments = self._search_arguments(ordered, no_table, tuple(settings))
-            outcome, used, _, reached, q, ordered_errors = self._search(
-                ordered_targets, q, deadline, arguments, primary_rows
-            )
-            iterations += used
-            deadline_reached |= reached
-            outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
-            max_joint_move = self.options.max_joint_move
-            if outcome == Outcome.CONVERGED and max_joint_move is not None:
-                # (that attempt's move is bounded from its own start, not from the seed)
-                clipped = self.tree.normalized(np.clip(seed, self.lower, self.upper))
-                if np.abs(self.tree.difference(clipped, q)).max() > max_joint_move:
-                    outcome = Outcome.JOINT_MOVE
-        else:  # no iterations: the errors of every tip at q
-            settings[kernels.MAX_ITERATIONS] = 0
-            arguments = self._search_arguments(ordered, no_table, tuple(settings))
-            ordered_errors = self._search(ordered_targets, q, kernels.NO_DEADLINE, arguments)[5]
-        errors = [None] * len(order)
-        for position, index in enumerate(order):
-            errors[index] = ordered_errors[position]
-        return outcome, iterations, attempts, deadline_reached, q, errors
 
     def solve_many(self, targets, seed=None, timeout: float | None = 0.005) -> BatchResult:
         """Solve N goals at once, spread over the machine's cores (slices of the batch on
@@ -719,72 +279,13 @@ class IKSolver:
         (a target out of reach comes back unsolved with its closest configuration). While the
         compiled kernels are not ready yet (see :class:`IKSolver`), it waits for them.
         """
-        start = time.perf_counter()
-        if not self.compiled:
-            _log.info("solve_many waits for the IK kernels' compile")
-            self.wait_for_kernels()
-        budget = timeout_ns(timeout, self.options.max_attempts)
-        target_poses = stack_targets(self.tip_links, targets, None)
-        count = len(target_poses)
-        if seed is None:
-            seeds = np.broadcast_to(self.rest_posture, (count, len(self.joint_names)))
-        else:
-            seeds = np.asarray(seed, dtype=float)
-            if seeds.shape not in ((len(self.joint_names),), (count, len(self.joint_names))):
-                raise TargetError(
-                    f"seed must have shape ({len(self.joint_names)},) or ({count}, {len(self.joint_names)}) "
-                    f"for joints {list(self.joint_names)}, got {seeds.shape}"
-                )
-            if not np.isfinite(seeds).all():
-                raise TargetError("seed contains NaN or infinity")
-            seeds = np.broadcast_to(
-                self.tree.normalized(np.clip(seeds, self.lower, self.upper), "seed"),
-                (count, len(self.joint_names)),
-            )
-        seeds = np.array(seeds, order="C")  # writable: one compiled signature
-        q, norms, outcomes = self._solve_batch(target_poses, seeds, budget)
-        return BatchResult(
-            q=q,
-            success=outcomes == Outcome.CONVERGED,
-            position_error=norms[:, :, 0].max(axis=1),
-            orientation_error=norms[:, :, 1].max(axis=1),
-            elapsed=time.perf_counter() - start,
-        )
-
-    def _solve_batch(self, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
-        """:func:`kernels.search_many` over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous),
-        in slices on the batch threads (the caller's thread alone for one thread or target).
-        Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
-        count = len(targets)
-        q, norms = np.empty((count, len(self.joint_names))), np.empty((count, len(self.tip_links), 2))
-        results = np.empty((count, kernels.RESULT_COLUMNS), dtype=np.int64)
-
-        def solve_slice(first: int, stop: int) -> None:
-            kernels.search_many(
-                targets[first:stop], seeds[first:stop], budget, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-                q[first:stop], norms[first:stop], results[first:stop], *self._arguments,
-            )  # fmt: skip
-
-        in_slices(count, solve_slice)
-        return q, norms, results[:, kernels.OUTCOME]
+        return solve_many(self, targets, seed, timeout)
 
     def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point
         in the base frame and the manipulability (K,) of the task Jacobian
         (:func:`kernels.solution_figures`), on the batch threads."""
-        q = np.ascontiguousarray(q, dtype=float)
-        points, manipulability = np.empty((len(q), 4, 4)), np.empty(len(q))
-        problem = self.problem
-        dof = np.int64(len(problem.joints))
-
-        def figures(first: int, stop: int) -> None:
-            kernels.solution_figures(
-                problem.tree_arrays, problem.task, dof, q[first:stop], points[first:stop],
-                manipulability[first:stop],
-            )  # fmt: skip
-
-        in_slices(len(q), figures)
-        return points, manipulability
+        return solution_figures(self.problem, q)
 
     # ------------------------------------------------------------------ collisions
 
@@ -806,9 +307,7 @@ class IKSolver:
             self.collision_task.set_obstacles(obstacles)
         collision = self.collision_task.arrays(self.options.collision_margin)
         self.problem.set_collision(collision)
-        for near_problem, _, ordered, _ in self._priority.values():
-            near_problem.set_collision(collision)
-            ordered.set_collision(collision)
+        self._priority.set_collision(collision)
         self._search_call = self._common_search(self._kernels)
 
     def collision_distances(self, q) -> dict:
@@ -816,17 +315,10 @@ class IKSolver:
         obstacles) at ``q``, as the solver measures it: the larger of their shapes' distance and
         their convex hulls' (see :mod:`~ik_node.compiled.contacts`), the least over a concave
         link's pieces; negative: overlapping."""
-        task = self.collision_task
-        if task is None:
+        if self.collision_task is None:
             return {}
-        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        distances = np.empty(len(task.groups))
-        kernels.group_distances(poses, task.arrays(self.options.collision_margin), distances)
-        found: dict = {}
-        for (a, b, _, _), distance in zip(task.groups, distances):
-            key = (task.owners[a], task.owners[b])
-            found[key] = min(found.get(key, math.inf), float(distance))
-        return found
+        q = self.tree.normalized(np.asarray(q, dtype=float))
+        return self.collision_task.distances(q, self.options.collision_margin)
 
     def clearance(self, q) -> float:
         """The smallest distance [m] between checked pairs at ``q`` (``inf`` without pairs;
@@ -837,25 +329,9 @@ class IKSolver:
         """The checked shapes placed at ``q`` in the base frame, for display: ``(owner, 'capsule',
         radius, a, b)`` (end centres a, b (3,) [m], equal for a sphere) or ``(owner, 'box', 0.0,
         pose, size)`` (4x4 ``T_base_box``, edge lengths (3,) [m])."""
-        task = self.collision_task
-        if task is None:
+        if self.collision_task is None:
             return []
-        poses = self.tree.link_poses(self.tree.normalized(np.asarray(q, dtype=float)))
-        shapes = []
-        for owner, row in zip(task.owners, task.shapes):
-            pose = poses[int(row[kernels.SHAPE_FRAME])]
-            a, b = row[kernels.SHAPE_A : kernels.SHAPE_A + 3], row[kernels.SHAPE_B : kernels.SHAPE_B + 3]
-            if row[kernels.SHAPE_KIND] == kernels.BOX:
-                box = np.eye(4)
-                box[:3, :3] = pose[:3, :3] @ row[kernels.SHAPE_ROTATION : kernels.SHAPE_ROTATION + 9].reshape(
-                    3, 3
-                )
-                box[:3, 3] = pose[:3, :3] @ a + pose[:3, 3]
-                shapes.append((owner, "box", 0.0, box, 2.0 * b))
-            else:
-                placed = [pose[:3, :3] @ point + pose[:3, 3] for point in (a, b)]
-                shapes.append((owner, "capsule", float(row[kernels.SHAPE_RADIUS]), *placed))
-        return shapes
+        return self.collision_task.placed_shapes(self.tree.normalized(np.asarray(q, dtype=float)))
 
     # ------------------------------------------------------------------ linear algebra for callers
 
@@ -874,27 +350,4 @@ class IKSolver:
         (:func:`kernels.null_space_motion`): the part of ``z`` that leaves the task unchanged
         (``J (I - J^+ J) = 0``). ``W`` defaults to the joint weights. Shapes (m, n), (n,) or
         batched (R, m, n), (R, n)."""
-        jacobian = np.asarray(jacobian, dtype=float)
-        motion = np.asarray(motion, dtype=float)
-        weights = np.broadcast_to(
-            self.joint_weights if weights is None else np.asarray(weights, float), motion.shape
-        )
-        flat_jacobian = np.ascontiguousarray(jacobian.reshape((-1,) + jacobian.shape[-2:]))
-        flat_motion = np.ascontiguousarray(motion.reshape(-1, motion.shape[-1]))
-        flat_weights = np.array(weights.reshape(-1, motion.shape[-1]), order="C")  # (writable: one signature)
-        rows = jacobian.shape[-2]
-        gram, solution, image = np.empty((rows, rows)), np.empty(rows), np.empty(rows)
-        out = np.empty_like(flat_motion)
-        for index in range(len(flat_motion)):
-            kernels.null_space_motion(
-                flat_jacobian[index],
-                flat_motion[index],
-                flat_weights[index],
-                0,
-                rows,
-                gram,
-                solution,
-                image,
-                out[index],
-            )
-        return out.reshape(motion.shape)
+        return null_space_motion(jacobian, motion, self.joint_weights if weights is None else weights)

@@ -1,6 +1,6 @@
-"""Checks and conversions of what callers hand the solver: joint vectors by name, limits,
-tasks, target poses and time budgets. Each error names the joint, tip or option and says what
-would be valid."""
+"""Checks and conversions of what callers hand the solver: joint vectors by name, limits, joint
+weights, the rest posture and posture gains, tasks, target poses and time budgets. Each error
+names the joint, tip or option and says what would be valid."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ __all__ = [
     "check_movable",
     "check_pose",
     "joint_vector",
+    "joint_weights",
     "pose_stack",
+    "posture_gains",
     "resolve_tasks",
+    "rest_posture",
     "stack_targets",
     "tightened_limits",
     "timeout_ns",
@@ -69,6 +72,43 @@ def tightened_limits(names: Sequence[str], urdf_lower, urdf_upper, lower: Mappin
             f"joint '{names[index]}': lower limit {low[index]} is above upper limit {high[index]}"
         )
     return low, high
+
+
+def joint_weights(names: Sequence[str], values) -> np.ndarray:
+    """The ``joint_weights`` option as a vector in ``names`` (tangent) order, joints left out
+    at 1; each finite and >= 0, else an :class:`IKNodeError`."""
+    weights = joint_vector(names, values, 1.0, "joint_weights")
+    if np.any(weights < 0) or not np.all(np.isfinite(weights)):
+        raise IKNodeError(f"joint_weights must be finite and >= 0, got {weights}")
+    return weights
+
+
+def rest_posture(tree, lower: np.ndarray, upper: np.ndarray, values) -> np.ndarray:
+    """The ``rest_posture`` option as a configuration of ``tree`` within ``lower``/``upper`` (it
+    is also the default seed): joints left out at mid-range, or where unbounded at the tree's
+    neutral value."""
+    bounded = np.isfinite(lower) & np.isfinite(upper)
+    middle = np.where(
+        bounded, 0.5 * (np.where(bounded, lower, 0) + np.where(bounded, upper, 0)), tree.neutral
+    )
+    rest = joint_vector(tree.joint_names, values, middle, "rest_posture")
+    return tree.normalized(np.clip(rest, lower, upper), "rest_posture")
+
+
+def posture_gains(names: Sequence[str], posture_gain) -> np.ndarray:
+    """The per-joint posture gains ``k_j`` in ``names`` order from the ``posture_gain`` option: a
+    number (every joint), ``{joint: gain}`` (joints left out: 0, not pulled) or an array; each a
+    finite number in [0, 1], else an :class:`IKNodeError` naming the joint."""
+    if isinstance(posture_gain, Mapping) or not np.isscalar(posture_gain):
+        gains = np.array(joint_vector(names, posture_gain, 0.0, "posture_gain"))  # (a writable copy)
+    else:
+        gains = np.full(len(names), float(posture_gain))
+    for name, gain in zip(names, gains):
+        if not (math.isfinite(gain) and 0.0 <= gain <= 1.0):
+            raise IKNodeError(
+                f"posture_gain for joint '{name}' must be a finite number in [0, 1], got {gain}"
+            )
+    return gains
 
 
 def resolve_tasks(

@@ -63,13 +63,7 @@ from ..compiled.bundles import (
     WEIGHT,
     WRAPS,
 )
-from ..compiled.contacts import BOX, CONTACT_COLUMNS, contact_rows, group_distances, pair_distance
-from ..compiled.contacts import FRAME as SHAPE_FRAME
-from ..compiled.contacts import KIND as SHAPE_KIND
-from ..compiled.contacts import RADIUS as SHAPE_RADIUS
-from ..compiled.contacts import ROTATION as SHAPE_ROTATION
-from ..compiled.contacts import A as SHAPE_A
-from ..compiled.contacts import B as SHAPE_B
+from ..compiled.contacts import CONTACT_COLUMNS, contact_rows, group_distances, pair_distance
 from ..compiled.fitting import rigid_fit
 from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
@@ -107,7 +101,6 @@ __all__ = [
     "OUTCOME",
     "RESULT_COLUMNS",
     "BASE_AXES",
-    "BOX",
     "CCD",
     "COLLISION",
     "CONTACT_COLUMNS",
@@ -137,12 +130,6 @@ __all__ = [
     "SAMPLE_LOWER",
     "SAMPLE_UPPER",
     "SEED_NOT_FINITE",
-    "SHAPE_A",
-    "SHAPE_B",
-    "SHAPE_FRAME",
-    "SHAPE_KIND",
-    "SHAPE_RADIUS",
-    "SHAPE_ROTATION",
     "SPEED",
     "STALLED",
     "STALL_ITERATIONS",

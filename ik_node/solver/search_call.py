@@ -1,8 +1,9 @@
-"""One search of :func:`kernels.search_many` for one target, at the least Python cost per call.
+"""One search of :func:`kernels.search_many` for one target, at the least Python cost per call,
+and the bundles it takes (:func:`search_arguments`).
 
 A re-solve (the goal moved a little, seeded at the last answer) converges in 1-3 iterations,
 ~1 us each compiled; what a call costs around them is Python's. :class:`SearchCall` pays once
-what every call would: the bundles' tuple (:meth:`IKSolver._search_arguments`), the compiled
+what every call would: the bundles' tuple (:func:`search_arguments`), the compiled
 function for their types (:func:`~ik_node.compiled.jit.compiled_entry`: no dispatch by type),
 and the call's input and output arrays (the *frame*, reused: each call copies the target and
 seed in and the answer out). A call made while another thread's is in the frame (the node's
@@ -17,6 +18,60 @@ import numpy as np
 
 from ..compiled.jit import compiled_entry
 from . import kernels
+from .options import METHODS, SOLVE_TYPES, SolverOptions
+from .problem import Problem
+from .seed_table import SeedTable
+
+__all__ = ["SearchCall", "search_arguments", "search_settings"]
+
+
+def search_arguments(
+    problem: Problem, table: SeedTable, options: SolverOptions, settings: tuple | None = None
+) -> tuple:
+    """The bundles :func:`kernels.search_many` takes after its targets, seeds, budget, task
+    priority and outputs: the tree, the task, the joints, the seed table, the settings
+    (``settings``, else :func:`search_settings` of ``options``) and the feature switches
+    (``method``, ``solve_type``, ``posture``, ``collision``: None where the problem does not use
+    the feature, so that it compiles only the kernels it uses; see
+    :mod:`ik_node.compiled.bundles`)."""
+    method, solve_type = METHODS[options.method], SOLVE_TYPES[options.solve_type]
+    return (
+        problem.tree_arrays,
+        problem.task,
+        problem.joints,
+        (
+            problem.feature_spec,
+            problem.feature_scale,
+            table.q,
+            table.blocked_features,
+            float(table.spacing),
+            table.blocked_centroids,
+            table.cell_starts,
+            problem.limb_frames,
+            problem.limb_starts,
+            problem.limb_coordinates,
+            problem.limb_scale,
+            table.limb_q,
+            table.limb_features,
+        ),  # fmt: skip
+        search_settings(options) if settings is None else settings,
+        None if method == kernels.DLS else np.int64(method),  # (the defaults dls and speed: None)
+        None if solve_type == kernels.SPEED else np.int64(solve_type),
+        problem.posture,
+        problem.collision,
+    )
+
+
+def search_settings(options: SolverOptions) -> tuple:
+    """The kernels' ``settings`` bundle of ``options`` (see :mod:`ik_node.compiled.bundles`), as
+    float and int whatever number types they were given in: one compiled signature."""
+    return (
+        float(options.min_damping),
+        int(options.max_iterations),
+        -1 if options.max_attempts is None else int(options.max_attempts),
+        int(options.random_seed),
+        0.0 if options.max_joint_move is None else float(options.max_joint_move),
+    )
 
 
 class SearchCall:

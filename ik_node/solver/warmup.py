@@ -98,7 +98,8 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     ``collision`` the ones collision queries call from Python. Returns (seconds, whether
     anything was compiled)."""
     from ..description import load_robot  # (the solver's package imports this module)
-    from .ik_solver import IKSolver, prepare_kernels
+    from .ik_solver import IKSolver
+    from .kernel_switch import prepare_kernels
 
     began = time.perf_counter()
     options = {

@@ -1,0 +1,130 @@
+"""Batches: many targets or configurations at once, in slices on the batch threads
+(:data:`~ik_node.compiled.jit.BATCH_THREADS`; the kernels release the GIL).
+:func:`solve_many` is :meth:`IKSolver.solve_many`, :func:`solution_figures`
+:meth:`IKSolver.solution_figures`, both over :func:`in_slices`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..compiled.jit import BATCH_THREADS
+from ..errors import TargetError
+from . import kernels
+from .inputs import stack_targets, timeout_ns
+from .problem import Problem
+from .results import BatchResult, Outcome
+
+if TYPE_CHECKING:
+    from .ik_solver import IKSolver
+
+__all__ = ["in_slices", "solution_figures", "solve_many"]
+
+#: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
+#: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
+SLICES_PER_THREAD = 4
+
+_log = logging.getLogger("ik_node.solver")
+_batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
+_batch_pool_lock = threading.Lock()
+
+
+def _batch_threads() -> ThreadPoolExecutor:
+    """The threads ``solve_many`` spreads batches over, made at its first call (again in a
+    forked child, where the parent's threads do not exist)."""
+    global _batch_pool
+    with _batch_pool_lock:
+        if _batch_pool is None or _batch_pool[0] != os.getpid():
+            _batch_pool = (os.getpid(), ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="ik_node-batch"))
+        return _batch_pool[1]
+
+
+def in_slices(count: int, work) -> None:
+    """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
+    thread, which the threads take in turn (the caller's thread alone for one thread or item);
+    ``work`` must release the GIL (a :func:`~ik_node.compiled.jit.batch_kernel`) to run in parallel."""
+    slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
+    if BATCH_THREADS == 1 or slices <= 1:
+        work(0, count)
+        return
+    bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
+    for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
+        pass
+
+
+def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchResult:
+    """:meth:`IKSolver.solve_many` of ``solver`` (see there): the targets and seeds checked and
+    stacked, :func:`_search_batch` on its common search's bundles, the result."""
+    start = time.perf_counter()
+    if not solver.compiled:
+        _log.info("solve_many waits for the IK kernels' compile")
+        solver.wait_for_kernels()
+    budget = timeout_ns(timeout, solver.options.max_attempts)
+    target_poses = stack_targets(solver.tip_links, targets, None)
+    count, names = len(target_poses), solver.joint_names
+    if seed is None:
+        seeds = np.broadcast_to(solver.rest_posture, (count, len(names)))
+    else:
+        seeds = np.asarray(seed, dtype=float)
+        if seeds.shape not in ((len(names),), (count, len(names))):
+            raise TargetError(
+                f"seed must have shape ({len(names)},) or ({count}, {len(names)}) "
+                f"for joints {list(names)}, got {seeds.shape}"
+            )
+        if not np.isfinite(seeds).all():
+            raise TargetError("seed contains NaN or infinity")
+        seeds = np.broadcast_to(
+            solver.tree.normalized(np.clip(seeds, solver.lower, solver.upper), "seed"), (count, len(names))
+        )
+    seeds = np.array(seeds, order="C")  # writable: one compiled signature
+    q, norms, outcomes = _search_batch(solver._arguments, target_poses, seeds, budget)
+    return BatchResult(
+        q=q,
+        success=outcomes == Outcome.CONVERGED,
+        position_error=norms[:, :, 0].max(axis=1),
+        orientation_error=norms[:, :, 1].max(axis=1),
+        elapsed=time.perf_counter() - start,
+    )
+
+
+def _search_batch(arguments: tuple, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
+    """:func:`kernels.search_many` with ``arguments`` (:func:`.search_call.search_arguments`)
+    over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous), in slices on the batch threads.
+    Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
+    count = len(targets)
+    q, norms = np.empty(seeds.shape), np.empty((count, targets.shape[1], 2))
+    results = np.empty((count, kernels.RESULT_COLUMNS), dtype=np.int64)
+
+    def search_slice(first: int, stop: int) -> None:
+        kernels.search_many(
+            targets[first:stop], seeds[first:stop], budget, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
+            q[first:stop], norms[first:stop], results[first:stop], *arguments,
+        )  # fmt: skip
+
+    in_slices(count, search_slice)
+    return q, norms, results[:, kernels.OUTCOME]
+
+
+def solution_figures(problem: Problem, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For configurations ``q`` (K, nq): the pose (K, 4, 4) of ``problem``'s first tip's
+    controlled point in the base frame and the manipulability (K,) of its task Jacobian
+    (:func:`kernels.solution_figures`), on the batch threads."""
+    q = np.ascontiguousarray(q, dtype=float)
+    points, manipulability = np.empty((len(q), 4, 4)), np.empty(len(q))
+    dof = np.int64(len(problem.joints))
+
+    def figures(first: int, stop: int) -> None:
+        kernels.solution_figures(
+            problem.tree_arrays, problem.task, dof, q[first:stop], points[first:stop],
+            manipulability[first:stop],
+        )  # fmt: skip
+
+    in_slices(len(q), figures)
+    return points, manipulability
