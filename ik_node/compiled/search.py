@@ -1,6 +1,6 @@
 """The restart search: the seed table's features and nearest entries, the ranking of attempts by
-solve type, :func:`search_in` (one target) and :func:`search_many` (a batch, without the GIL: the
-entry from Python, for one target too)."""
+solve type, :func:`search_in` (one target: one loop, its rules named) and :func:`search_many` (a
+batch, without the GIL: the entry from Python, for one target too)."""
 
 from __future__ import annotations
 
@@ -529,18 +529,20 @@ def search_workspace(tree, task, joints, table, collision, nq):
     )
 
 
-@kernel
-def _first_start(tree, task, table, targets, seed, workspace, state):
-    """The first start (into ``workspace``'s start) and the search's ``state`` at its beginning.
+@inline_kernel
+def _first_start(
+    tree, task, table, targets, seed, evaluation_space, table_search, state, start, seed_features
+):
+    """The first start (into ``start``) and the search's ``state`` at its beginning.
 
     The first start is the seed; with one tip, when the seed's tip pose lies farther from the
     targets than the table's typical spacing (by :func:`pose_features`) and the nearest entry
     :func:`probe_table` finds lies nearer, that entry, with the seed next (``SEED_PENDING``). The
-    targets' features are kept for the restarts from the table (:func:`_table_start`), and so are
-    the probed cells (``CELLS_PROBED``; -1: not probed yet)."""
+    targets' features and the probed cells (``CELLS_PROBED``; -1: not probed yet) are kept in
+    ``table_search`` for the restarts from the table (:func:`_table_start`).
+    ``evaluation_space``: an :func:`~ik_node.compiled.tasks.evaluation_workspace`."""
     feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
-    start, target_features, seed_features, distances = workspace[1], workspace[3], workspace[4], workspace[7]
-    attempt_space, cell_distances, probed, probed_distance = workspace[11:15]
+    target_features, cell_distances, probed, probed_distance, distances = table_search[:5]
     for slot in range(STATE_SLOTS):
         state[slot] = 0
     state[BEST_OUTCOME] = ITERATIONS
@@ -552,7 +554,7 @@ def _first_start(tree, task, table, targets, seed, workspace, state):
     if table_size > 1:
         pose_features(targets, feature_spec, feature_scale, target_features)
     if task[0].shape[0] == 1 and table_size > 1:
-        _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
+        _fk_features(tree, task, feature_spec, feature_scale, seed, evaluation_space, seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
             first, first_distance, cells = probe_table(
@@ -568,14 +570,14 @@ def _first_start(tree, task, table, targets, seed, workspace, state):
 
 @inline_kernel
 def _attempt_from_start(
-    workspace, state, tree, task, joints, targets, settings, method, solve_type, posture, collision, seed,
-    primary_rows, deadline,
+    attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+    collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
 ):  # fmt: skip
-    """One attempt from ``workspace``'s start (:func:`_attempt`: the continuation while
-    ``state[CONTINUING]``), its end in ``workspace``'s q and norms, counted in ``state``. Returns
+    """One attempt from ``start`` (:func:`_attempt`: the continuation while
+    ``state[CONTINUING]``), its end into ``q`` and ``norms``, counted in ``state``. Returns
     (outcome, the penetration of its end: :func:`penetration_at`, 0 when converged), or
-    (``PASSED_OVER``, 0) for a start passed over. Inlined at its one call site (it holds the one
-    inlined copy of :func:`_attempt`).
+    (``PASSED_OVER``, 0) for a start passed over. Inlined at its one call site, with the one
+    inlined copy of :func:`_attempt`.
 
     With collision pairs, restarts in collision (table entries and random configurations, not
     the first start nor the continuation) are passed over (``SKIPPED_STARTS`` per search at most),
@@ -584,15 +586,7 @@ def _attempt_from_start(
     counts as converged; one in collision ends its attempt as ``COLLISION`` (``FOUND_IN_COLLISION``),
     until ``COLLIDING_ANSWERS`` such answers: that attempt runs again from its start with the
     collision rows and the acceptance rule of :func:`run_attempt` (counted once, its iterations
-    both times), as do all after it."""
-    start, q, displacement, norms, attempt_space = (
-        workspace[1],
-        workspace[2],
-        workspace[6],
-        workspace[10],
-        workspace[11],
-    )
-    pieces_space = workspace[18]
+    both times), as do all after it. ``displacement`` (nv,): work space."""
     min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
     attempt_settings = (  # (run_attempt's posture bound: with speed only)
         min_damping,
@@ -651,10 +645,10 @@ def _attempt_from_start(
     return outcome, penetration
 
 
-@kernel
+@inline_kernel
 def _rank_end(
-    tree, task, joints, q, seed, norms, outcome, penetration, solve_type, max_joint_move, displacement,
-    attempt_space, state,
+    tree, task, joints, seed, q, norms, outcome, penetration, solve_type, max_joint_move, attempt_space,
+    state, displacement,
 ):  # fmt: skip
     """Acceptance: the (rank, value) of an attempt's end (``q``, ``norms``, ``outcome``,
     ``penetration``: :func:`_attempt_from_start`); the search keeps the least, the first among
@@ -665,7 +659,8 @@ def _rank_end(
     move from the seed (:func:`largest_move`; ``CANDIDATES_FOUND`` counts them), so that the
     search keeps the solution with the smallest largest move (ssik's criterion); with other solve
     types, a solution beyond ``max_joint_move`` ranks 0.5: after every solution within it, before
-    any unconverged end. ``attempt_space``: an attempt workspace not in use."""
+    any unconverged end. ``attempt_space``: an attempt workspace not in use; ``displacement``
+    (nv,): work space."""
     if outcome == PASSED_OVER:
         return math.inf, 0.0
     converged = outcome == CONVERGED
@@ -686,8 +681,8 @@ def _rank_end(
     return rank, value
 
 
-@kernel
-def _stops(state, outcome, value, solve_type, max_joint_move, max_attempts, deadline):
+@inline_kernel
+def _stops(outcome, value, solve_type, max_joint_move, max_attempts, deadline, state):
     """The stop rule, after each start (``outcome`` and ``value``: its end's, see
     :func:`_rank_end`): an attempt ended by the deadline [ns], or the clock past it
     (``DEADLINE_HIT``); with ``speed``, a solution within ``max_joint_move`` (when > 0), or
@@ -710,23 +705,17 @@ def _stops(state, outcome, value, solve_type, max_joint_move, max_attempts, dead
     return False
 
 
-@kernel
-def _partial_restart(tree, task, joints, table, targets, outcome, workspace, state):
-    """Whether the next start is a partial restart, and if so that start (into ``workspace``'s
-    start): with several tips, after an attempt that ended (``outcome``) with some tips within
-    ``SETTLED_TOLERANCES`` times their tolerances and others not, up to ``PARTIAL_RESTARTS`` in a
-    row. Its end, with the joints that move only the others drawn anew (:func:`keep_settled_paths`,
-    the draws already made); at the first of a row, each such limb placed from the limb table
-    (:func:`place_limbs`). The limbs of a tree converge apart, and a full restart would need every
-    limb to land in a good basin at once (the chance a product over the limbs)."""
-    start, q, draws, norms, attempt_space = (
-        workspace[1],
-        workspace[2],
-        workspace[5],
-        workspace[10],
-        workspace[11],
-    )
-    keep, limb_target, limb_distances = workspace[15], workspace[16], workspace[17]
+@inline_kernel
+def _partial_restart(tree, task, joints, table, targets, outcome, q, norms, restart_space, state, start):
+    """Whether the next start is a partial restart, and if so that start (into ``start``): with
+    several tips, after an attempt that ended (``outcome``, ``q``, ``norms``) with some tips
+    within ``SETTLED_TOLERANCES`` times their tolerances and others not, up to
+    ``PARTIAL_RESTARTS`` in a row. Its end, with the joints that move only the others drawn anew
+    (:func:`keep_settled_paths`; the draws made); at the first of a row, each such limb placed
+    from the limb table (:func:`place_limbs`). The limbs of a tree converge apart, and a full
+    restart would need every limb to land in a good basin at once (the chance a product over
+    the limbs). ``restart_space``: see :func:`_next_start`."""
+    draws, keep, limb_target, limb_distances, poses = restart_space
     partial = (
         outcome != PASSED_OVER
         and outcome != CONVERGED
@@ -738,27 +727,23 @@ def _partial_restart(tree, task, joints, table, targets, outcome, workspace, sta
         return False
     configuration_from_draws(tree, joints, q, draws, -1.0, start, keep)
     if state[PARTIAL_RESTARTS_MADE] == 0 and limb_distances.shape[0] > 1:
-        place_limbs(tree, task, table, targets, keep, attempt_space[0][0], limb_target, limb_distances, start)
+        place_limbs(tree, task, table, targets, keep, poses, limb_target, limb_distances, start)
     state[PARTIAL_RESTARTS_MADE] += 1
     return True
 
 
-@kernel
-def _table_start(table, workspace, state):
-    """Whether a seed-table entry is the next start, and if so that start (into ``workspace``'s
-    start): the ``TABLE_RESTARTS`` entries nearest the targets (by :func:`pose_features`) among
-    those of the ``PROBED_CELLS`` cells of the table's index nearest them (:func:`probe_table`;
-    every cell for a table of at most ``EVERY_CELL_UP_TO``), nearest first, each once. They are
-    ranked (:func:`rank_probed`; ``ENTRIES_RANKED``) when a restart first needs them."""
+@inline_kernel
+def _table_start(table, table_search, state, start):
+    """Whether a seed-table entry is the next start, and if so that start (into ``start``): the
+    ``TABLE_RESTARTS`` entries nearest the targets (by :func:`pose_features`) among those of the
+    ``PROBED_CELLS`` cells of the table's index nearest them (:func:`probe_table`; every cell for
+    a table of at most ``EVERY_CELL_UP_TO``), nearest first, each once. They are ranked
+    (:func:`rank_probed`; ``ENTRIES_RANKED``) when a restart first needs them. ``table_search``:
+    see :func:`search_in`."""
     table_q = table[2]
-    start, target_features, distances, nearest, nearest_distance = (
-        workspace[1],
-        workspace[3],
-        workspace[7],
-        workspace[8],
-        workspace[9],
+    target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance = (
+        table_search
     )
-    cell_distances, probed, probed_distance = workspace[12], workspace[13], workspace[14]
     if table_q.shape[0] > 1 and state[ENTRIES_RANKED] < 0:
         if state[CELLS_PROBED] < 0:
             _, _, cells = probe_table(
@@ -777,30 +762,33 @@ def _table_start(table, workspace, state):
     return True
 
 
-@kernel
-def _next_start(tree, task, joints, table, targets, seed, settings, solve_type, outcome, workspace, state):
-    """The next start (into ``workspace``'s start), after an attempt that ended with ``outcome``:
-    the seed after a table entry tried first (``SEED_PENDING``, see :func:`_first_start`); the
-    continuation (``CONTINUATION_DUE``: with ``max_joint_move`` > 0 and no task priority, after
-    the attempt from the seed and before any restart; it starts from the seed, see
-    :func:`_attempt`). Else a restart, from draws of numba's generator (seeded with
-    ``random_seed`` at the first draw: 1 us a search saved otherwise), in this order: a partial
-    restart (:func:`_partial_restart`); with ``speed`` and ``max_joint_move`` > 0, up to
-    ``NEAR_RESTARTS`` around the seed, within a box that doubles from ``max_joint_move`` every
-    second restart (:func:`configuration_from_draws`); the table's nearest entries
-    (:func:`_table_start`); random configurations (:func:`configuration_from_draws` around the
-    seed)."""
-    start, draws, keep = workspace[1], workspace[5], workspace[15]
+@inline_kernel
+def _next_start(
+    tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+    table_search, state, start,
+):  # fmt: skip
+    """The next start (into ``start``), after an attempt that ended with ``outcome`` (``q``,
+    ``norms``): the seed after a table entry tried first (``SEED_PENDING``, see
+    :func:`_first_start`); the continuation (``CONTINUATION_DUE``: with ``max_joint_move`` > 0
+    and no task priority, after the attempt from the seed and before any restart; from the seed,
+    see :func:`_attempt`). Else a restart, from draws of numba's generator (seeded with
+    ``random_seed`` at the first draw: 1 us a search saved otherwise), the first that applies of:
+    a partial restart (:func:`_partial_restart`); with ``speed`` and ``max_joint_move`` > 0, up
+    to ``NEAR_RESTARTS`` around the seed, within a box that doubles from ``max_joint_move``
+    every second one (:func:`configuration_from_draws`); the table's nearest entries
+    (:func:`_table_start`); random configurations around the seed.
+
+    ``restart_space``: the draws (nv,), the coordinates a restart keeps (nv,) bool, a limb's
+    features (12,) and the limb table's distances from them (S,), poses (F, 4, 4)."""
+    draws, keep = restart_space[0], restart_space[1]
     max_joint_move = settings[MAX_JOINT_MOVE]
     state[CONTINUING] = 0
-    if state[SEED_PENDING] == 1:
-        state[SEED_PENDING] = 0
-        for i in range(seed.shape[0]):
-            start[i] = seed[i]
-        return
-    if state[CONTINUATION_DUE] == 1:
-        state[CONTINUATION_DUE] = 0
-        state[CONTINUING] = 1
+    if state[SEED_PENDING] == 1 or state[CONTINUATION_DUE] == 1:
+        if state[SEED_PENDING] == 1:
+            state[SEED_PENDING] = 0
+        else:
+            state[CONTINUATION_DUE] = 0
+            state[CONTINUING] = 1
         for i in range(seed.shape[0]):
             start[i] = seed[i]
         return
@@ -809,7 +797,7 @@ def _next_start(tree, task, joints, table, targets, seed, settings, solve_type, 
         state[GENERATOR_SEEDED] = 1
     for j in range(joints.shape[0]):
         draws[j] = np.random.random()
-    if _partial_restart(tree, task, joints, table, targets, outcome, workspace, state):
+    if _partial_restart(tree, task, joints, table, targets, outcome, q, norms, restart_space, state, start):
         return
     state[PARTIAL_RESTARTS_MADE] = 0
     for j in range(joints.shape[0]):  # (every coordinate drawn)
@@ -820,17 +808,18 @@ def _next_start(tree, task, joints, table, targets, seed, settings, solve_type, 
         configuration_from_draws(tree, joints, seed, draws, box, start, keep)
         state[NEAR_RESTARTS_MADE] = near_restarts + 1
         return
-    if not _table_start(table, workspace, state):
+    if not _table_start(table, table_search, state, start):
         configuration_from_draws(tree, joints, seed, draws, -1.0, start, keep)
 
 
-@kernel
-def _report(tree, joints, seed, state, max_joint_move, displacement, q_out):
+@inline_kernel
+def _report(tree, joints, seed, max_joint_move, state, displacement, q_out):
     """The search's outcome, from its best end (``q_out``; ``state[BEST_OUTCOME]``), whose joints
     that turn freely are put at the turn nearest the seed (:func:`nearest_turn`): ``COLLISION``
     when none converged and some attempt found the tips within tolerance only in collision
     (``FOUND_IN_COLLISION``); ``JOINT_MOVE`` for a solution that moves a joint farther than
-    ``max_joint_move`` (> 0) from the seed (:func:`largest_move`: none within it was found)."""
+    ``max_joint_move`` (> 0) from the seed (:func:`largest_move`: none within it was found).
+    ``displacement`` (nv,): work space."""
     coordinates = tree[3]
     for j in range(joints.shape[0]):
         c = coordinates[j]
@@ -851,55 +840,57 @@ def search_in(
     method, solve_type, posture, collision,
 ):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until the stop rule
-    ends the search (:func:`_stops`: a solution with ``speed``, the deadline [ns] or
-    ``max_attempts``); the best end goes to ``q_out`` and ``norms_out``. Returns (outcome,
-    iterations, attempts, deadline reached); the outcome is the best end's (:func:`_report`:
-    ``COLLISION``, ``JOINT_MOVE``), ``TARGET_NOT_USABLE`` for a target that is no rigid pose
-    (:func:`check_poses`: one check for every caller, without a call of its own), or
-    ``SEED_NOT_FINITE`` for a seed with NaN, infinity or a zero quaternion. The seed is clipped
-    into the limits, its quaternions normalised.
+    ends the search; the best end goes to ``q_out`` and ``norms_out``. Returns (outcome,
+    iterations, attempts, deadline reached): the outcome is :func:`_report`'s, or
+    ``TARGET_NOT_USABLE`` for a target that is no rigid pose (:func:`check_poses`: one check for
+    every caller, without a call of its own), ``SEED_NOT_FINITE`` for a seed with NaN, infinity
+    or a zero quaternion. The seed is clipped into the limits, its quaternions normalised.
 
-    One loop for every solve (Robotics Toolbox's ``_IK_loop``), its rules named: the first start
-    (:func:`_first_start`); then, from each start, an attempt (:func:`_attempt_from_start`), its
-    acceptance (:func:`_rank_end`: the least (rank, value) so far is kept), the stop rule
-    (:func:`_stops`) and the next start (:func:`_next_start`: the seed, the continuation, partial
-    restarts, restarts around the seed, the table's nearest entries, random configurations); the
-    report (:func:`_report`). What they share between starts: ``workspace``'s ``state`` (slots
-    ``ATTEMPTS_MADE`` ... ``NEXT_ENTRY``).
+    One loop (the shape of Robotics Toolbox's ``_IK_loop``), its rules named: the first start
+    (:func:`_first_start`); from each start an attempt (:func:`_attempt_from_start`), its
+    acceptance (:func:`_rank_end`; the least (rank, value) so far is kept), the stop rule
+    (:func:`_stops`: a solution with ``speed``, the deadline [ns], ``max_attempts``) and the next
+    start (:func:`_next_start`); the report. They share ``state`` (slots ``ATTEMPTS_MADE`` ...
+    ``NEXT_ENTRY``) and are inlined, one call site each (a kernel of its own would compile its
+    callees once more), given the arrays they use rather than the whole ``workspace``;
+    ``table_search``: the targets' features (F,), :func:`probe_table`'s and :func:`rank_probed`'s
+    arrays.
 
-    ``primary_rows`` > 0: task priority in every attempt (see
-    :func:`~ik_node.compiled.attempt.run_attempt`; with ``max_attempts`` 1, one attempt from the
-    seed). ``max_joint_move`` > 0 [rad or m] (no branch flips): a solution whose largest joint
-    move from the seed exceeds it never counts as converged. ``method``, ``solve_type``,
-    ``posture``, ``collision``: the feature switches (see :mod:`.bundles`; None: ``dls``,
-    ``speed``, no posture, no collision checks). ``workspace``: :func:`search_workspace`.
+    ``primary_rows`` > 0: task priority in every attempt (see :func:`run_attempt`; with
+    ``max_attempts`` 1, one attempt from the seed). ``max_joint_move`` > 0 [rad or m] (no branch
+    flips): a solution that moves a joint farther from the seed never counts as converged.
+    ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
+    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks). ``workspace``:
+    :func:`search_workspace`.
     """
     max_attempts, max_joint_move = settings[MAX_ATTEMPTS], settings[MAX_JOINT_MOVE]
-    clipped, q, displacement, norms, attempt_space = (
-        workspace[0],
-        workspace[2],
-        workspace[6],
-        workspace[10],
-        workspace[11],
-    )
-    state = workspace[STATE]
+    clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
+    distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
+    cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:18]
+    pieces_space, state = workspace[18], workspace[STATE]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
-    _first_start(tree, task, table, targets, seed, workspace, state)
+    table_search = (
+        target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance,
+    )  # fmt: skip
+    restart_space = (draws, keep, limb_target, limb_distances, attempt_space[0][0])
+    _first_start(
+        tree, task, table, targets, seed, attempt_space[0], table_search, state, start, seed_features
+    )
     if max_joint_move > 0.0 and primary_rows == 0:
         state[CONTINUATION_DUE] = 1
     best_rank, best_value = 2.0, 0.0  # (above every end's rank but a failed continuation's)
     while True:
         outcome, penetration = _attempt_from_start(
-            workspace, state, tree, task, joints, targets, settings, method, solve_type, posture, collision,
-            seed, primary_rows, deadline,
+            attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+            collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
         )  # fmt: skip
         rank, value = _rank_end(
-            tree, task, joints, q, seed, norms, outcome, penetration, solve_type, max_joint_move,
-            displacement, attempt_space, state,
+            tree, task, joints, seed, q, norms, outcome, penetration, solve_type, max_joint_move,
+            attempt_space, state, displacement,
         )  # fmt: skip
         if rank < best_rank or (rank == best_rank and value < best_value):
             best_rank, best_value = rank, value
@@ -908,10 +899,13 @@ def search_in(
                 q_out[i] = q[i]
             for tip in range(norms.shape[0]):
                 norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
-        if _stops(state, outcome, value, solve_type, max_joint_move, max_attempts, deadline):
+        if _stops(outcome, value, solve_type, max_joint_move, max_attempts, deadline, state):
             break
-        _next_start(tree, task, joints, table, targets, seed, settings, solve_type, outcome, workspace, state)
-    outcome = _report(tree, joints, seed, state, max_joint_move, displacement, q_out)
+        _next_start(
+            tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+            table_search, state, start,
+        )  # fmt: skip
+    outcome = _report(tree, joints, seed, max_joint_move, state, displacement, q_out)
     return outcome, state[ITERATIONS_SPENT], state[ATTEMPTS_MADE], state[DEADLINE_HIT] == 1
 
 
