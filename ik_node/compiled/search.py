@@ -479,7 +479,7 @@ def _attempt(
     return outcome, iterations
 
 
-@allocating_kernel
+@inline_kernel
 def search_workspace(tree, task, joints, table, collision, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
     or batch (:func:`search_many`): (the clipped seed, the next start, the
@@ -491,7 +491,12 @@ def search_workspace(tree, task, joints, table, collision, nq):
     (nv,) bool; a limb's features (12,)
     and the table's distances from them (S,); the continuation's pieces space; the search's
     state (``STATE_SLOTS``,) int, slot ``STATE``). Their size
-    does not grow with the table's (a solve's work space is made at each call from Python)."""
+    does not grow with the table's (a solve's work space is made at each call from Python).
+
+    Inlined into :func:`search_many`, its one caller, which counts references (so these arrays
+    may be made there): as an :func:`allocating_kernel` of its own it compiled the boxing of this
+    nested tuple and :func:`~ik_node.compiled.attempt.attempt_workspace` once more (~2 s of the
+    default problem's cold compile). Not for a caller without reference counting."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
     cells = cell_starts.shape[0] - 1
