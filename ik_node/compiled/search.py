@@ -543,9 +543,9 @@ def _first_start(
     The first start is the seed; with one tip, when the seed's tip pose lies farther from the
     targets than the table's typical spacing (by :func:`pose_features`) and the nearest entry
     :func:`probe_table` finds lies nearer, that entry, with the seed next (``SEED_PENDING``). The
-    targets' features and the probed cells (``CELLS_PROBED``; -1: not probed yet) are kept in
-    ``table_search`` for the restarts from the table (:func:`_table_start`).
-    ``evaluation_space``: an :func:`~ik_node.compiled.tasks.evaluation_workspace`."""
+    targets' features and the cells probed are kept for the restarts from the table
+    (:func:`_table_start`): in ``table_search``, their count in ``state[CELLS_PROBED]`` (-1: not
+    probed yet). ``evaluation_space``: an :func:`~ik_node.compiled.tasks.evaluation_workspace`."""
     feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
     target_features, cell_distances, probed, probed_distance, distances = table_search[:5]
     for slot in range(STATE_SLOTS):
