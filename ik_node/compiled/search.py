@@ -1,6 +1,6 @@
 """The restart search: the seed table's features and nearest entries, the ranking of attempts by
-solve type, :func:`search_in` (one target) and :func:`search_many` (a batch, without the GIL: the
-entry from Python, for one target too)."""
+solve type, :func:`search_in` (one target: one loop, its rules named) and :func:`search_many` (a
+batch, without the GIL: the entry from Python, for one target too)."""
 
 from __future__ import annotations
 
@@ -26,12 +26,15 @@ from .bundles import (
     LIMB_SCALE,
     LIMB_STARTS,
     MANIPULABILITY,
+    MAX_ATTEMPTS,
+    MAX_JOINT_MOVE,
     MAX_TARGET_DISTANCE,
     NO_DEADLINE,
     ORTHONORMAL_TOLERANCE,
     OUTCOME,
     PATH_COORDINATES,
     PATH_STARTS,
+    RANDOM_SEED,
     SEED_NOT_FINITE,
     STUCK,
     TARGET_NOT_USABLE,
@@ -76,6 +79,33 @@ SETTLED_TOLERANCES = 100.0
 #: Restarts in collision passed over per search at most (each costs an FK and the pairs'
 #: distances, ~1-5 us); past that, colliding restarts are tried as they come.
 SKIPPED_STARTS = 1000
+
+#: What :func:`_attempt_from_start` returns for a start it passed over (in collision): no attempt.
+PASSED_OVER = -3
+#: Slots of a search's state (:func:`search_workspace`'s int64 array at ``STATE``; a flag is 0 or
+#: 1): what the parts of :func:`search_in` share from one start to the next.
+(
+    ATTEMPTS_MADE,  # attempts run (a start passed over is none)
+    ITERATIONS_SPENT,  # their iterations
+    BEST_OUTCOME,  # the outcome of the best end so far (see _rank_end)
+    DEADLINE_HIT,  # flag: the deadline ended the search
+    FOUND_IN_COLLISION,  # flag: an attempt found the tips within tolerance only in collision
+    STARTS_SKIPPED,  # restarts in collision passed over (SKIPPED_STARTS at most)
+    ANSWERS_IN_COLLISION,  # answers found in collision without the pairs (up to COLLIDING_ANSWERS)
+    CANDIDATES_FOUND,  # solutions compared by their largest move (up to NEAR_CANDIDATES)
+    SEED_PENDING,  # flag: the first start was a table entry, the seed comes next
+    CONTINUATION_DUE,  # flag: the continuation comes next, before any restart
+    CONTINUING,  # flag: this attempt is the continuation
+    GENERATOR_SEEDED,  # flag: numba's generator is seeded (at the first draw)
+    PARTIAL_RESTARTS_MADE,  # partial restarts in a row (PARTIAL_RESTARTS at most)
+    NEAR_RESTARTS_MADE,  # restarts around the seed (NEAR_RESTARTS at most)
+    CELLS_PROBED,  # the table's cells probed (-1: not yet)
+    ENTRIES_RANKED,  # the table's nearest entries ranked (-1: not yet)
+    NEXT_ENTRY,  # the next of them to start from
+) = range(17)
+STATE_SLOTS = 17
+#: The state's slot in :func:`search_workspace`.
+STATE = 19
 
 
 @kernel
@@ -449,7 +479,7 @@ def _attempt(
     return outcome, iterations
 
 
-@allocating_kernel
+@inline_kernel
 def search_workspace(tree, task, joints, table, collision, nq):
     """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
     or batch (:func:`search_many`): (the clipped seed, the next start, the
@@ -459,8 +489,14 @@ def search_workspace(tree, task, joints, table, collision, nq):
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
     probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
     (nv,) bool; a limb's features (12,)
-    and the table's distances from them (S,); the continuation's pieces space). Their size
-    does not grow with the table's (a solve's work space is made at each call from Python)."""
+    and the table's distances from them (S,); the continuation's pieces space; the search's
+    state (``STATE_SLOTS``,) int, slot ``STATE``). Their size
+    does not grow with the table's (a solve's work space is made at each call from Python).
+
+    Inlined into :func:`search_many`, its one caller, which counts references (so these arrays
+    may be made there): as an :func:`allocating_kernel` of its own it compiled the boxing of this
+    nested tuple and :func:`~ik_node.compiled.attempt.attempt_workspace` once more (~2 s of the
+    default problem's cold compile). Not for a caller without reference counting."""
     features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
     cell_starts = table[6]
     cells = cell_starts.shape[0] - 1
@@ -494,7 +530,313 @@ def search_workspace(tree, task, joints, table, collision, nq):
             np.empty((3, 3)),
             np.empty(3),
         ),
+        np.empty(STATE_SLOTS, dtype=np.int64),
     )
+
+
+@inline_kernel
+def _first_start(
+    tree, task, table, targets, seed, evaluation_space, table_search, state, start, seed_features
+):
+    """The first start (into ``start``) and the search's ``state`` at its beginning.
+
+    The first start is the seed; with one tip, when the seed's tip pose lies farther from the
+    targets than the table's typical spacing (by :func:`pose_features`) and the nearest entry
+    :func:`probe_table` finds lies nearer, that entry, with the seed next (``SEED_PENDING``). The
+    targets' features and the cells probed are kept for the restarts from the table
+    (:func:`_table_start`): in ``table_search``, their count in ``state[CELLS_PROBED]`` (-1: not
+    probed yet). ``evaluation_space``: an :func:`~ik_node.compiled.tasks.evaluation_workspace`."""
+    feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
+    target_features, cell_distances, probed, probed_distance, distances = table_search[:5]
+    for slot in range(STATE_SLOTS):
+        state[slot] = 0
+    state[BEST_OUTCOME] = ITERATIONS
+    state[CELLS_PROBED] = -1
+    state[ENTRIES_RANKED] = -1
+    for i in range(seed.shape[0]):
+        start[i] = seed[i]
+    table_size = table_q.shape[0]
+    if table_size > 1:
+        pose_features(targets, feature_spec, feature_scale, target_features)
+    if task[0].shape[0] == 1 and table_size > 1:
+        _fk_features(tree, task, feature_spec, feature_scale, seed, evaluation_space, seed_features)
+        seed_distance = _squared_distance(seed_features, target_features)
+        if seed_distance > table_spacing * table_spacing:
+            first, first_distance, cells = probe_table(
+                table, target_features, cell_distances, probed, probed_distance, distances
+            )  # (ranked only if a restart needs them)
+            state[CELLS_PROBED] = cells
+            if first_distance < seed_distance:
+                for i in range(seed.shape[0]):
+                    start[i] = table_q[first, i]
+                state[NEXT_ENTRY] = 1
+                state[SEED_PENDING] = 1
+
+
+@inline_kernel
+def _attempt_from_start(
+    attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+    collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
+):  # fmt: skip
+    """One attempt from ``start`` (:func:`_attempt`: the continuation while
+    ``state[CONTINUING]``), its end into ``q`` and ``norms``, counted in ``state``. Returns
+    (outcome, the penetration of its end: :func:`penetration_at`, 0 when converged), or
+    (``PASSED_OVER``, 0) for a start passed over. Inlined at its one call site, with the one
+    inlined copy of :func:`_attempt`.
+
+    With collision pairs, restarts in collision (table entries and random configurations, not
+    the first start nor the continuation) are passed over (``SKIPPED_STARTS`` per search at most),
+    and attempts are first run without the pairs (``collision=None``: an IK search's path need
+    not be collision-free, only its answer), their answers measured. A collision-free answer
+    counts as converged; one in collision ends its attempt as ``COLLISION`` (``FOUND_IN_COLLISION``),
+    until ``COLLIDING_ANSWERS`` such answers: that attempt runs again from its start with the
+    collision rows and the acceptance rule of :func:`run_attempt` (counted once, its iterations
+    both times), as do all after it. ``displacement`` (nv,): work space."""
+    min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
+    attempt_settings = (  # (run_attempt's posture bound: with speed only)
+        min_damping,
+        max_iterations,
+        max_attempts,
+        random_seed,
+        max_joint_move if solve_type is None else 0.0,
+    )
+    continuing = state[CONTINUING] == 1
+    if (
+        state[ATTEMPTS_MADE] > 0
+        and not continuing
+        and state[STARTS_SKIPPED] < SKIPPED_STARTS
+        and penetration_at(tree, collision, start, attempt_space[1]) > 0.0
+    ):
+        state[STARTS_SKIPPED] += 1
+        return PASSED_OVER, 0.0
+    # (the continuation keeps the pairs apart: one inlined copy of it, for the compile's sake)
+    unchecked = _has_pairs(collision) and state[ANSWERS_IN_COLLISION] < COLLIDING_ANSWERS and not continuing
+    for i in range(seed.shape[0]):
+        q[i] = start[i]
+    if unchecked:
+        outcome, used = run_attempt(
+            attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
+            primary_rows, deadline, q, norms,
+        )  # fmt: skip
+    else:
+        outcome, used = _attempt(
+            continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_settings, method,
+            posture, collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
+        )  # fmt: skip
+    state[ITERATIONS_SPENT] += used
+    penetration = -1.0  # (not measured yet)
+    if unchecked and outcome == CONVERGED:
+        penetration = penetration_at(tree, collision, q, attempt_space[1])
+    if penetration > 0.0:
+        state[ANSWERS_IN_COLLISION] += 1
+        state[FOUND_IN_COLLISION] = 1
+        outcome = COLLISION
+        if state[ANSWERS_IN_COLLISION] == COLLIDING_ANSWERS:  # again, keeping the pairs apart
+            for i in range(seed.shape[0]):
+                q[i] = start[i]
+            outcome, used = run_attempt(
+                attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
+                seed, primary_rows, deadline, q, norms,
+            )  # fmt: skip
+            state[ITERATIONS_SPENT] += used
+            penetration = -1.0
+    state[ATTEMPTS_MADE] += 1
+    if outcome == COLLISION:
+        state[FOUND_IN_COLLISION] = 1
+    if outcome == CONVERGED:
+        return outcome, 0.0
+    if penetration < 0.0:
+        penetration = penetration_at(tree, collision, q, attempt_space[1])
+    return outcome, penetration
+
+
+@inline_kernel
+def _rank_end(
+    tree, task, joints, seed, q, norms, outcome, penetration, solve_type, max_joint_move, attempt_space,
+    state, displacement,
+):  # fmt: skip
+    """Acceptance: the (rank, value) of an attempt's end (``q``, ``norms``, ``outcome``,
+    ``penetration``: :func:`_attempt_from_start`); the search keeps the least, the first among
+    equals. :func:`_score`'s, except: a continuation that did not converge never counts (rank 3:
+    its q and norms may be a piece's, not the targets'); a start passed over neither (infinite).
+
+    With ``max_joint_move`` > 0 [rad or m] and ``speed``, a solution's value is its largest
+    move from the seed (:func:`largest_move`; ``CANDIDATES_FOUND`` counts them), so that the
+    search keeps the solution with the smallest largest move (ssik's criterion); with other solve
+    types, a solution beyond ``max_joint_move`` ranks 0.5: after every solution within it, before
+    any unconverged end. ``attempt_space``: an attempt workspace not in use; ``displacement``
+    (nv,): work space."""
+    if outcome == PASSED_OVER:
+        return math.inf, 0.0
+    converged = outcome == CONVERGED
+    rank, value = _score(
+        tree, task, joints, q, seed, norms, converged, penetration, solve_type, displacement, attempt_space
+    )
+    if state[CONTINUING] == 1 and not converged:
+        rank = 3.0
+    if converged and solve_type is None and max_joint_move > 0.0:
+        value = largest_move(tree, joints, q, seed, displacement)
+        state[CANDIDATES_FOUND] += 1
+    elif (
+        converged
+        and max_joint_move > 0.0
+        and largest_move(tree, joints, q, seed, displacement) > max_joint_move
+    ):
+        rank = 0.5
+    return rank, value
+
+
+@inline_kernel
+def _stops(outcome, value, solve_type, max_joint_move, max_attempts, deadline, state):
+    """The stop rule, after each start (``outcome`` and ``value``: its end's, see
+    :func:`_rank_end`): an attempt ended by the deadline [ns], or the clock past it
+    (``DEADLINE_HIT``); with ``speed``, a solution within ``max_joint_move`` (when > 0), or
+    ``NEAR_CANDIDATES`` solutions beyond it; ``max_attempts`` attempts (< 0: unbounded). Other
+    solve types compare every solution until the deadline or ``max_attempts``."""
+    if outcome != PASSED_OVER:
+        if outcome == DEADLINE:
+            state[DEADLINE_HIT] = 1
+            return True
+        solution = outcome == CONVERGED and solve_type is None
+        if solution and (max_joint_move <= 0.0 or value <= max_joint_move):
+            return True
+        if solution and max_joint_move > 0.0 and state[CANDIDATES_FOUND] >= NEAR_CANDIDATES:
+            return True
+        if max_attempts >= 0 and state[ATTEMPTS_MADE] >= max_attempts:
+            return True
+    if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
+        state[DEADLINE_HIT] = 1
+        return True
+    return False
+
+
+@inline_kernel
+def _partial_restart(tree, task, joints, table, targets, outcome, q, norms, restart_space, state, start):
+    """Whether the next start is a partial restart, and if so that start (into ``start``): with
+    several tips, after an attempt that ended (``outcome``, ``q``, ``norms``) with some tips
+    within ``SETTLED_TOLERANCES`` times their tolerances and others not, up to
+    ``PARTIAL_RESTARTS`` in a row. Its end, with the joints that move only the others drawn anew
+    (:func:`keep_settled_paths`; the draws made); at the first of a row, each such limb placed
+    from the limb table (:func:`place_limbs`). The limbs of a tree converge apart, and a full
+    restart would need every limb to land in a good basin at once (the chance a product over
+    the limbs). ``restart_space``: see :func:`_next_start`."""
+    draws, keep, limb_target, limb_distances, poses = restart_space
+    partial = (
+        outcome != PASSED_OVER
+        and outcome != CONVERGED
+        and task[0].shape[0] > 1
+        and state[PARTIAL_RESTARTS_MADE] < PARTIAL_RESTARTS
+        and keep_settled_paths(tree, task, joints, norms, keep) > 0
+    )
+    if not partial:
+        return False
+    configuration_from_draws(tree, joints, q, draws, -1.0, start, keep)
+    if state[PARTIAL_RESTARTS_MADE] == 0 and limb_distances.shape[0] > 1:
+        place_limbs(tree, task, table, targets, keep, poses, limb_target, limb_distances, start)
+    state[PARTIAL_RESTARTS_MADE] += 1
+    return True
+
+
+@inline_kernel
+def _table_start(table, table_search, state, start):
+    """Whether a seed-table entry is the next start, and if so that start (into ``start``): the
+    ``TABLE_RESTARTS`` entries nearest the targets (by :func:`pose_features`) among those of the
+    ``PROBED_CELLS`` cells of the table's index nearest them (:func:`probe_table`; every cell for
+    a table of at most ``EVERY_CELL_UP_TO``), nearest first, each once. They are ranked
+    (:func:`rank_probed`; ``ENTRIES_RANKED``) when a restart first needs them. ``table_search``:
+    see :func:`search_in`."""
+    table_q = table[2]
+    target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance = (
+        table_search
+    )
+    if table_q.shape[0] > 1 and state[ENTRIES_RANKED] < 0:
+        if state[CELLS_PROBED] < 0:
+            _, _, cells = probe_table(
+                table, target_features, cell_distances, probed, probed_distance, distances
+            )
+            state[CELLS_PROBED] = cells
+        state[ENTRIES_RANKED] = rank_probed(
+            table, probed, state[CELLS_PROBED], distances, nearest, nearest_distance
+        )
+    entry = state[NEXT_ENTRY]
+    if entry >= state[ENTRIES_RANKED]:
+        return False
+    for i in range(start.shape[0]):
+        start[i] = table_q[nearest[entry], i]
+    state[NEXT_ENTRY] = entry + 1
+    return True
+
+
+@inline_kernel
+def _next_start(
+    tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+    table_search, state, start,
+):  # fmt: skip
+    """The next start (into ``start``), after an attempt that ended with ``outcome`` (``q``,
+    ``norms``): the seed after a table entry tried first (``SEED_PENDING``, see
+    :func:`_first_start`); the continuation (``CONTINUATION_DUE``: with ``max_joint_move`` > 0
+    and no task priority, after the attempt from the seed and before any restart; from the seed,
+    see :func:`_attempt`). Else a restart, from draws of numba's generator (seeded with
+    ``random_seed`` at the first draw: 1 us a search saved otherwise), the first that applies of:
+    a partial restart (:func:`_partial_restart`); with ``speed`` and ``max_joint_move`` > 0, up
+    to ``NEAR_RESTARTS`` around the seed, within a box that doubles from ``max_joint_move``
+    every second one (:func:`configuration_from_draws`); the table's nearest entries
+    (:func:`_table_start`); random configurations around the seed.
+
+    ``restart_space``: the draws (nv,), the coordinates a restart keeps (nv,) bool, a limb's
+    features (12,) and the limb table's distances from them (S,), poses (F, 4, 4)."""
+    draws, keep = restart_space[0], restart_space[1]
+    max_joint_move = settings[MAX_JOINT_MOVE]
+    state[CONTINUING] = 0
+    if state[SEED_PENDING] == 1 or state[CONTINUATION_DUE] == 1:
+        if state[SEED_PENDING] == 1:
+            state[SEED_PENDING] = 0
+        else:
+            state[CONTINUATION_DUE] = 0
+            state[CONTINUING] = 1
+        for i in range(seed.shape[0]):
+            start[i] = seed[i]
+        return
+    if state[GENERATOR_SEEDED] == 0:
+        np.random.seed(settings[RANDOM_SEED])
+        state[GENERATOR_SEEDED] = 1
+    for j in range(joints.shape[0]):
+        draws[j] = np.random.random()
+    if _partial_restart(tree, task, joints, table, targets, outcome, q, norms, restart_space, state, start):
+        return
+    state[PARTIAL_RESTARTS_MADE] = 0
+    for j in range(joints.shape[0]):  # (every coordinate drawn)
+        keep[j] = False
+    near_restarts = state[NEAR_RESTARTS_MADE]
+    if solve_type is None and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
+        box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
+        configuration_from_draws(tree, joints, seed, draws, box, start, keep)
+        state[NEAR_RESTARTS_MADE] = near_restarts + 1
+        return
+    if not _table_start(table, table_search, state, start):
+        configuration_from_draws(tree, joints, seed, draws, -1.0, start, keep)
+
+
+@inline_kernel
+def _report(tree, joints, seed, max_joint_move, state, displacement, q_out):
+    """The search's outcome, from its best end (``q_out``; ``state[BEST_OUTCOME]``), whose joints
+    that turn freely are put at the turn nearest the seed (:func:`nearest_turn`): ``COLLISION``
+    when none converged and some attempt found the tips within tolerance only in collision
+    (``FOUND_IN_COLLISION``); ``JOINT_MOVE`` for a solution that moves a joint farther than
+    ``max_joint_move`` (> 0) from the seed (:func:`largest_move`: none within it was found).
+    ``displacement`` (nv,): work space."""
+    coordinates = tree[3]
+    for j in range(joints.shape[0]):
+        c = coordinates[j]
+        if c >= 0:
+            q_out[c] = nearest_turn(q_out[c], seed[c], joints[j])
+    outcome = state[BEST_OUTCOME]
+    if state[FOUND_IN_COLLISION] == 1 and outcome != CONVERGED:
+        return COLLISION
+    if outcome == CONVERGED and max_joint_move > 0.0:
+        if largest_move(tree, joints, q_out, seed, displacement) > max_joint_move:
+            return JOINT_MOVE
+    return outcome
 
 
 @kernel
@@ -502,262 +844,74 @@ def search_in(
     workspace, targets, seed, deadline, primary_rows, q_out, norms_out, tree, task, joints, table, settings,
     method, solve_type, posture, collision,
 ):  # fmt: skip
-    """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until one converges
-    (``speed``), or the deadline [ns] or ``max_attempts`` (< 0: unbounded) ends the search; the
-    best end by :func:`_score` goes to ``q_out`` (joints that turn freely: the turn nearest the seed) and
-    ``norms_out``. Returns (best outcome, iterations, attempts, deadline reached); the outcome is
+    """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until the stop rule
+    ends the search; the best end goes to ``q_out`` and ``norms_out``. Returns (outcome,
+    iterations, attempts, deadline reached): the outcome is :func:`_report`'s, or
     ``TARGET_NOT_USABLE`` for a target that is no rigid pose (:func:`check_poses`: one check for
-    every caller, without a call of its own), ``SEED_NOT_FINITE`` for a seed with NaN, infinity or
-    a zero quaternion, and ``COLLISION``
-    when none converged and some attempt found the tips within tolerance only in collision. The
-    seed is clipped into the limits, its quaternions normalised.
+    every caller, without a call of its own), ``SEED_NOT_FINITE`` for a seed with NaN, infinity
+    or a zero quaternion. The seed is clipped into the limits, its quaternions normalised.
 
-    ``primary_rows`` > 0: task priority in every attempt (see
-    :func:`~ik_node.compiled.attempt.run_attempt`; with ``max_attempts`` 1, one attempt from the
-    seed). ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
-    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks).
+    One loop (the shape of Robotics Toolbox's ``_IK_loop``), its rules named: the first start
+    (:func:`_first_start`); from each start an attempt (:func:`_attempt_from_start`), its
+    acceptance (:func:`_rank_end`; the least (rank, value) so far is kept), the stop rule
+    (:func:`_stops`: a solution with ``speed``, the deadline [ns], ``max_attempts``) and the next
+    start (:func:`_next_start`); the report. They share ``state`` (slots ``ATTEMPTS_MADE`` ...
+    ``NEXT_ENTRY``) and are inlined, one call site each (a kernel of its own would compile its
+    callees once more), given the arrays they use rather than the whole ``workspace``;
+    ``table_search``: the targets' features (F,), :func:`probe_table`'s and :func:`rank_probed`'s
+    arrays.
 
-    With collision pairs, restarts (table entries and random configurations, not the
-    first start) in collision are passed over (``SKIPPED_STARTS`` per search at most), and
-    attempts are first run without them (``collision=None``: an IK search's path need not be
-    collision-free, only its answer), their answers measured (:func:`penetration_at`). A
-    collision-free answer counts as converged; one in collision ends its attempt as
-    ``COLLISION`` and the search goes on to its next start, until ``COLLIDING_ANSWERS`` such
-    answers: that attempt runs again from its start with the collision rows and the acceptance
-    rule of :func:`run_attempt` (counted once, its iterations both times), as do all after it.
-
-    Starts: the seed; with one tip, when the seed's tip pose lies farther from the target than
-    the table's typical spacing and a table entry lies nearer, that entry first and the seed next.
-    Then the ``TABLE_RESTARTS`` table entries nearest the targets (by :func:`pose_features`)
-    among those of the ``PROBED_CELLS`` cells of the table's index nearest them
-    (:func:`probe_table`; every cell for a table of at most ``EVERY_CELL_UP_TO``), then
-    random configurations (:func:`configuration_from_draws` around the seed; numba's generator
-    seeded with ``random_seed``). With several tips, an attempt that ends with some tips within
-    their tolerances and others not is followed by a partial restart: its end with the joints
-    that move only the others drawn anew (:func:`keep_settled_paths`; up to
-    ``PARTIAL_RESTARTS`` in a row): the limbs of a tree converge apart, and a full restart would
-    need every limb to land in a good basin at once (the chance a product over the limbs).
-
-    No branch flips (``max_joint_move`` > 0 [rad or m]): a solution whose largest joint move from
-    the seed (:func:`largest_move`) exceeds ``max_joint_move`` never counts as converged: the
-    search returns ``JOINT_MOVE`` with the nearest such solution when it finds none within
-    ``max_joint_move``. The attempt from the seed is followed by the continuation (:func:`_attempt`: the
-    step cut into pieces) before any restart; with ``speed``, a solution beyond
-    ``max_joint_move`` does not end the search: the restarts then begin around the seed
-    (``NEAR_RESTARTS`` of them, within a box that doubles from ``max_joint_move``) and the
-    solution with the smallest largest move among the first ``NEAR_CANDIDATES`` found within the
-    budget is returned (ssik's criterion); other solve types rank every solution within
-    ``max_joint_move`` first.
-    ``workspace``: :func:`search_workspace`.
+    ``primary_rows`` > 0: task priority in every attempt (see :func:`run_attempt`; with
+    ``max_attempts`` 1, one attempt from the seed). ``max_joint_move`` > 0 [rad or m] (no branch
+    flips): a solution that moves a joint farther from the seed never counts as converged.
+    ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
+    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks). ``workspace``:
+    :func:`search_workspace`.
     """
-    min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
-    feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
-    coordinates = tree[3]
-    nq, dof, tips = seed.shape[0], joints.shape[0], task[0].shape[0]
+    max_attempts, max_joint_move = settings[MAX_ATTEMPTS], settings[MAX_JOINT_MOVE]
     clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
     distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
     cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:18]
-    pieces_space = workspace[18]
+    pieces_space, state = workspace[18], workspace[STATE]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
-    speed = solve_type is None
-    attempt_settings = (
-        min_damping,
-        max_iterations,
-        max_attempts,
-        random_seed,
-        max_joint_move if speed else 0.0,
+    table_search = (
+        target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance,
+    )  # fmt: skip
+    restart_space = (draws, keep, limb_target, limb_distances, attempt_space[0][0])
+    _first_start(
+        tree, task, table, targets, seed, attempt_space[0], table_search, state, start, seed_features
     )
-    seeded = False  # numba's generator is seeded at the first draw (1 us a search saved otherwise)
-    table_size = table_q.shape[0]
-    nearest_count = -1  # (ranked once a restart needs them)
-    probed_count, next_nearest, pending_seed = -1, 0, False  # (cells probed: -1 before the probe)
-    for i in range(nq):
-        start[i] = seed[i]
-    if table_size > 1:
-        pose_features(targets, feature_spec, feature_scale, target_features)
-    if tips == 1 and table_size > 1:
-        _fk_features(tree, task, feature_spec, feature_scale, seed, attempt_space[0], seed_features)
-        seed_distance = _squared_distance(seed_features, target_features)
-        if seed_distance > table_spacing * table_spacing:
-            first, first_distance, probed_count = probe_table(
-                table, target_features, cell_distances, probed, probed_distance, distances
-            )  # (ranked only if a restart needs them)
-            if first_distance < seed_distance:
-                for i in range(nq):
-                    start[i] = table_q[first, i]
-                next_nearest, pending_seed = 1, True
-
-    best_rank, best_value, best_outcome = 2.0, 0.0, ITERATIONS
-    iterations, attempts, deadline_reached, near_restarts, candidates = 0, 0, False, 0, 0
-    skipped, blocked, colliding_answers, partial_restarts = 0, False, 0, 0
-    checked = _has_pairs(collision)  # (collision pairs: attempts first run without them)
-    continuation_due, continuing = max_joint_move > 0.0 and primary_rows == 0, False
+    if max_joint_move > 0.0 and primary_rows == 0:
+        state[CONTINUATION_DUE] = 1
+    best_rank, best_value = 2.0, 0.0  # (above every end's rank but a failed continuation's)
     while True:
-        partial = False
-        skip = (
-            attempts > 0
-            and not continuing
-            and skipped < SKIPPED_STARTS
-            and penetration_at(tree, collision, start, attempt_space[1]) > 0.0
-        )
-        if skip:
-            skipped += 1
-        else:
-            # (the continuation keeps the pairs apart: one inlined copy of it, for the compile's sake)
-            unchecked = checked and colliding_answers < COLLIDING_ANSWERS and not continuing
-            for i in range(nq):
-                q[i] = start[i]
-            if unchecked:
-                outcome, used = run_attempt(
-                    attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
-                    primary_rows, deadline, q, norms,
-                )  # fmt: skip
-            else:
-                outcome, used = _attempt(
-                    continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_settings,
-                    method, posture, collision, seed, primary_rows, max_joint_move, deadline, q, norms,
-                    displacement,
-                )  # fmt: skip
-            iterations += used
-            penetration = -1.0  # (not measured yet)
-            if unchecked and outcome == CONVERGED:
-                penetration = penetration_at(tree, collision, q, attempt_space[1])
-            if penetration > 0.0:
-                colliding_answers += 1
-                blocked = True
-                outcome = COLLISION
-                if colliding_answers == COLLIDING_ANSWERS:  # again, keeping the pairs apart
-                    for i in range(nq):
-                        q[i] = start[i]
-                    outcome, used = run_attempt(
-                        attempt_space, tree, task, joints, targets, attempt_settings, method, posture,
-                        collision, seed, primary_rows, deadline, q, norms,
-                    )  # fmt: skip
-                    iterations += used
-                    penetration = -1.0
-            attempts += 1
-            converged = outcome == CONVERGED
-            blocked = blocked or outcome == COLLISION
-            if converged:
-                penetration = 0.0
-            elif penetration < 0.0:
-                penetration = penetration_at(tree, collision, q, attempt_space[1])
-            rank, value = _score(
-                tree,
-                task,
-                joints,
-                q,
-                seed,
-                norms,
-                converged,
-                penetration,
-                solve_type,
-                displacement,
-                attempt_space,
-            )
-            if continuing and not converged:
-                rank = 3.0  # (never the answer: its q and norms may be a piece's, not the targets')
-            avoid_flips = converged and speed and max_joint_move > 0.0
-            if avoid_flips:
-                value = largest_move(tree, joints, q, seed, displacement)
-                candidates += 1
-            elif (
-                converged
-                and max_joint_move > 0.0
-                and largest_move(tree, joints, q, seed, displacement) > max_joint_move
-            ):
-                rank = 0.5  # (after every solution within max_joint_move, before any unconverged end)
-            if rank < best_rank or (rank == best_rank and value < best_value):
-                best_rank, best_value, best_outcome = rank, value, outcome
-                for i in range(nq):
-                    q_out[i] = q[i]
-                for tip in range(tips):
-                    norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
-            if outcome == DEADLINE:
-                deadline_reached = True
-                break
-            if converged and speed and (not avoid_flips or value <= max_joint_move):
-                break
-            if avoid_flips and candidates >= NEAR_CANDIDATES:
-                break
-            if max_attempts >= 0 and attempts >= max_attempts:
-                break
-            partial = (
-                not converged
-                and tips > 1
-                and partial_restarts < PARTIAL_RESTARTS
-                and keep_settled_paths(tree, task, joints, norms, keep) > 0
-            )
-        if deadline != NO_DEADLINE and monotonic_ns() >= deadline:
-            deadline_reached = True
+        outcome, penetration = _attempt_from_start(
+            attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+            collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
+        )  # fmt: skip
+        rank, value = _rank_end(
+            tree, task, joints, seed, q, norms, outcome, penetration, solve_type, max_joint_move,
+            attempt_space, state, displacement,
+        )  # fmt: skip
+        if rank < best_rank or (rank == best_rank and value < best_value):
+            best_rank, best_value = rank, value
+            state[BEST_OUTCOME] = outcome
+            for i in range(seed.shape[0]):
+                q_out[i] = q[i]
+            for tip in range(norms.shape[0]):
+                norms_out[tip, 0], norms_out[tip, 1] = norms[tip, 0], norms[tip, 1]
+        if _stops(outcome, value, solve_type, max_joint_move, max_attempts, deadline, state):
             break
-        # the next start
-        continuing = False
-        if pending_seed:
-            for i in range(nq):
-                start[i] = seed[i]
-            pending_seed = False
-            continue
-        if continuation_due:  # (after the attempt from the seed, before any restart)
-            continuation_due, continuing = False, True
-            for i in range(nq):
-                start[i] = seed[i]
-            continue
-        if not seeded:
-            np.random.seed(random_seed)
-            seeded = True
-        for j in range(dof):
-            draws[j] = np.random.random()
-        if partial:
-            configuration_from_draws(tree, joints, q, draws, -1.0, start, keep)
-            if partial_restarts == 0 and limb_distances.shape[0] > 1:
-                place_limbs(
-                    tree,
-                    task,
-                    table,
-                    targets,
-                    keep,
-                    attempt_space[0][0],
-                    limb_target,
-                    limb_distances,
-                    start,
-                )
-            partial_restarts += 1
-            continue
-        partial_restarts = 0
-        for j in range(dof):  # (every coordinate drawn)
-            keep[j] = False
-        if speed and max_joint_move > 0.0 and near_restarts < NEAR_RESTARTS:
-            box = min(max_joint_move * 2.0 ** (near_restarts // 2), math.pi)
-            configuration_from_draws(tree, joints, seed, draws, box, start, keep)
-            near_restarts += 1
-            continue
-        if table_size > 1 and nearest_count < 0:
-            if probed_count < 0:
-                _, _, probed_count = probe_table(
-                    table, target_features, cell_distances, probed, probed_distance, distances
-                )
-            nearest_count = rank_probed(table, probed, probed_count, distances, nearest, nearest_distance)
-        if next_nearest < nearest_count:
-            for i in range(nq):
-                start[i] = table_q[nearest[next_nearest], i]
-            next_nearest += 1
-            continue
-        configuration_from_draws(tree, joints, seed, draws, -1.0, start, keep)
-    for j in range(dof):
-        c = coordinates[j]
-        if c >= 0:
-            q_out[c] = nearest_turn(q_out[c], seed[c], joints[j])
-    if blocked and best_outcome != CONVERGED:
-        best_outcome = COLLISION
-    if best_outcome == CONVERGED and max_joint_move > 0.0:
-        if largest_move(tree, joints, q_out, seed, displacement) > max_joint_move:
-            best_outcome = JOINT_MOVE
-    return best_outcome, iterations, attempts, deadline_reached
+        _next_start(
+            tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+            table_search, state, start,
+        )  # fmt: skip
+    outcome = _report(tree, joints, seed, max_joint_move, state, displacement, q_out)
+    return outcome, state[ITERATIONS_SPENT], state[ATTEMPTS_MADE], state[DEADLINE_HIT] == 1
 
 
 @batch_kernel
