@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Methods, solve types and attempt outcomes (mirrored by the enums in ``options``/``ik_solver``).
+#: Methods, solve types and attempt outcomes (mirrored by the enums in ``options``/``results``).
 DLS, PINV, TRANSPOSE, CCD = 0, 1, 2, 3
 SPEED, DISTANCE, MANIPULABILITY = 0, 1, 2
 CONVERGED, STUCK, STALLED, ITERATIONS, DEADLINE, COLLISION = 0, 1, 2, 3, 4, 5
