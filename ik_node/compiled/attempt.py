@@ -1,17 +1,17 @@
 """One attempt: the iteration loop (a step per method, kept when the error falls; the trust
 region), its stopping rules, and the null-space posture once the task has converged.
 
-The loop has the shape of Robotics Toolbox's ``_IK_loop`` (``ik.cpp``), where only the step
-differs between methods: :func:`run_attempt` starts an attempt, :func:`_descend` iterates, and
-each rule it applies is a kernel of its own, written once: :func:`_stop_rule` (why the loop ends
-before a step), the method's step (:func:`~ik_node.compiled.steps.method_step`),
-:func:`_candidate_penetration` and :func:`_accept_step` (whether the candidate is kept),
-:func:`_next_damping` (the trust region), :func:`_stall_checkpoint`, :func:`_take_candidate`
-(the next start), :func:`_converged` and :func:`_verdict` (the outcome). The posture has the same
-shape: :func:`posture_refinement` iterates :func:`_posture_motion`, :func:`_posture_step` (its
-halvings, :func:`_posture_accepted`) and :func:`_take_candidate`, until :func:`_posture_settled`.
-The small rules are :func:`~ik_node.compiled.jit.inline_kernel`: numba inlines them into their
-one or two callers, so that naming them compiles no function more."""
+:func:`run_attempt` is one loop in the shape of Robotics Toolbox's ``_IK_loop`` (``ik.cpp``),
+where only the step differs between methods (:func:`~ik_node.compiled.steps.method_step`); each
+rule it applies is a kernel of its own, written once: the stop rules (:func:`_converged`,
+:func:`_stop_rule`), the acceptance of a candidate (:func:`_accept_step`), the trust region
+(:func:`_next_damping`), the stall rule's checkpoint (:func:`_stall_checkpoint`), the next start
+(:func:`_take_candidate`) and the outcome (:func:`_verdict`). :func:`posture_refinement` is a
+loop of the same shape (:func:`_posture_motion`, :func:`_posture_accepted`,
+:func:`_posture_settled`). The rules are :func:`~ik_node.compiled.jit.inline_kernel`: numba
+inlines each into its caller's IR (about 25 ms of compile a call site; a :func:`kernel` of its
+own costs ~60 ms more and links into each caller), and the loops stay in their kernels (a loop
+inlined in turn, with the rules inlined in it, had cost ~1 s of compile per specialisation)."""
 
 from __future__ import annotations
 
@@ -118,13 +118,6 @@ def _past(deadline):
     """The deadline rule: the monotonic clock has passed ``deadline`` [ns] (never for
     ``NO_DEADLINE``, without reading the clock)."""
     return deadline != NO_DEADLINE and monotonic_ns() >= deadline
-
-
-@inline_kernel
-def _converged(within, penetration):
-    """Convergence: every tip within its tolerances (``within``: :func:`_within_tolerance`) and
-    the collision pairs' penetration ``P`` [m] zero."""
-    return within and penetration <= 0.0
 
 
 @inline_kernel
@@ -241,34 +234,6 @@ def _posture_accepted(tree, joints, posture, seed, move_bound, cost, restored, s
 
 
 @inline_kernel
-def _posture_step(
-    tree, task, collision, joints, posture, targets, min_damping2, seed, move_bound, cost, q, space
-):
-    """A posture step from ``q`` along the motion of ``space`` (:func:`_posture_motion`): the
-    candidate ``q (+) s dq`` (:func:`apply_step`) corrected back to the task
-    (:func:`_task_restored`), with ``s`` = 1, 1/2, ... (``POSTURE_HALVINGS`` halvings) until
-    :func:`_posture_accepted` keeps one, left in the candidate and candidate norms of ``space``.
-    Returns (kept, the candidate's posture cost)."""
-    evaluation, jacobian, error, candidate_norms, candidate, _, motion, _, step, _, work = space
-    scale = 1.0
-    for _ in range(POSTURE_HALVINGS + 1):
-        for j in range(step.shape[0]):
-            step[j] = scale * motion[j]
-        apply_step(tree, joints, q, step, candidate)
-        restored = _task_restored(
-            tree, task, collision, joints, targets, min_damping2, candidate, evaluation, jacobian, error,
-            candidate_norms, work, step,
-        )  # fmt: skip
-        kept, candidate_cost = _posture_accepted(
-            tree, joints, posture, seed, move_bound, cost, restored, space
-        )
-        if kept:
-            return True, candidate_cost
-        scale *= 0.5
-    return False, cost
-
-
-@inline_kernel
 def _posture_settled(cost, candidate_cost):
     """The posture's stop rule after a kept step: its cost fell by at most ``POSTURE_SETTLED`` of
     itself."""
@@ -285,16 +250,15 @@ def posture_refinement(
 
     Each iteration: the pull toward the rest posture in the task's null space
     (:func:`_posture_motion`), applied with the limits; that leaves the task unchanged to first
-    order only, so the candidate is corrected back within tolerance and kept only if it is and
-    its posture cost fell, else the step is halved (:func:`_posture_step`); a candidate in
-    collision is never kept. Stops when no step is kept, the cost settles
-    (:func:`_posture_settled`), the budget is used or the clock passes ``deadline`` [ns].
+    order only, so the candidate is corrected back within tolerance (:func:`_task_restored`) and
+    kept (:func:`_posture_accepted`) only if it is, is collision-free and its posture cost fell;
+    else the step is halved (``POSTURE_HALVINGS`` times). Stops when no step is kept, the cost
+    settles (:func:`_posture_settled`), the budget is used or the clock passes ``deadline`` [ns].
     Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
     found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
     than that from ``seed`` (or than the converged ``q`` already was,
     :func:`_posture_move_bound`): the posture never turns a solution into a branch flip (see
-    :func:`search`). ``posture``: the posture gains (nv,), or None (a feature switch: nothing
-    below is compiled).
+    :func:`search`). ``posture``: the posture gains (nv,), or None (a feature switch).
     """
     if posture is None:  # (no posture gain: a feature switch, nothing below compiled)
         return 0
@@ -302,15 +266,27 @@ def posture_refinement(
     if budget <= 0 or not cost > 0.0:
         return 0
     space = posture_workspace(tree, task, collision, joints.shape[0], q.shape[0])
-    candidate_norms, candidate = space[3], space[4]
-    move_bound = _posture_move_bound(tree, joints, seed, max_joint_move, q, space[9])
+    evaluation, jacobian, error, candidate_norms, candidate, _, motion, _, step, displacement, work = space
+    move_bound = _posture_move_bound(tree, joints, seed, max_joint_move, q, displacement)
     used = 0
     while used < budget and not _past(deadline):
         used += 1
         _posture_motion(tree, task, collision, joints, posture, targets, q, space)
-        kept, candidate_cost = _posture_step(
-            tree, task, collision, joints, posture, targets, min_damping2, seed, move_bound, cost, q, space
-        )
+        scale, kept, candidate_cost = 1.0, False, cost
+        for _ in range(POSTURE_HALVINGS + 1):
+            for j in range(step.shape[0]):
+                step[j] = scale * motion[j]
+            apply_step(tree, joints, q, step, candidate)
+            restored = _task_restored(
+                tree, task, collision, joints, targets, min_damping2, candidate, evaluation, jacobian, error,
+                candidate_norms, work, step,
+            )  # fmt: skip
+            kept, candidate_cost = _posture_accepted(
+                tree, joints, posture, seed, move_bound, cost, restored, space
+            )
+            if kept:
+                break
+            scale *= 0.5
         if not kept:
             break
         _take_candidate(candidate, candidate_norms, q, norms)
@@ -353,18 +329,30 @@ def _contact_rows_kept(collision):
 
 
 @inline_kernel
-def _stop_rule(
-    method, primary_rows, mu, since_checkpoint, deadline, penetration, jacobian, error, joints, coordinates, q
-):
-    """Why the loop ends before its next step, by the first rule that holds, else ``GOING_ON``:
+def _converged(within, penetration):
+    """Convergence: every tip within its tolerances (``within``: :func:`_within_tolerance`) and
+    the collision pairs' penetration ``P`` [m] zero."""
+    return within and penetration <= 0.0
 
+
+@inline_kernel
+def _stop_rule(
+    used, max_iterations, method, primary_rows, mu, since_checkpoint, deadline, penetration, jacobian,
+    error, joints, coordinates, q,
+):  # fmt: skip
+    """Why the loop ends before its next step (``used`` steps taken), by the first rule that
+    holds, else ``GOING_ON``:
+
+    * ``ITERATIONS``: ``max_iterations`` steps taken;
     * ``STUCK``: the trust region has closed (``mu`` past ``MU_MAX``), or, once steps are being
       refused (``mu`` above ``MU_INITIAL``), ``q`` is a local minimum of ``E`` within the limits
-      (:func:`stationary`; checked for every method but CCD, without priority rows and with
-      ``P = 0``);
+      (:func:`stationary`, by the Jacobian and error at ``q``; checked for every method but CCD,
+      without priority rows and with ``P = 0``);
     * ``STALLED``: ``E`` has not halved, nor ``P`` fallen, in ``STALL_ITERATIONS`` iterations
       (``since_checkpoint``, see :func:`_stall_checkpoint`);
     * ``DEADLINE``: the clock has passed ``deadline`` [ns] (:func:`_past`; read last)."""
+    if used >= max_iterations:
+        return ITERATIONS
     if mu > MU_MAX:
         return STUCK
     if (
@@ -383,39 +371,36 @@ def _stop_rule(
 
 
 @inline_kernel
-def _candidate_penetration(collision, candidate_space, cost, penetration, candidate_cost):
-    """The candidate's penetration ``P`` [m] (:func:`evaluated_contacts` at the poses its
-    evaluation left in ``candidate_space``), measured only where it can decide
-    :func:`_accept_step`: from a collision-free ``q`` a candidate whose ``E`` does not fall is
-    refused unmeasured (``inf``)."""
-    if penetration > 0.0 or candidate_cost < cost:
-        return evaluated_contacts(collision, candidate_space)
-    return math.inf
-
-
-@inline_kernel
 def _accept_step(
-    cost, penetration, candidate_cost, candidate_penetration, primary_rows, candidate_norms, task
+    collision, candidate_space, cost, penetration, candidate_cost, primary_rows, candidate_norms, task
 ):
-    """Acceptance (the trust region's test): the candidate is better, its penetration ``P`` [m]
-    falls, or does not grow while ``E = e^T e / 2`` falls (so a collision-free ``q`` only ever
-    moves to collision-free candidates), and, with ``primary_rows`` > 0 (task priority), the
-    primary tips (those of the task's first ``primary_rows`` rows) stay within tolerance."""
+    """Acceptance (the trust region's test) of the candidate evaluated in ``candidate_space``,
+    with cost ``E = e^T e / 2`` = ``candidate_cost``: kept when it is better, its penetration
+    ``P`` [m] falls, or does not grow while ``E`` falls (so a collision-free ``q`` only ever moves
+    to collision-free candidates), and, with ``primary_rows`` > 0 (task priority), the primary
+    tips (those of the task's first ``primary_rows`` rows) stay within tolerance. ``P`` is
+    measured (:func:`evaluated_contacts`) only where it can decide: from a collision-free ``q`` a
+    candidate whose ``E`` does not fall is refused unmeasured. Returns (kept, the candidate's
+    ``P``, ``inf`` where not measured)."""
+    candidate_penetration = math.inf
+    if penetration > 0.0 or candidate_cost < cost:
+        candidate_penetration = evaluated_contacts(collision, candidate_space)
     better = candidate_penetration < penetration or (
         candidate_penetration <= penetration and candidate_cost < cost
     )
-    return better and (
+    kept = better and (
         primary_rows == 0 or _within_tolerance(candidate_norms, task[5], task[3], primary_rows)
     )
+    return kept, candidate_penetration
 
 
 @inline_kernel
 def _next_damping(mu, growth, kept):
-    """The trust region's next ``(mu, growth)``, Nielsen's update (H. B. Nielsen, "Damping
-    parameter in Marquardt's method", IMM-REP-1999-05) with a fixed decrease: a kept step
-    multiplies ``mu`` by ``MU_DOWN`` (1/3, floored at ``MU_MIN``) and resets the growth to 2; a
-    refused one multiplies ``mu`` by the growth, which doubles (2, 4, 8, ... while refusals
-    repeat). ``mu`` scales the damping ``lambda^2 = mu E + lambda_min^2`` of
+    """The trust region's next ``(mu, growth)`` (dimensionless), Nielsen's update (H. B. Nielsen,
+    "Damping parameter in Marquardt's method", IMM-REP-1999-05) with the decrease fixed at his
+    bound: a kept step multiplies ``mu`` by ``MU_DOWN`` (1/3, floored at ``MU_MIN``) and resets
+    the growth to 2; a refused one multiplies ``mu`` by the growth, which doubles (2, 4, 8, ...
+    while refusals repeat). ``mu`` scales the damping ``lambda^2 = mu E + lambda_min^2`` of
     :func:`~ik_node.compiled.steps.method_step`."""
     if kept:
         return max(mu * MU_DOWN, MU_MIN), 2.0
@@ -447,75 +432,6 @@ def _verdict(outcome, blocked, space):
 
 
 @inline_kernel
-def _descend(
-    workspace, tree, task, joints, targets, method, collision, primary_rows, min_damping2, max_iterations,
-    deadline, penetration, blocked, q, norms,
-):  # fmt: skip
-    """The iteration loop of :func:`run_attempt` from ``q``, not converged (its evaluation, error
-    and norms in ``workspace``, its penetration ``penetration`` [m]; ``blocked``: its tips within
-    tolerance). Returns (outcome, iterations) (:func:`_verdict`), ``q`` and ``norms`` those of the
-    last kept candidate.
-
-    Each iteration: :func:`_stop_rule`; the candidate of the method's step
-    (:func:`method_step`, damped by ``mu``), evaluated; :func:`_accept_step` keeps it or not;
-    :func:`_next_damping`; a refused CCD sweep ends the attempt (``STUCK``: a whole sweep found
-    nothing better); a kept candidate is the next start (:func:`_take_candidate`, the Jacobian at
-    it) and moves the stall rule's checkpoint (:func:`_stall_checkpoint`); the loop ends
-    ``CONVERGED`` at the first kept candidate that is (:func:`_converged`), ``ITERATIONS`` after
-    ``max_iterations``."""
-    rows, tolerances, coordinates = task[3], task[5], tree[3]
-    space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
-    candidate, step, work, constraint = workspace[6:]
-    cost = _cost(error, primary_rows)
-    jacobian_at(tree, task, space, jacobian)
-    mu, growth = MU_INITIAL, 2.0
-    checkpoint_cost, since_checkpoint = cost, 0
-    outcome, used = ITERATIONS, max_iterations
-    for iteration in range(1, max_iterations + 1):
-        stop = _stop_rule(
-            method, primary_rows, mu, since_checkpoint, deadline, penetration, jacobian, error, joints,
-            coordinates, q,
-        )  # fmt: skip
-        if stop != GOING_ON:
-            outcome, used = stop, iteration - 1
-            break
-        method_step(
-            method, tree, task, collision, joints, targets, q, jacobian, error, cost, mu, min_damping2,
-            primary_rows, work, space, constraint, step, candidate,
-        )  # fmt: skip
-        evaluate_task(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
-        candidate_cost = _cost(candidate_error, primary_rows)
-        candidate_penetration = _candidate_penetration(
-            collision, candidate_space, cost, penetration, candidate_cost
-        )
-        since_checkpoint += 1
-        kept = _accept_step(
-            cost, penetration, candidate_cost, candidate_penetration, primary_rows, candidate_norms, task
-        )
-        if not kept and method is not None and method == CCD:  # (a whole sweep found nothing better)
-            outcome, used = STUCK, iteration
-            break
-        mu, growth = _next_damping(mu, growth, kept)
-        if not kept:
-            continue
-        _take_candidate(candidate, candidate_norms, q, norms)
-        for r in range(rows.shape[0]):
-            error[r] = candidate_error[r]
-        checkpoint_cost, since_checkpoint = _stall_checkpoint(
-            checkpoint_cost, since_checkpoint, candidate_cost, candidate_penetration < penetration
-        )
-        cost, penetration = candidate_cost, candidate_penetration
-        within = _within_tolerance(norms, tolerances, rows, rows.shape[0])
-        if _converged(within, penetration):
-            outcome, used = CONVERGED, iteration
-            break
-        blocked = blocked or within
-        space, candidate_space = candidate_space, space  # (the candidate's evaluation is q's now)
-        jacobian_at(tree, task, space, jacobian)
-    return _verdict(outcome, blocked, space), used
-
-
-@inline_kernel
 def _posture_budget(method, primary_rows, iterations_left):
     """The posture iterations a converged attempt may use: ``POSTURE_ITERATIONS`` within the
     ``iterations_left``, for ``dls`` and ``pinv`` without priority; 0 otherwise."""
@@ -533,46 +449,75 @@ def run_attempt(
     its per-tip errors), in ``workspace`` (:func:`attempt_workspace`). Returns (outcome,
     iterations).
 
-    Each iteration (:func:`_descend`): the candidate of the method's step (:func:`method_step`)
-    is kept only if it is better (:func:`_accept_step`; the trust region: :func:`_next_damping`;
-    a refused CCD sweep ends the attempt). Better, with the task's collision pairs' penetration
-    ``P`` (the summed overlap [m], 0 when collision-free): ``P`` falls, or does not grow while
-    ``E = e^T e / 2`` falls; a collision-free ``q`` only ever moves to collision-free
-    candidates. Outcomes: ``CONVERGED`` (every tip within tolerance and ``P = 0``, at the start
-    or after a kept step: :func:`_converged`); ``STUCK`` (``mu`` past ``MU_MAX``, or stationary:
-    a local minimum); ``STALLED`` (neither ``E`` halved nor ``P`` fell in ``STALL_ITERATIONS``);
-    ``DEADLINE`` (the clock passed ``deadline`` [ns]) (:func:`_stop_rule`); ``ITERATIONS``;
-    ``COLLISION`` in place of ``STUCK``, ``STALLED`` and ``ITERATIONS`` when held back by a
-    collision (:func:`_verdict`).
+    Each iteration, as Robotics Toolbox's ``_IK_loop``: the stop rules (:func:`_converged`,
+    :func:`_stop_rule`); the candidate of the method's step (:func:`method_step`, the only part
+    that differs between methods), kept only if better (:func:`_accept_step`: the collision
+    pairs' penetration ``P`` [m] falls, or does not grow while ``E = e^T e / 2`` falls); the trust
+    region (:func:`_next_damping`; a refused CCD sweep ends the attempt ``STUCK``); a kept
+    candidate is the next start (:func:`_take_candidate`, the Jacobian at it) and may restart the
+    stall count (:func:`_stall_checkpoint`). The outcome: :func:`_verdict`. With ``primary_rows >
+    0`` (task priority, rows of the reachable tips first) ``E`` is the secondary rows' error, and
+    a step is kept only if the primary tips stay within tolerance.
 
-    With ``primary_rows > 0`` (task priority, rows of the reachable tips first) ``E`` is the
-    secondary rows' error, and a step is kept only if the primary tips stay within tolerance.
-
-    Once converged (``dls`` and ``pinv``, without priority: :func:`_posture_budget`), with
-    ``posture`` (the posture gains (nv,); None: no posture, a feature switch)
-    :func:`posture_refinement` moves ``q`` toward the rest posture in the task's null space
-    within the iterations left (counted), no joint past ``max_joint_move`` (> 0) from ``seed``
-    (the search's seed, not the attempt's start). ``settings``: see :mod:`.bundles`
-    (``max_joint_move`` as the search passes it); ``method``: None for ``dls``, else the
-    method's code (see :func:`method_step`); ``collision``: the pairs to keep apart, or None.
+    Once converged, with ``posture`` (the posture gains (nv,); None: no posture, a feature
+    switch) :func:`posture_refinement` moves ``q`` toward the rest posture in the task's null
+    space within :func:`_posture_budget` (counted), no joint past ``max_joint_move`` (> 0) from
+    ``seed`` (the search's seed, not the attempt's start). ``settings``: see :mod:`.bundles`;
+    ``method``: None for ``dls``, else the method's code (see :func:`method_step`);
+    ``collision``: the pairs to keep apart, or None.
     """
     min_damping, max_iterations = settings[MIN_DAMPING], settings[MAX_ITERATIONS]
     min_damping2 = min_damping * min_damping
-    rows, space, error = task[3], workspace[0], workspace[3]
+    rows, tolerances, coordinates = task[3], task[5], tree[3]
+    space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
+    candidate, step, work, constraint = workspace[6:]
     clear_contacts(collision, space[5])
-    clear_contacts(collision, workspace[1][5])
+    clear_contacts(collision, candidate_space[5])
     penetration = evaluate(tree, task, collision, targets, q, space, error, norms)
-    within = _within_tolerance(norms, task[5], rows, rows.shape[0])
-    outcome, used = CONVERGED, 0
-    if not _converged(within, penetration):
-        outcome, used = _descend(
-            workspace, tree, task, joints, targets, method, collision, primary_rows, min_damping2,
-            max_iterations, deadline, penetration, within, q, norms,
+    within, blocked, moved = _within_tolerance(norms, tolerances, rows, rows.shape[0]), False, True
+    cost = _cost(error, primary_rows)
+    outcome, used, mu, growth, checkpoint_cost, since_checkpoint = GOING_ON, 0, MU_INITIAL, 2.0, cost, 0
+    while True:
+        if _converged(within, penetration):
+            outcome = CONVERGED
+            break
+        blocked = blocked or within  # (within tolerance, in collision)
+        if moved:
+            jacobian_at(tree, task, space, jacobian)
+        outcome = _stop_rule(
+            used, max_iterations, method, primary_rows, mu, since_checkpoint, deadline, penetration, jacobian,
+            error, joints, coordinates, q,
         )  # fmt: skip
+        if outcome != GOING_ON:
+            break
+        method_step(
+            method, tree, task, collision, joints, targets, q, jacobian, error, cost, mu, min_damping2,
+            primary_rows, work, space, constraint, step, candidate,
+        )  # fmt: skip
+        evaluate_task(tree, task, targets, candidate, candidate_space, candidate_error, candidate_norms)
+        candidate_cost = _cost(candidate_error, primary_rows)
+        used, since_checkpoint = used + 1, since_checkpoint + 1
+        moved, candidate_penetration = _accept_step(
+            collision, candidate_space, cost, penetration, candidate_cost, primary_rows, candidate_norms, task
+        )
+        if not moved and method is not None and method == CCD:  # (a whole sweep found nothing better)
+            outcome = STUCK
+            break
+        mu, growth = _next_damping(mu, growth, moved)
+        if moved:
+            _take_candidate(candidate, candidate_norms, q, norms)
+            for r in range(rows.shape[0]):
+                error[r] = candidate_error[r]
+            checkpoint_cost, since_checkpoint = _stall_checkpoint(
+                checkpoint_cost, since_checkpoint, candidate_cost, candidate_penetration < penetration
+            )
+            cost, penetration = candidate_cost, candidate_penetration
+            within = _within_tolerance(norms, tolerances, rows, rows.shape[0])
+            space, candidate_space = candidate_space, space  # (the candidate's evaluation is q's now)
+    outcome = _verdict(outcome, blocked, space)
     if outcome == CONVERGED:
-        budget = _posture_budget(method, primary_rows, max_iterations - used)
         used += posture_refinement(
             tree, task, collision, joints, posture, targets, min_damping2, seed, settings[MAX_JOINT_MOVE],
-            budget, deadline, q, norms,
+            _posture_budget(method, primary_rows, max_iterations - used), deadline, q, norms,
         )  # fmt: skip
     return outcome, used
