@@ -262,7 +262,6 @@ def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_
     assert not twice, f"kernels compiled for more than one signature: {twice}"
     unused = {
         "contacts.contacts", "gjk.hull_distance", "attempt._task_restored", "attempt.posture_cost",
-        "attempt.posture_workspace",
         "steps.ccd_sweep", "steps.transpose_step", "steps.constrained_step", "linalg.manipulability",
     }  # fmt: skip
     assert not {name for name in used if name.split(".", 2)[-1] in unused}, used

@@ -7,11 +7,14 @@ rule it applies is a kernel of its own, written once: the stop rules (:func:`_co
 :func:`_stop_rule`), the acceptance of a candidate (:func:`_accept_step`), the trust region
 (:func:`_next_damping`), the stall rule's checkpoint (:func:`_stall_checkpoint`), the next start
 (:func:`_take_candidate`) and the outcome (:func:`_verdict`). :func:`posture_refinement` is a
-loop of the same shape (:func:`_posture_motion`, :func:`_posture_accepted`,
+loop of the same shape (:func:`_posture_pull`, :func:`_posture_accepted`,
 :func:`_posture_settled`). The rules are :func:`~ik_node.compiled.jit.inline_kernel`: numba
-inlines each into its caller's IR (about 25 ms of compile a call site; a :func:`kernel` of its
-own costs ~60 ms more and links into each caller), and the loops stay in their kernels (a loop
-inlined in turn, with the rules inlined in it, had cost ~1 s of compile per specialisation)."""
+inlines each into its caller's IR, about 25 ms of compile a call site (~40 ms in the posture's
+:func:`~ik_node.compiled.jit.allocating_kernel`), where a :func:`~ik_node.compiled.jit.kernel`
+of its own costs ~60 ms more. The loops stay in their kernels, and the posture's rules take
+arrays, not tuples of them: the loop as an inline kernel of its own, with the rules inlined in
+it, had cost ~1 s of compile per specialisation of :func:`run_attempt`, and tuples of arrays
+inlined into the posture ~0.4 s."""
 
 from __future__ import annotations
 
@@ -161,29 +164,6 @@ def _task_restored(
     return False
 
 
-@allocating_kernel
-def posture_workspace(tree, task, collision, dof, nq):
-    """Work arrays of :func:`posture_refinement` for ``dof`` tangent and ``nq`` configuration
-    coordinates, made once per refinement: (the evaluation at ``q`` or at the candidate
-    (:func:`~ik_node.compiled.tasks.evaluation_workspace`), jacobian (m, nv), error (m,),
-    candidate norms (T, 2), candidate (nq,), pull (nv,), motion (nv,), weights (nv,), step (nv,),
-    displacement (nv,), the step's :func:`~ik_node.compiled.linalg.step_workspace`)."""
-    rows_count, tips = task[3].shape[0], task[0].shape[0]
-    return (
-        evaluation_workspace(tree, task, dof, collision),
-        np.empty((rows_count, dof)),
-        np.empty(rows_count),
-        np.empty((tips, 2)),
-        np.empty(nq),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof),
-        step_workspace(rows_count, dof),
-    )
-
-
 @inline_kernel
 def _posture_move_bound(tree, joints, seed, max_joint_move, q, displacement):
     """The largest move from ``seed`` [rad or m] a posture step may leave: ``max_joint_move``, or
@@ -195,36 +175,31 @@ def _posture_move_bound(tree, joints, seed, max_joint_move, q, displacement):
 
 
 @inline_kernel
-def _posture_motion(tree, task, collision, joints, posture, targets, q, space):
-    """The posture's direction at ``q`` into the motion of ``space`` (:func:`posture_workspace`)
-    [rad or m]: the pull ``z_j = k_j w_j (q_rest_j - q_j)`` over the 1-DOF joints (``k_j`` the
-    posture gains ``posture`` (nv,), ``w_j`` the joint weights: minus half the gradient of
-    :func:`posture_cost`, weighted) projected into the task's null space at ``q``, ``dq = (I -
-    J^+ J) z`` (seed 004's "J with control term", :func:`null_space_motion`, ``J^+`` weighted by
-    ``W = diag(w)``)."""
-    evaluation, jacobian, error, candidate_norms, _, pull, motion, weights, _, _, work = space
-    coordinates = tree[3]
-    evaluate(tree, task, collision, targets, q, evaluation, error, candidate_norms)
-    jacobian_at(tree, task, evaluation, jacobian)
+def _posture_pull(q, joints, posture, coordinates, weights, pull):
+    """The pull toward the rest posture into ``pull`` (nv,) [rad or m, weighted], ``z_j = k_j w_j
+    (q_rest_j - q_j)`` over the 1-DOF joints (0 for the others), and the joint weights ``w_j``
+    into ``weights`` (nv,): ``k_j`` the posture gains ``posture`` (nv,); minus half the gradient
+    of :func:`posture_cost`, weighted (seed 004's control term). Projected into the task's null
+    space, ``dq = (I - J^+ J) z`` (:func:`null_space_motion`, ``J^+`` weighted by ``W =
+    diag(w)``), it is the posture's motion."""
     for j in range(joints.shape[0]):
         weights[j] = joints[j, WEIGHT]
         pull[j] = 0.0
         if coordinates[j] >= 0:
             pull[j] = posture[j] * weights[j] * (joints[j, REST] - q[coordinates[j]])
-    null_space_motion(
-        jacobian, pull, weights, FIRST_ROW, jacobian.shape[0], work[0], work[1], work[2], motion
-    )
 
 
 @inline_kernel
-def _posture_accepted(tree, joints, posture, seed, move_bound, cost, restored, space):
-    """Acceptance of a posture candidate (the candidate of ``space``, corrected back to the task
-    by :func:`_task_restored`: ``restored``): kept when its tips are within tolerance, it is
-    collision-free (the penetration its evaluation left), its posture cost is below ``cost``
-    and, with ``move_bound`` > 0 [rad or m], no joint ends farther than that from ``seed``.
-    Returns (kept, its posture cost; ``cost`` where not measured)."""
-    evaluation, candidate, displacement = space[0], space[4], space[9]
-    if not (restored and evaluation[5][0][1] <= 0.0):
+def _posture_accepted(
+    tree, joints, posture, seed, move_bound, cost, restored, penetration, candidate, displacement
+):
+    """Acceptance of a posture candidate ``candidate`` (nq,), corrected back to the task by
+    :func:`_task_restored` (``restored``): kept when its tips are within tolerance, it is
+    collision-free (``penetration``, the one its evaluation left [m]), its posture cost is below
+    ``cost`` and, with ``move_bound`` > 0 [rad or m], no joint ends farther than that from
+    ``seed`` (``displacement`` (nv,): work space). Returns (kept, its posture cost; ``cost``
+    where not measured)."""
+    if not (restored and penetration <= 0.0):
         return False, cost
     candidate_cost = posture_cost(candidate, joints, posture, tree[3])
     kept = candidate_cost < cost and (
@@ -248,12 +223,13 @@ def posture_refinement(
     """Null-space motion toward the rest posture from a converged ``q`` (updated in place, with
     its per-tip errors in ``norms``); returns the posture iterations used (``budget`` at most).
 
-    Each iteration: the pull toward the rest posture in the task's null space
-    (:func:`_posture_motion`), applied with the limits; that leaves the task unchanged to first
-    order only, so the candidate is corrected back within tolerance (:func:`_task_restored`) and
-    kept (:func:`_posture_accepted`) only if it is, is collision-free and its posture cost fell;
-    else the step is halved (``POSTURE_HALVINGS`` times). Stops when no step is kept, the cost
-    settles (:func:`_posture_settled`), the budget is used or the clock passes ``deadline`` [ns].
+    Each iteration: the pull toward the rest posture (:func:`_posture_pull`) projected into the
+    task's null space (:func:`null_space_motion`), applied with the limits; that leaves the task
+    unchanged to first order only, so the candidate is corrected back within tolerance
+    (:func:`_task_restored`) and kept (:func:`_posture_accepted`) only if it is, is
+    collision-free and its posture cost fell; else the step is halved (``POSTURE_HALVINGS``
+    times). Stops when no step is kept, the cost settles (:func:`_posture_settled`), the budget
+    is used or the clock passes ``deadline`` [ns] (:func:`_past`).
     Every ``q`` it keeps solves the task: turning the posture on never costs a solution the task
     found. With ``max_joint_move`` > 0 [rad or m] a step is kept only if no joint ends farther
     than that from ``seed`` (or than the converged ``q`` already was,
@@ -265,13 +241,19 @@ def posture_refinement(
     cost = posture_cost(q, joints, posture, tree[3])
     if budget <= 0 or not cost > 0.0:
         return 0
-    space = posture_workspace(tree, task, collision, joints.shape[0], q.shape[0])
-    evaluation, jacobian, error, candidate_norms, candidate, _, motion, _, step, displacement, work = space
+    rows_count, tips, dof = task[3].shape[0], task[0].shape[0], joints.shape[0]
+    evaluation = evaluation_workspace(tree, task, dof, collision)
+    jacobian, error, candidate_norms = np.empty((rows_count, dof)), np.empty(rows_count), np.empty((tips, 2))
+    candidate, pull, motion, weights = np.empty(q.shape[0]), np.empty(dof), np.empty(dof), np.empty(dof)
+    step, displacement, work = np.empty(dof), np.empty(dof), step_workspace(rows_count, dof)
     move_bound = _posture_move_bound(tree, joints, seed, max_joint_move, q, displacement)
     used = 0
     while used < budget and not _past(deadline):
         used += 1
-        _posture_motion(tree, task, collision, joints, posture, targets, q, space)
+        evaluate(tree, task, collision, targets, q, evaluation, error, candidate_norms)
+        jacobian_at(tree, task, evaluation, jacobian)
+        _posture_pull(q, joints, posture, tree[3], weights, pull)
+        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, work[0], work[1], work[2], motion)
         scale, kept, candidate_cost = 1.0, False, cost
         for _ in range(POSTURE_HALVINGS + 1):
             for j in range(step.shape[0]):
@@ -282,8 +264,9 @@ def posture_refinement(
                 candidate_norms, work, step,
             )  # fmt: skip
             kept, candidate_cost = _posture_accepted(
-                tree, joints, posture, seed, move_bound, cost, restored, space
-            )
+                tree, joints, posture, seed, move_bound, cost, restored, evaluation[5][0][1], candidate,
+                displacement,
+            )  # fmt: skip
             if kept:
                 break
             scale *= 0.5

@@ -156,37 +156,6 @@ def gjk_workspace():
 
 
 @inline_kernel
-def _gjk_views(work):
-    """Views of :func:`gjk_workspace`: (the simplex (4, 3): points of the Minkowski difference
-    ``A - B`` [m, base frame], their ends on A and on B (4, 3) each, the barycentric weights of
-    the simplex's point nearest the origin and the weights before the last point joined (4,)
-    each, the support points ``a`` and ``b`` and that nearest point ``v`` (3,) each, and
-    :func:`_closest_on_simplex`'s gram (3, 3), rhs (3,), trial (4,) and others (3,))."""
-    return (
-        work[0:12].reshape((4, 3)),
-        work[12:24].reshape((4, 3)),
-        work[24:36].reshape((4, 3)),
-        work[36:40],
-        work[40:44],
-        work[44:47],
-        work[47:50],
-        work[50:53],
-        work[53:62].reshape((3, 3)),
-        work[62:65],
-        work[65:69],
-        work[69:72],
-    )
-
-
-@inline_kernel
-def _supports(points, start_a, end_a, pose_a, start_b, end_b, pose_b, direction, a, b):
-    """The support point of ``A - B`` along ``-direction`` (base axes), by its ends: ``a`` of A
-    along ``-direction`` and ``b`` of B along ``direction`` (:func:`_support`, base frame [m])."""
-    _support(points, start_a, end_a, pose_a, -direction[0], -direction[1], -direction[2], a)
-    _support(points, start_b, end_b, pose_b, direction[0], direction[1], direction[2], b)
-
-
-@inline_kernel
 def _add_point(a, b, size, simplex, from_a, from_b):
     """The support point ``w = a - b`` (and its ends) joins the simplex's ``size`` points;
     returns the new size."""
@@ -248,13 +217,6 @@ def _reduce_to_face(simplex, from_a, from_b, weights, size, v):
 
 
 @inline_kernel
-def _keep_direction(v, guess):
-    """``guess`` = ``v``: the next call's first direction from B toward A."""
-    for c in range(3):
-        guess[c] = v[c]
-
-
-@inline_kernel
 def _witnesses(weights, from_a, from_b, size, witness_a, witness_b):
     """The closest points [m, base frame]: on A ``sum_k w_k a_k``, on B ``sum_k w_k b_k`` over
     the simplex's ``size`` points (the nearest point's weights and ends)."""
@@ -280,15 +242,22 @@ def hull_distance(
 
     Each iteration (Gilbert, Johnson & Keerthi 1988): ``v``, the point of the simplex nearest the
     origin, ends the search when it is within ``TOUCHING`` of it (the hulls touch or overlap);
-    else the support point ``w`` along ``-v`` (:func:`_supports`) ends it by :func:`_gjk_stop`, or
-    joins the simplex (:func:`_add_point`), whose nearest point (:func:`_nearest_on_simplex`) is
-    kept only if nearer than ``v`` (else a degenerate simplex: ``v`` stands) and becomes the next
-    ``v`` on the face it lies on (:func:`_reduce_to_face`); a full simplex (4 points) holding the
-    nearest point encloses the origin: overlap."""
-    simplex, from_a, from_b, weights, previous, a, b, v, gram, rhs, trial, others = _gjk_views(work)
+    else the support point ``w = a - b`` along ``-v`` (:func:`_support`: ``a`` of A along ``-v``,
+    ``b`` of B along ``v``) ends it by :func:`_gjk_stop`, or joins the simplex
+    (:func:`_add_point`), whose nearest point (:func:`_nearest_on_simplex`) is kept only if
+    nearer than ``v`` (else a degenerate simplex: ``v`` stands) and becomes the next ``v`` on
+    the face it lies on (:func:`_reduce_to_face`); a full simplex (4 points) holding the nearest
+    point encloses the origin: overlap. The answer's witnesses: :func:`_witnesses`."""
+    simplex = work[0:12].reshape((4, 3))
+    from_a = work[12:24].reshape((4, 3))
+    from_b = work[24:36].reshape((4, 3))
+    weights, previous = work[36:40], work[40:44]
+    a, b, v = work[44:47], work[47:50], work[50:53]
+    gram, rhs, trial, others = work[53:62].reshape((3, 3)), work[62:65], work[65:69], work[69:72]
     for k in range(4):
         weights[k] = 0.0
-    _supports(points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, a, b)
+    _support(points, start_a, end_a, pose_a, -guess[0], -guess[1], -guess[2], a)
+    _support(points, start_b, end_b, pose_b, guess[0], guess[1], guess[2], b)
     size = _add_point(a, b, 0, simplex, from_a, from_b)
     weights[0] = 1.0
     for c in range(3):
@@ -297,11 +266,13 @@ def hull_distance(
     for _ in range(GJK_ITERATIONS):
         if distance2 <= TOUCHING * TOUCHING:
             return 0.0
-        _supports(points, start_a, end_a, pose_a, start_b, end_b, pose_b, v, a, b)
+        _support(points, start_a, end_a, pose_a, -v[0], -v[1], -v[2], a)
+        _support(points, start_b, end_b, pose_b, v[0], v[1], v[2], b)
         along = v[0] * (a[0] - b[0]) + v[1] * (a[1] - b[1]) + v[2] * (a[2] - b[2])
         stop = _gjk_stop(distance2, along, far, size)
         if stop == BEYOND_FAR:
-            _keep_direction(v, guess)
+            for c in range(3):
+                guess[c] = v[c]
             return along / math.sqrt(distance2)
         if stop == CLOSEST:
             break
@@ -317,7 +288,8 @@ def hull_distance(
         if size == 4:  # the origin is inside the tetrahedron: overlap
             return 0.0
     _witnesses(weights, from_a, from_b, size, witness_a, witness_b)
-    _keep_direction(v, guess)
+    for c in range(3):
+        guess[c] = v[c]
     return math.sqrt(max(distance2, 0.0))
 
 
