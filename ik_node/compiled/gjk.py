@@ -17,12 +17,15 @@ import math
 
 import numpy as np
 
-from .jit import allocating_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, kernel
 
 #: Relative tolerance on the squared distance, and the iterations at most.
 GJK_TOLERANCE, GJK_ITERATIONS = 1e-10, 64
 #: Below this distance [m] the hulls count as touching.
 TOUCHING = 1e-9
+#: :func:`_gjk_stop`'s answers: no rule holds; the distance is at least ``far``; the nearest
+#: point is found (to ``GJK_TOLERANCE``).
+GJK_GOING_ON, BEYOND_FAR, CLOSEST = 0, 1, 2
 
 
 @kernel
@@ -152,6 +155,78 @@ def gjk_workspace():
     return np.empty(GJK_WORK)
 
 
+@inline_kernel
+def _add_point(a, b, size, simplex, from_a, from_b):
+    """The support point ``w = a - b`` (and its ends) joins the simplex's ``size`` points;
+    returns the new size."""
+    for c in range(3):
+        from_a[size, c], from_b[size, c] = a[c], b[c]
+        simplex[size, c] = a[c] - b[c]
+    return size + 1
+
+
+@inline_kernel
+def _gjk_stop(distance2, along, far, size):
+    """GJK's stop rules once the support point ``w`` of ``A - B`` along ``-v`` is known
+    (``along = v . w`` [m^2], ``distance2 = |v|^2`` [m^2]), else ``GJK_GOING_ON``:
+    ``BEYOND_FAR`` when ``w``'s support plane proves the distance at least ``far`` (``v . w /
+    |v| >= far``: ``v . w / |v|`` is a lower bound of the distance); ``CLOSEST`` when ``w``
+    brings ``|v|^2`` down by at most ``GJK_TOLERANCE`` of itself (``|v|^2 - v . w``, an upper
+    bound of ``|v| (|v| - d)``: van den Bergen 1999's termination), or the simplex is full."""
+    if along > 0.0 and along * along >= far * far * distance2:
+        return BEYOND_FAR
+    if distance2 - along <= GJK_TOLERANCE * distance2 or size == 4:
+        return CLOSEST
+    return GJK_GOING_ON
+
+
+@inline_kernel
+def _nearest_on_simplex(simplex, size, weights, previous, gram, rhs, trial, others):
+    """The point of the convex hull of ``simplex[:size]`` nearest the origin, its weights into
+    ``weights`` (the former ones into ``previous``): among the faces holding the newest point (it
+    brought the distance down), among all when none qualifies (rounding). Returns its squared
+    distance [m^2] (``inf``: none qualifies; :func:`_closest_on_simplex`)."""
+    for k in range(4):
+        previous[k] = weights[k]
+        weights[k] = 0.0
+    found = _closest_on_simplex(simplex, size, 1 << (size - 1), weights, gram, rhs, trial, others)
+    if found == math.inf:
+        found = _closest_on_simplex(simplex, size, 0, weights, gram, rhs, trial, others)
+    return found
+
+
+@inline_kernel
+def _reduce_to_face(simplex, from_a, from_b, weights, size, v):
+    """The next start: the simplex keeps the points of the face its nearest point lies on (those
+    of positive weight, in order) and ``v`` becomes that point, ``sum_k w_k y_k`` [m]; returns the
+    points kept."""
+    kept = 0
+    for k in range(size):
+        if weights[k] > 0.0:
+            for c in range(3):
+                simplex[kept, c], from_a[kept, c], from_b[kept, c] = simplex[k, c], from_a[k, c], from_b[k, c]
+            weights[kept] = weights[k]
+            kept += 1
+    for k in range(kept, 4):
+        weights[k] = 0.0
+    for c in range(3):
+        v[c] = 0.0
+        for k in range(kept):
+            v[c] += weights[k] * simplex[k, c]
+    return kept
+
+
+@inline_kernel
+def _witnesses(weights, from_a, from_b, size, witness_a, witness_b):
+    """The closest points [m, base frame]: on A ``sum_k w_k a_k``, on B ``sum_k w_k b_k`` over
+    the simplex's ``size`` points (the nearest point's weights and ends)."""
+    for c in range(3):
+        witness_a[c], witness_b[c] = 0.0, 0.0
+        for k in range(size):
+            witness_a[c] += weights[k] * from_a[k, c]
+            witness_b[c] += weights[k] * from_b[k, c]
+
+
 @kernel
 def hull_distance(
     points, start_a, end_a, pose_a, start_b, end_b, pose_b, guess, far, witness_a, witness_b, work
@@ -162,12 +237,17 @@ def hull_distance(
     ``guess`` (3,): a direction from B toward A to start from (the last answer's, or a centre
     difference: a few iterations fewer than an arbitrary one), replaced by the answer's direction
     when the hulls are apart; ``work``: :func:`gjk_workspace`.
-    Once the distance is known to be at least ``far`` [m] (the support plane's lower bound
-    ``v . w / |v|``, ``v`` the current point, ``w`` the new support point), that bound is
+    Once the distance is known to be at least ``far`` [m] (:func:`_gjk_stop`), that bound is
     returned and the witnesses are undefined: a pair farther than the margin needs no more.
-    Once the simplex has a point, the nearest face holds the newest support point (it brought
-    the distance down), so only the faces holding it are searched, all of them when none
-    qualifies (rounding)."""
+
+    Each iteration (Gilbert, Johnson & Keerthi 1988): ``v``, the point of the simplex nearest the
+    origin, ends the search when it is within ``TOUCHING`` of it (the hulls touch or overlap);
+    else the support point ``w = a - b`` along ``-v`` (:func:`_support`: ``a`` of A along ``-v``,
+    ``b`` of B along ``v``) ends it by :func:`_gjk_stop`, or joins the simplex
+    (:func:`_add_point`), whose nearest point (:func:`_nearest_on_simplex`) is kept only if
+    nearer than ``v`` (else a degenerate simplex: ``v`` stands) and becomes the next ``v`` on
+    the face it lies on (:func:`_reduce_to_face`); a full simplex (4 points) holding the nearest
+    point encloses the origin: overlap. The answer's witnesses: :func:`_witnesses`."""
     simplex = work[0:12].reshape((4, 3))
     from_a = work[12:24].reshape((4, 3))
     from_b = work[24:36].reshape((4, 3))
@@ -178,9 +258,7 @@ def hull_distance(
         weights[k] = 0.0
     _support(points, start_a, end_a, pose_a, -guess[0], -guess[1], -guess[2], a)
     _support(points, start_b, end_b, pose_b, guess[0], guess[1], guess[2], b)
-    for c in range(3):
-        from_a[0, c], from_b[0, c], simplex[0, c] = a[c], b[c], a[c] - b[c]
-    size = 1
+    size = _add_point(a, b, 0, simplex, from_a, from_b)
     weights[0] = 1.0
     for c in range(3):
         v[c] = simplex[0, c]
@@ -191,54 +269,26 @@ def hull_distance(
         _support(points, start_a, end_a, pose_a, -v[0], -v[1], -v[2], a)
         _support(points, start_b, end_b, pose_b, v[0], v[1], v[2], b)
         along = v[0] * (a[0] - b[0]) + v[1] * (a[1] - b[1]) + v[2] * (a[2] - b[2])
-        if along > 0.0 and along * along >= far * far * distance2:
+        stop = _gjk_stop(distance2, along, far, size)
+        if stop == BEYOND_FAR:
             for c in range(3):
                 guess[c] = v[c]
             return along / math.sqrt(distance2)
-        gain = distance2 - along
-        if gain <= GJK_TOLERANCE * distance2 or size == 4:
+        if stop == CLOSEST:
             break
-        for c in range(3):
-            from_a[size, c], from_b[size, c] = a[c], b[c]
-            simplex[size, c] = a[c] - b[c]
-        size += 1
-        for k in range(4):
-            previous[k] = weights[k]
-            weights[k] = 0.0
-        found = _closest_on_simplex(simplex, size, 1 << (size - 1), weights, gram, rhs, trial, others)
-        if found == math.inf:
-            found = _closest_on_simplex(simplex, size, 0, weights, gram, rhs, trial, others)
-        if found == math.inf or found >= distance2:  # (no progress: a degenerate simplex)
+        size = _add_point(a, b, size, simplex, from_a, from_b)
+        found = _nearest_on_simplex(simplex, size, weights, previous, gram, rhs, trial, others)
+        if found == math.inf or found >= distance2:  # (no progress: a degenerate simplex, v stands)
             size -= 1
             for k in range(4):
                 weights[k] = previous[k]
             break
         distance2 = found
-        kept = 0
-        for k in range(size):  # the face the nearest point lies on
-            if weights[k] > 0.0:
-                for c in range(3):
-                    simplex[kept, c], from_a[kept, c], from_b[kept, c] = (
-                        simplex[k, c],
-                        from_a[k, c],
-                        from_b[k, c],
-                    )
-                weights[kept] = weights[k]
-                kept += 1
-        for k in range(kept, 4):
-            weights[k] = 0.0
-        size = kept
-        for c in range(3):
-            v[c] = 0.0
-            for k in range(size):
-                v[c] += weights[k] * simplex[k, c]
+        size = _reduce_to_face(simplex, from_a, from_b, weights, size, v)
         if size == 4:  # the origin is inside the tetrahedron: overlap
             return 0.0
+    _witnesses(weights, from_a, from_b, size, witness_a, witness_b)
     for c in range(3):
-        witness_a[c], witness_b[c] = 0.0, 0.0
-        for k in range(size):
-            witness_a[c] += weights[k] * from_a[k, c]
-            witness_b[c] += weights[k] * from_b[k, c]
         guess[c] = v[c]
     return math.sqrt(max(distance2, 0.0))
 
