@@ -290,6 +290,44 @@ def test_solve_distance_returns_the_solution_nearest_the_seed_of_the_whole_set()
     assert speed.solve(speed.tree.forward(q), seed=seed).iterations > 0  # (the numeric search)
 
 
+def test_solve_many_distance_gives_each_target_the_nearest_solution():
+    """``solve_many`` with ``solve_type='distance'`` through the closed form: on a UR5 each
+    answer equals ``solve``'s (the nearest of the whole set, by brute force over ``solve_all``),
+    verified by FK; on a calibrated copy (axes tilted 1e-4 rad) each answer is exact on the real
+    tree by pinocchio's FK and within the polish's reach of the nominal nearest; a target out of
+    reach comes back unsolved; with ``max_joint_move`` a nearest solution beyond it is no success."""
+    pinocchio = pytest.importorskip("pinocchio")
+    rng = np.random.default_rng(35)
+    for tilt in (0.0, 1e-4):
+        arm = Arm("ur5", tilt=tilt)
+        robot = load_robot(arm.urdf)
+        solver = IKSolver(robot, "base_link", "tool0", solve_type="distance", compile_helper=False)
+        bounded = IKSolver(robot, "base_link", "tool0", solve_type="distance", max_joint_move=0.5)
+        q = arm.random_configurations(rng, 200, 10)
+        seeds = arm.random_configurations(rng, 200, 0)
+        seeds[10:20] = q[10:20] + rng.uniform(-0.1, 0.1, (10, 6))  # (near ones too)
+        poses = np.array([solver.tree.forward(row) for row in q])
+        far = poses[-5:, :3, 3]
+        poses[-5:, :3, 3] = 3.0 * far / np.linalg.norm(far, axis=1)[:, None]  # (out of reach: 3 m)
+        batch = solver.solve_many(poses, seed=seeds, timeout=0.05)  # (ample: a loaded machine)
+        assert not batch.success[-5:].any() and batch.success[:-5].all()
+        model = pinocchio.buildModelFromXML(arm.urdf)
+        data, tool = model.createData(), model.getFrameId("tool0")
+        for index in range(len(q) - 5):
+            pinocchio.framesForwardKinematics(model, data, batch.q[index])
+            assert np.linalg.norm(data.oMf[tool].translation - poses[index, :3, 3]) < REACHED
+            every = solver.solve_all(poses[index], seed=seeds[index])
+            if every.success:  # (else a singular family's member at the seed is out of reach: searched)
+                costs = ((every.q - seeds[index]) ** 2).sum(axis=1)
+                gap = ((batch.q[index] - seeds[index]) ** 2).sum() - costs.min()
+                assert gap <= (1e-9 if tilt == 0.0 else 1e-2), (index, gap)
+            if tilt == 0.0 and every.success:
+                assert np.abs(batch.q[index] - solver.solve(poses[index], seed=seeds[index]).q).max() < SAME
+        near = bounded.solve_many(poses[:-5], seed=seeds[:-5], timeout=0.05)
+        moves = np.abs(near.q - seeds[:-5]).max(axis=1)
+        assert np.array_equal(near.success, moves <= 0.5) and 0 < near.success.sum() < len(moves)
+
+
 def test_other_chains_are_searched_and_say_so():
     ur5 = Arm("ur5")
     five = IKSolver(load_robot(ur5.urdf), "base_link", "link5", compile_helper=False)

@@ -2,13 +2,13 @@
 cache ahead of their use, so that no process pays the compile at its first solves: after an
 install, in a container image's build (docs/install.md), before the test suite's workers start.
 
-By default it compiles the default problem's kernels, each feature's alone and those trees add
-(several tips, a free base; see :mod:`ik_node.solver.warmup`); ``--features F ...`` exactly
-that combination (``none``: the default problem), ``--all`` every combination and the trees'.
-``--cache-dir DIR`` warms ``DIR`` (it must exist
-and be writable), what ``NUMBA_CACHE_DIR=DIR`` does for a later process. It prints where the
-cache lives, what it holds and for which CPU (numba keys the cache to the CPU and its own
-version: a cache warmed on another CPU is compiled again, and not saved when read-only).
+By default it compiles the default problem's kernels, each feature's alone, those trees add
+(several tips, a free base) and the closed form's (``solve_all``; see :mod:`ik_node.solver.warmup`);
+``--features F ...`` exactly that combination (``none``: the default problem), ``--all`` every
+combination and the rest. ``--cache-dir DIR`` warms ``DIR`` (it must exist and be writable),
+what ``NUMBA_CACHE_DIR=DIR`` does for a later process. It prints where the cache lives, what it
+holds and for which CPU (numba keys the cache to the CPU and its own version: a cache warmed on
+another CPU is compiled again, and not saved when read-only).
 
 Exit codes: 0 warmed (or nothing to compile: plain Python); 2 bad input (an unknown feature, a
 cache directory that does not exist or is not writable); 1 a compile failed.
@@ -82,7 +82,7 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> i
 
     from ..compiled.jit import COMPILED, cache_location, compiler
     from . import kernels
-    from .warmup import warm, warm_trees
+    from .warmup import warm, warm_closed_form, warm_trees
 
     if not COMPILED:
         if not quiet:
@@ -106,6 +106,10 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> i
         if not quiet:
             done = "compiled" if compiled else "loaded from the cache"
             print(f"trees (several tips, a free base): {done} in {seconds:.1f} s")
+        seconds, compiled = warm_closed_form()
+        if not quiet:
+            done = "compiled" if compiled else "loaded from the cache"
+            print(f"closed form (solve_all, nearest solutions): {done} in {seconds:.1f} s")
     if not quiet:
         print(
             f"IK kernels ready in {time.perf_counter() - began:.1f} s; cache: "

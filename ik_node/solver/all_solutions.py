@@ -38,7 +38,16 @@ from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import check_pose
 from .results import IKResult, outcome_reason
 
-__all__ = ["DUPLICATE_TOLERANCE", "IKSolutions", "has_closed_form", "solve_all", "solve_nearest"]
+__all__ = [
+    "DUPLICATE_TOLERANCE",
+    "IKSolutions",
+    "chain_closed_form",
+    "has_closed_form",
+    "say_if_cold",
+    "solution_set_arrays",
+    "solve_all",
+    "solve_nearest",
+]
 
 _log = logging.getLogger("ik_node.solver")
 _notice_said = False
@@ -133,7 +142,7 @@ def periodic_coordinates(solver) -> np.ndarray:
     )
 
 
-def _set_arrays(solver) -> tuple:
+def solution_set_arrays(solver) -> tuple:
     """What :func:`~ik_node.compiled.solution_sets.solution_set` needs of ``solver`` besides the
     candidates, target, tolerances and seed, made once per solver: the tree's frames, the first
     tip's frame and controlled point [m], the limits, which joints are revolute and continuous,
@@ -162,15 +171,15 @@ def _seed_and_weights(solver, seed: np.ndarray | None) -> tuple[np.ndarray, np.n
     """The seed and the distance's weights as the compiled solution set takes them (zeros for
     both without a seed: no order)."""
     if seed is None:
-        return (_set_arrays(solver)[-1] * 0.0,) * 2
-    return seed, _set_arrays(solver)[-1]
+        return (solution_set_arrays(solver)[-1] * 0.0,) * 2
+    return seed, solution_set_arrays(solver)[-1]
 
 
 def solution_set(solver, candidates, status, target, seed, tolerances) -> tuple:
     """:func:`~ik_node.compiled.solution_sets.solution_set` of ``candidates`` (k, n) for
     ``target`` (4x4, C-contiguous): ``(q (m, n), origin (m,), errors (k, 2), success)``, ordered
     nearest ``seed`` (n,) if given. ``tolerances``: (position [m], orientation [rad])."""
-    frames, links, tip_frame, offset, lower, upper, periodic, continuous, _ = _set_arrays(solver)
+    frames, links, tip_frame, offset, lower, upper, periodic, continuous, _ = solution_set_arrays(solver)
     return solution_sets.solution_set(
         frames, links, tip_frame, offset, target, np.ascontiguousarray(candidates, dtype=float),
         np.ascontiguousarray(status, dtype=np.int64), np.array(tolerances, dtype=float), lower, upper,
@@ -183,7 +192,7 @@ def _tool_pose(solver):
     return lambda q: solver.tip_poses(q)[0]
 
 
-def _say_if_cold(kernel) -> None:
+def say_if_cold(kernel) -> None:
     """Say :data:`COMPILE_NOTICE` once per process before ``kernel`` or the solution set would
     be compiled rather than loaded (a user never waits on a compile silently); each kernel is
     looked up once (the cache's files: ~30 µs)."""
@@ -196,7 +205,7 @@ def _say_if_cold(kernel) -> None:
         _log.warning(COMPILE_NOTICE)
 
 
-def _closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None:
+def chain_closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None:
     """The chain's :class:`ClosedForm` with the joints of ``key`` locked (None: no closed form),
     found once per key and solver. Only for one tip controlling its full pose."""
     cache = solver.__dict__.setdefault("_closed_forms", {})
@@ -238,12 +247,13 @@ def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: fl
     say, stops short of its branch, which the check drops) and none moved farther than
     ``POLISH_REACH`` from its seed (near a singularity the real arm's branches split, merge or
     move far from the nominal's; a solve that wandered may have found another branch)."""
-    polisher = helper_solver(  # (max_joint_move: a branch is wherever it is, not near the seed)
-        solver,
+    polisher = helper_solver(  # (max_joint_move: a branch is wherever it is, not near the seed;
+        solver,  # solve_type: 'distance' would polish through solve_all again)
         key,
         position_tolerance=POLISH_TOLERANCE,
         orientation_tolerance=POLISH_TOLERANCE,
         max_joint_move=None,
+        solve_type="speed",
     )
     kept, rows = [], []
     branches = closed.branches(target, seed)
@@ -302,9 +312,8 @@ def has_closed_form(solver) -> bool:
     its solutions labelled with their branches: one tip controlling its full pose through six
     revolute joints that decompose (:func:`~.closed_form.decompose`; the tree read once per solver,
     nothing compiled). Elsewhere it searches, without labels."""
-    return (
-        len(solver.tip_links) == 1 and _closed_form(solver, (), np.zeros(len(solver.joint_names))) is not None
-    )
+    unlocked = np.zeros(len(solver.joint_names))
+    return len(solver.tip_links) == 1 and chain_closed_form(solver, (), unlocked) is not None
 
 
 def solve_nearest(solver, targets, seed, timeout: float | None) -> IKResult | None:
@@ -359,8 +368,8 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
         if target.ndim != 2:
             raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
-    closed = None if target is None else _closed_form(solver, key, reference)
-    _say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
+    closed = None if target is None else chain_closed_form(solver, key, reference)
+    say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
     task = solver.tasks[solver.tip_links[0]]
     tolerances = (task.position_tolerance, task.orientation_tolerance)
     if closed is None:

@@ -19,6 +19,7 @@ from ..compiled.jit import BATCH_THREADS
 from ..errors import TargetError
 from . import kernels
 from .inputs import stack_targets, timeout_ns
+from .nearest_batch import nearest_in_closed_form, uses_closed_form
 from .problem import Problem
 from .results import BatchResult, Outcome
 
@@ -61,7 +62,9 @@ def in_slices(count: int, work) -> None:
 
 def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchResult:
     """:meth:`IKSolver.solve_many` of ``solver`` (see there): the targets and seeds checked and
-    stacked, :func:`_search_batch` on its common search's bundles, the result."""
+    stacked, :func:`_search_batch` on its common search's bundles (or, with ``solve_type='distance'``
+    on a chain with a closed form, each target's solution nearest its seed:
+    :mod:`.nearest_batch`), the result."""
     start = time.perf_counter()
     if not solver.compiled:
         _log.info("solve_many waits for the IK kernels' compile")
@@ -84,12 +87,20 @@ def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchR
             solver.tree.normalized(np.clip(seeds, solver.lower, solver.upper), "seed"), (count, len(names))
         )
     seeds = np.array(seeds, order="C")  # writable: one compiled signature
-    q, norms, outcomes = _search_batch(solver._arguments, target_poses, seeds, budget)
+    if uses_closed_form(solver):
+
+        def search(arguments, targets, seeds) -> tuple:
+            return _search_batch(arguments or solver._arguments, targets, seeds, budget)
+
+        q, errors, converged = nearest_in_closed_form(solver, target_poses, seeds, search)
+    else:
+        q, norms, outcomes = _search_batch(solver._arguments, target_poses, seeds, budget)
+        errors, converged = norms.max(axis=1), outcomes == Outcome.CONVERGED
     return BatchResult(
         q=q,
-        success=outcomes == Outcome.CONVERGED,
-        position_error=norms[:, :, 0].max(axis=1),
-        orientation_error=norms[:, :, 1].max(axis=1),
+        success=converged,
+        position_error=errors[:, 0],
+        orientation_error=errors[:, 1],
         elapsed=time.perf_counter() - start,
     )
 

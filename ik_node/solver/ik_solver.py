@@ -276,7 +276,9 @@ class IKSolver:
         ``seed``: ``(n,)`` for all or ``(N, n)``, clipped into the limits (default: the rest
         posture); ``timeout`` [s] applies to each target (None: ``max_attempts`` bounds each).
         Each target is solved as :meth:`solve` would from the same seed, without task priority
-        (a target out of reach comes back unsolved with its closest configuration). While the
+        (a target out of reach comes back unsolved with its closest configuration); with
+        ``solve_type='distance'`` on a chain with a closed form, each answer is the solution
+        nearest its seed (:mod:`.nearest_batch`). While the
         compiled kernels are not ready yet (see :class:`IKSolver`), it waits for them.
         """
         return solve_many(self, targets, seed, timeout)

@@ -29,6 +29,7 @@ __all__ = [
     "feature_names",
     "switch_key",
     "warm",
+    "warm_closed_form",
     "warm_trees",
 ]
 
@@ -139,6 +140,39 @@ def warm_trees() -> tuple[float, bool]:
     half_turn = np.diag([-1.0, -1.0, 1.0, 1.0])  # (about z: the fit turns the base)
     targets = half_turn @ solver.tip_poses(solver.rest_posture)
     solver.solve(dict(zip(tips, targets)), timeout=None)
+    compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
+    return time.perf_counter() - began, bool(compiled)
+
+
+def warm_closed_form() -> tuple[float, bool]:
+    """Compile (or load) the closed-form kernels (:meth:`IKSolver.solve_all` and ``solve_many``
+    with ``solve_type='distance'`` on a chain that decomposes): on the bundled arm6 (three
+    parallel axes), then the other decompositions for the same argument types. Returns (seconds,
+    whether anything was compiled)."""
+    from ..compiled import decompositions, nearest_branches, solution_sets
+    from ..compiled.jit import COMPILED
+    from ..description import load_robot
+    from ..description.resources import bundled_urdf
+    from .ik_solver import IKSolver
+
+    began = time.perf_counter()
+    watched = (
+        decompositions.spherical_two_parallel, decompositions.spherical_two_intersecting,
+        decompositions.three_parallel_two_intersecting, solution_sets.solution_set,
+        nearest_branches.nearest_branches,
+    )  # fmt: skip
+    misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
+    solver = IKSolver(
+        load_robot(str(bundled_urdf("arm6"))), "base_link", "tool0", solve_type="distance",
+        seed_table_size=64, compile_helper=False,
+    )  # fmt: skip
+    target = solver.tip_poses(solver.rest_posture)[0]
+    solver.solve_all(target)
+    solver.solve_many(np.repeat(target[None], 2, axis=0))
+    if COMPILED:  # (the decompositions arm6 does not use: the same argument types)
+        signature = decompositions.three_parallel_two_intersecting.signatures[0]
+        for kernel in watched[:2]:
+            kernel.compile(signature)
     compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
     return time.perf_counter() - began, bool(compiled)
 
