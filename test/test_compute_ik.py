@@ -326,3 +326,44 @@ def test_a_floating_base_comes_back_as_its_transform_beside_the_joints():
     solution = dict(zip(answer.joint_names, answer.positions))
     for tip in tips:
         assert max(pose_errors(world_to_root @ fixed(solution, tip), goals[tip])) < 1e-5, tip
+
+
+def test_the_node_s_branch_decides_the_answer_from_the_closed_form():
+    """On arm6 (a closed form) with ``branch`` set to a label, each request is answered with the
+    solution on that branch nearest its robot_state (the complete set, by brute force), or
+    NO_IK_SOLUTION saying so where none is on it; with ``nearest`` and ``solve_type`` distance,
+    the nearest of the whole set. On arm7 (no closed form) a label set at start-up is FAILURE
+    naming the parameter."""
+    from test_policy import BRANCH
+
+    from ik_node.description.catalogue import URDF_DIR as BUNDLED_URDFS
+
+    arm6 = load_robot(BUNDLED_URDFS / "arm6.urdf")
+    on_branch, nearest = ready_policy(arm6, branch=BRANCH), ready_policy(arm6, solve_type="distance")
+    solver = on_branch.model.solver
+    names = tuple(on_branch.model.joint_names)
+    low, high = np.maximum(solver.lower, -math.pi), np.minimum(solver.upper, math.pi)
+    rng = np.random.default_rng(37)
+    answered = refused = 0
+    for _ in range(30):
+        q, seed = rng.uniform(low, high), rng.uniform(low, high)
+        goal = solver.tree.forward(q)
+        request = query(goal, joint_names=names, joint_positions=tuple(seed))
+        every = solver.solve_all(goal, seed=seed)
+        rows = [row for row, labels in enumerate(every.labels) if set(labels) == set(BRANCH.split())]
+        answer = answer_query(on_branch, request, 0.0)
+        if not rows:
+            assert answer.code == codes.NO_IK_SOLUTION and f"none on branch '{BRANCH}'" in answer.message
+            refused += 1
+        else:
+            assert answer.code == codes.SUCCESS, answer.message
+            np.testing.assert_allclose(answer.positions, every.q[rows[0]], atol=1e-9)
+            answered += 1
+        closest = answer_query(nearest, request, 0.0)
+        assert closest.code == codes.SUCCESS, closest.message
+        np.testing.assert_allclose(closest.positions, every.q[0], atol=1e-9)
+    assert answered >= 10 and refused >= 1, (answered, refused)
+    arm7 = load_robot(URDF_DIR / "arm7.urdf")
+    labelled = ready_policy(arm7, branch=BRANCH)
+    answer = answer_query(labelled, query(np.eye(4)), 0.0)
+    assert answer.code == codes.FAILURE and f"parameter branch '{BRANCH}'" in answer.message

@@ -25,7 +25,7 @@ from ..errors import IKNodeError
 from ..solver import IKResult, IKSolver, has_closed_form
 from .parameters import NEAREST, branch_label
 
-__all__ = ["OFF_BRANCH", "branch_refusal", "solve_on_branch"]
+__all__ = ["OFF_BRANCH", "branch_refusal", "solve_goal", "solve_on_branch"]
 
 #: The reason of a goal with solutions none of which is on the ``branch`` (no command published).
 OFF_BRANCH = "off_branch"
@@ -42,6 +42,16 @@ def branch_refusal(solver: IKSolver, branch: str) -> str | None:
         "pose through six revolute joints with a spherical wrist or three parallel axes); this chain "
         f"has none, so its branches have no labels: the only valid value is '{NEAREST}'"
     )
+
+
+def solve_goal(solver: IKSolver, goals: dict, seed: np.ndarray, timeout: float, branch: str) -> IKResult:
+    """The answer the node gives ``goals`` (``{tip: T_base_goal}``) from ``seed`` within
+    ``timeout`` [s] under its ``branch`` parameter: the solver's own (``nearest``; from the
+    closed form's complete set where the chain has one and ``solve_type`` is ``distance``), else
+    :func:`solve_on_branch`. What goals and ``compute_ik`` requests both get."""
+    if branch == NEAREST:
+        return solver.solve(dict(goals), seed=seed, timeout=timeout)
+    return solve_on_branch(solver, goals, seed, timeout, branch)
 
 
 def solve_on_branch(solver: IKSolver, goals: dict, seed: np.ndarray, timeout: float, branch: str) -> IKResult:

@@ -21,6 +21,12 @@ What a request means here (docs/node.md, "compute_ik"):
   ``constraints`` (not supported): INVALID_GOAL_CONSTRAINTS.
 * ``timeout`` [s]: 0 is the node's ``timeout`` parameter; more than :data:`MAX_TIMEOUT` is cut to
   it; negative: FAILURE. The node's executor waits for the solve (other callbacks too).
+* the answer: the node's own for a goal (:func:`~ik_node.ros.branch_choice.solve_goal`): with
+  the ``branch`` parameter set to a label, the solution on that branch nearest the seed (the
+  closed form's complete set; none on it: NO_IK_SOLUTION saying so); with ``nearest`` the
+  solver's (from the complete set where the chain has a closed form and ``solve_type`` is
+  ``distance``: the nearest the seed). A label on a chain without a closed form: FAILURE naming
+  the parameter.
 * ``avoid_collisions``: the answer comes from the node's one solver, which checks collisions when
   the node does (``self_collision``, or obstacles): every answer is then collision-free,
   ``avoid_collisions`` true or false (no collision-free answer: GOAL_IN_COLLISION). Where the node
@@ -47,6 +53,7 @@ import numpy as np
 
 from ..errors import IKNodeError, TargetError
 from ..lie import inverse
+from .branch_choice import OFF_BRANCH, branch_refusal, solve_goal
 from .conversions import pose_from_fields
 from .motion import node_result
 from .parameters import spec_of
@@ -193,8 +200,12 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
             "collisions not checked: avoid_collisions is true but the node checks none (set self_collision, "
             "or give obstacles)"
         )
+    branch = policy.settings.branch
+    refused = branch_refusal(model.solver, branch)
+    if refused:
+        raise _RefusedError(FAILURE, refused)
     try:
-        result = node_result(model.solver.solve(targets, seed=seed, timeout=timeout))
+        result = node_result(solve_goal(model.solver, targets, seed, timeout, branch))
     except TargetError as error:
         raise _RefusedError(INVALID_GOAL_CONSTRAINTS, f"pose refused: {error}") from None
     except IKNodeError as error:  # e.g. a locked joint's value outside its limits
@@ -206,6 +217,8 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
             "collision": "every answer found collides (self-collision or an obstacle, collision_margin "
             f"{policy.settings.collision_margin} m)",
             "unreachable": "a pose is out of reach, or the closest configuration found is a local minimum",
+            OFF_BRANCH: f"solutions reach it, none on branch '{branch}' (the node's branch parameter) free "
+            "of collisions where they are checked",
         }.get(result.reason, f"{result.reason} within the timeout ({timeout:g} s)")
         message = (
             f"no IK solution for {sorted(targets)}: {why}; closest: position error "

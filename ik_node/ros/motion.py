@@ -20,9 +20,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import IKNodeError
-from .branch_choice import OFF_BRANCH, solve_on_branch
+from .branch_choice import OFF_BRANCH, solve_goal
 from .control import command_violation, singularity_scale_toward, velocity_limited_step
-from .parameters import NEAREST, NodeSettings
+from .parameters import NodeSettings
 from .planning import Model
 from .replies import Command, GoalRequest, Reply, Status
 
@@ -75,10 +75,7 @@ class Motion:
         new joint goal for :meth:`track_step`; a failed solve publishes the closest configuration
         only with ``publish_best_effort``."""
         try:
-            if settings.branch == NEAREST:
-                result = node_result(model.solver.solve(dict(goals), seed=seed, timeout=settings.timeout))
-            else:
-                result = solve_on_branch(model.solver, goals, seed, settings.timeout, settings.branch)
+            result = node_result(solve_goal(model.solver, goals, seed, settings.timeout, settings.branch))
         except (
             IKNodeError
         ) as error:  # e.g. a locked joint's state outside its limits; a branch without labels
