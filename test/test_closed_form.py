@@ -292,7 +292,7 @@ def test_solve_distance_returns_the_solution_nearest_the_seed_of_the_whole_set()
 
 def test_solve_many_distance_gives_each_target_the_nearest_solution():
     """``solve_many`` with ``solve_type='distance'`` through the closed form: on a UR5 each
-    answer equals ``solve``'s (the nearest of the whole set, by brute force over ``solve_all``),
+    answer is as near as ``solve``'s and the nearest of the whole set (brute force over ``solve_all``),
     verified by FK; on a calibrated copy (axes tilted 1e-4 rad) each answer is exact on the real
     tree by pinocchio's FK and within the polish's reach of the nominal nearest; a target out of
     reach comes back unsolved; with ``max_joint_move`` a nearest solution beyond it is no success."""
@@ -321,8 +321,9 @@ def test_solve_many_distance_gives_each_target_the_nearest_solution():
                 costs = ((every.q - seeds[index]) ** 2).sum(axis=1)
                 gap = ((batch.q[index] - seeds[index]) ** 2).sum() - costs.min()
                 assert gap <= (1e-9 if tilt == 0.0 else 1e-2), (index, gap)
-            if tilt == 0.0 and every.success:
-                assert np.abs(batch.q[index] - solver.solve(poses[index], seed=seeds[index]).q).max() < SAME
+            if tilt == 0.0 and every.success:  # (at a singularity on a limit, nearer: a duplicate's turn)
+                single = solver.solve(poses[index], seed=seeds[index]).q - seeds[index]
+                assert ((batch.q[index] - seeds[index]) ** 2).sum() <= (single**2).sum() + 1e-9
         near = bounded.solve_many(poses[:-5], seed=seeds[:-5], timeout=0.05)
         moves = np.abs(near.q - seeds[:-5]).max(axis=1)
         assert np.array_equal(near.success, moves <= 0.5) and 0 < near.success.sum() < len(moves)

@@ -1,11 +1,10 @@
 """The solution nearest a seed for each of many targets, from a decomposition's branches, compiled.
 
 What ``IKSolver.solve_many`` does with ``solve_type='distance'`` on a 6R chain whose axes decompose
-(:mod:`.decompositions`): per target, every branch of the nominal geometry
-(:func:`~.solution_sets.branch_configurations`), then the set inside the limits ordered by the
-solver's metric ``Σ (q_j − s_j)² / w_j`` from the target's seed (:func:`~.solution_sets.solution_set`),
-of which the first is the answer. Units: rad, m; configurations in the solver's joint order; poses
-``T_base_point`` (4x4) in the base frame.
+(:mod:`.decompositions`): per target, every branch of the nominal geometry, checked by FK, each
+at its variant inside the limits nearest the target's seed in the solver's metric
+``Σ (q_j − s_j)² / w_j``; the nearest of them is the answer (the whole set is not built). Units:
+rad, m; configurations in the solver's joint order; poses ``T_base_point`` (4x4) in the base frame.
 """
 
 from __future__ import annotations
@@ -21,7 +20,8 @@ from .decompositions import (
     three_parallel_two_intersecting,
 )
 from .jit import batch_kernel, kernel
-from .solution_sets import branch_configurations, solution_set
+from .solution_sets import LIMIT_SLACK, TWO_PI, pose_error
+from .spatial import forward_kinematics, point_pose
 
 __all__ = ["DECOMPOSITION_CODES", "nearest_branches"]
 
@@ -44,36 +44,72 @@ def _branches(kind, axes, offsets, tool_rotation, target, hint, angles, status, 
     return three_parallel_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
 
 
+@kernel
+def _nearest_turn(value, seed, lower, upper, periodic, continuous):
+    """Joint value ``value`` [rad, m] as the candidate nearest ``seed``: for a continuous joint
+    ``θ + 2πk`` nearest it; for a bounded revolute joint the nearest of the ``θ + 2πk`` inside
+    the limits (within :data:`~.solution_sets.LIMIT_SLACK`, clipped into them), NaN where none
+    fits; other joints as they are (as :func:`~.solution_sets.solution_set`'s variants)."""
+    if not periodic:
+        return value
+    if continuous:
+        return value - TWO_PI * math.floor((value - seed) / TWO_PI + 0.5)
+    first = math.ceil((lower - LIMIT_SLACK - value) / TWO_PI)
+    last = math.floor((upper + LIMIT_SLACK - value) / TWO_PI)
+    if first > last:
+        return math.nan
+    turns = min(max(math.floor((seed - value) / TWO_PI + 0.5), first), last)
+    return min(max(value + TWO_PI * turns, lower), upper)
+
+
 @batch_kernel
 def nearest_branches(
     kind, axes, offsets, tool_rotation, reference, joints, frames, frame_links, tip_frame, point_offset,
     tolerances, lower, upper, periodic, continuous, weights, targets, seeds, q_out, errors_out, found_out,
 ):  # fmt: skip
     """For each target ``targets[t]`` (N, 4, 4) and seed ``seeds[t]`` (N, n): the solution nearest
-    the seed (``q_out[t]``) and its (position [m], orientation [rad]) error (``errors_out[t]``)
-    among the branches of decomposition ``kind`` with the arguments of
-    :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``, ``offsets``, ``tool_rotation``,
-    ``reference``, ``joints``; a singularity's free joint at the seed's value), within
-    ``tolerances`` of the target at ``tip_frame``'s point ``point_offset`` by the tree's FK
-    (``frames``, ``frame_links``), fitted into the limits (the rest as
-    :func:`~.solution_sets.solution_set`). ``found_out[t]``: whether one reached the target
-    (else ``q_out[t]`` is the seed and the errors infinite)."""
+    the seed (``q_out[t]``) in ``Σ w_j (q_j − s_j)² `` (``weights``) and its (position [m],
+    orientation [rad]) error (``errors_out[t]``) among the branches of decomposition ``kind`` with
+    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``, ``offsets``,
+    ``tool_rotation``, ``reference``, ``joints``; a singularity's free joint at the seed's value)
+    that reach the target within ``tolerances`` at ``tip_frame``'s point ``point_offset`` by the
+    tree's FK (``frames``, ``frame_links``), each joint at its ``θ + 2πk`` nearest the seed inside
+    the limits (:func:`_nearest_turn`: the metric is a sum over joints, so the nearest variant of
+    a branch is each joint's nearest; the same answer as the first of
+    :func:`~.solution_sets.solution_set`'s ordered set). ``found_out[t]``: whether one reached the
+    target (else ``q_out[t]`` is the seed and the errors infinite)."""
     angles = np.empty((MAX_BRANCHES, 6))
     status = np.empty(MAX_BRANCHES, dtype=np.int64)
     branch = np.empty(MAX_BRANCHES, dtype=np.int64)
-    hint = np.empty(6)
+    hint, candidate = np.empty(6), np.empty(reference.shape[0])
+    poses, point = np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4))
     for t in range(targets.shape[0]):
-        seed = seeds[t]
+        seed, target = seeds[t], targets[t]
         for i in range(6):
             hint[i] = seed[joints[i]] - reference[joints[i]]
-        count = _branches(kind, axes, offsets, tool_rotation, targets[t], hint, angles, status, branch)
-        candidates = branch_configurations(angles, count, reference, joints)
-        q, origin, errors, success = solution_set(
-            frames, frame_links, tip_frame, point_offset, targets[t], candidates, status[:count], tolerances,
-            lower, upper, periodic, continuous, seed, weights,
-        )  # fmt: skip
-        found_out[t] = success and q.shape[0] > 0
-        for j in range(seed.shape[0]):
-            q_out[t, j] = q[0, j] if found_out[t] else seed[j]
-        errors_out[t, 0] = errors[origin[0], 0] if found_out[t] else math.inf
-        errors_out[t, 1] = errors[origin[0], 1] if found_out[t] else math.inf
+        count = _branches(kind, axes, offsets, tool_rotation, target, hint, angles, status, branch)
+        found_out[t], best = False, math.inf
+        errors_out[t, 0] = errors_out[t, 1] = math.inf
+        for r in range(count):
+            for j in range(reference.shape[0]):
+                candidate[j] = reference[j]
+            for i in range(6):
+                candidate[joints[i]] += (angles[r, i] + math.pi) % TWO_PI - math.pi
+            forward_kinematics(frames, frame_links, candidate, poses)
+            point_pose(poses, tip_frame, point_offset, point)
+            position_error, orientation_error = pose_error(point, target)
+            if not (position_error <= tolerances[0] and orientation_error <= tolerances[1]):
+                continue
+            cost = 0.0
+            for j in range(reference.shape[0]):
+                value = _nearest_turn(candidate[j], seed[j], lower[j], upper[j], periodic[j], continuous[j])
+                candidate[j] = value
+                cost += weights[j] * (value - seed[j]) ** 2
+            if cost < best:  # (NaN, a joint with no turn inside its limits: never)
+                best, found_out[t] = cost, True
+                for j in range(reference.shape[0]):
+                    q_out[t, j] = candidate[j]
+                errors_out[t, 0], errors_out[t, 1] = position_error, orientation_error
+        if not found_out[t]:
+            for j in range(reference.shape[0]):
+                q_out[t, j] = seed[j]
