@@ -76,7 +76,8 @@ def nearest_branches(
     tree's FK (``frames``, ``frame_links``), each joint at its ``θ + 2πk`` nearest the seed inside
     the limits (:func:`_nearest_turn`: the metric is a sum over joints, so the nearest variant of
     a branch is each joint's nearest; the same answer as the first of
-    :func:`~.solution_sets.solution_set`'s ordered set). ``found_out[t]``: whether one reached the
+    :func:`~.solution_sets.solution_set`'s ordered set). The FK check runs only for a branch
+    nearer than the nearest found so far (2-3 of the 8 on average). ``found_out[t]``: whether one reached the
     target (else ``q_out[t]`` is the seed and the errors infinite)."""
     angles = np.empty((MAX_BRANCHES, 6))
     status = np.empty(MAX_BRANCHES, dtype=np.int64)
@@ -94,18 +95,18 @@ def nearest_branches(
             for j in range(reference.shape[0]):
                 candidate[j] = reference[j]
             for i in range(6):
-                candidate[joints[i]] += (angles[r, i] + math.pi) % TWO_PI - math.pi
-            forward_kinematics(frames, frame_links, candidate, poses)
-            point_pose(poses, tip_frame, point_offset, point)
-            position_error, orientation_error = pose_error(point, target)
-            if not (position_error <= tolerances[0] and orientation_error <= tolerances[1]):
-                continue
+                candidate[joints[i]] += angles[r, i]
             cost = 0.0
             for j in range(reference.shape[0]):
                 value = _nearest_turn(candidate[j], seed[j], lower[j], upper[j], periodic[j], continuous[j])
                 candidate[j] = value
                 cost += weights[j] * (value - seed[j]) ** 2
-            if cost < best:  # (NaN, a joint with no turn inside its limits: never)
+            if not cost < best:  # (NaN, a joint with no turn inside its limits: never nearer)
+                continue
+            forward_kinematics(frames, frame_links, candidate, poses)  # (only for a nearer one)
+            point_pose(poses, tip_frame, point_offset, point)
+            position_error, orientation_error = pose_error(point, target)
+            if position_error <= tolerances[0] and orientation_error <= tolerances[1]:
                 best, found_out[t] = cost, True
                 for j in range(reference.shape[0]):
                     q_out[t, j] = candidate[j]
