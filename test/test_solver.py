@@ -637,8 +637,8 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
         assert found == candidates[np.argmin(everything[candidates])]
         assert found_distance == pytest.approx(everything[found], rel=1e-5)
         chosen, chosen_distance = np.empty(64, dtype=np.int64), np.empty(64)
-        table = solver._arguments.table
-        ranked = kernels.rank_probed(table, probed, count, distances, chosen, chosen_distance)
+        bundle = solver._arguments.table
+        ranked = kernels.rank_probed(bundle, probed, count, distances, chosen, chosen_distance)
         expected = candidates[np.argsort(everything[candidates], kind="stable")[:64]]
         assert ranked == 64 and len(set(chosen) & set(expected)) >= 60  # (single-precision ties)
         exact_found += found == np.argmin(everything)
