@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKNodeError, IKSolver, Obstacle, load_robot
-from ik_node.compiled import contacts
+from ik_node.compiled import bundles, contacts
 from ik_node.description.catalogue import example_robot_data_dir
 from ik_node.solver import kernels
 from ik_node.solver.collision_task import obstacle_row
@@ -220,13 +220,13 @@ def test_constraint_rows_are_the_distance_rates_by_finite_differences():
         kernels.evaluate(
             tree, task, collision, np.repeat(np.eye(4)[None], 1, 0), q, space, np.empty(6), np.empty((1, 2))
         )
-        contact = space[5]
-        count = int(contact[0][0])
+        contact = space[bundles.CONTACT]
+        count = int(contact[bundles.CONTACT_BUFFER][bundles.NEAR_COUNT])
         rows = np.empty((count, dof))
-        kernels.contact_rows(tree, collision, space[0], contact, np.empty((2, 6, dof)), rows)
-        groups = collision[3]
+        kernels.contact_rows(tree, collision, space[bundles.POSES], contact, np.empty((2, 6, dof)), rows)
+        groups, near = collision[bundles.GROUPS], contact[bundles.NEAR_PAIRS]
         for c in range(count):
-            group = int(np.flatnonzero((groups[:, 2] <= contact[1][c]) & (contact[1][c] < groups[:, 3]))[0])
+            group = int(np.flatnonzero((groups[:, 2] <= near[c]) & (near[c] < groups[:, 3]))[0])
             step = 1e-6
             for j in range(dof):
                 moved = []

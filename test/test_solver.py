@@ -628,7 +628,7 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
     exact_found, ratios = 0, []
     for goal in goals:
         found, found_distance, count = kernels.probe_table(
-            solver._arguments[3], goal, cell_distances, probed, probed_distance, distances
+            solver._arguments.table, goal, cell_distances, probed, probed_distance, distances
         )
         nearest_cells = np.argsort(np.sum((table.centroids - goal) ** 2, axis=1))[: kernels.PROBED_CELLS]
         assert count == kernels.PROBED_CELLS and set(probed) == set(nearest_cells)
@@ -637,7 +637,8 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
         assert found == candidates[np.argmin(everything[candidates])]
         assert found_distance == pytest.approx(everything[found], rel=1e-5)
         chosen, chosen_distance = np.empty(64, dtype=np.int64), np.empty(64)
-        ranked = kernels.rank_probed(solver._arguments[3], probed, count, distances, chosen, chosen_distance)
+        bundle = solver._arguments.table
+        ranked = kernels.rank_probed(bundle, probed, count, distances, chosen, chosen_distance)
         expected = candidates[np.argsort(everything[candidates], kind="stable")[:64]]
         assert ranked == 64 and len(set(chosen) & set(expected)) >= 60  # (single-precision ties)
         exact_found += found == np.argmin(everything)

@@ -23,21 +23,43 @@ import math
 import numpy as np
 
 from .bundles import (
+    CANDIDATE,
+    CANDIDATE_ERROR,
+    CANDIDATE_EVALUATION,
+    CANDIDATE_NORMS,
     CCD,
     COLLISION,
+    CONSTRAINT,
+    CONTACT,
+    CONTACT_BUFFER,
     CONVERGED,
+    COORDINATES,
     DEADLINE,
+    ERROR,
+    EVALUATION,
     FIRST_ROW,
+    GRAM,
+    IMAGE,
     ITERATIONS,
+    JACOBIAN,
     MAX_ITERATIONS,
     MAX_JOINT_MOVE,
     MIN_DAMPING,
+    NEAR_COUNT,
     NO_DEADLINE,
     NO_PRIORITY,
+    PAIRS,
+    PENETRATION,
     PINV,
     REST,
+    ROWS,
+    SOLUTION,
     STALLED,
+    STEP,
+    STEP_WORK,
     STUCK,
+    TIP_FRAMES,
+    TOLERANCES,
     WEIGHT,
 )
 from .contacts import MAX_CONTACT_ROWS, clear_contacts
@@ -140,7 +162,7 @@ def _task_restored(
     """Whether ``candidate`` (corrected in place) has every tip within tolerance, after at most
     ``POSTURE_CORRECTIONS`` Gauss-Newton steps (:func:`limited_step` with ``lambda^2 =
     lambda_min^2``, applied with :func:`apply_step`); ``norms`` receives its errors."""
-    rows, tolerances, coordinates = task[3], task[5], tree[3]
+    rows, tolerances, coordinates = task[ROWS], task[TOLERANCES], tree[COORDINATES]
     for correction in range(POSTURE_CORRECTIONS + 1):
         evaluate(tree, task, collision, targets, candidate, space, error, norms)
         if _within_tolerance(norms, tolerances, rows, rows.shape[0]):
@@ -201,7 +223,7 @@ def _posture_accepted(
     where not measured)."""
     if not (restored and penetration <= 0.0):
         return False, cost
-    candidate_cost = posture_cost(candidate, joints, posture, tree[3])
+    candidate_cost = posture_cost(candidate, joints, posture, tree[COORDINATES])
     kept = candidate_cost < cost and (
         move_bound <= 0.0 or largest_move(tree, joints, candidate, seed, displacement) <= move_bound
     )
@@ -238,10 +260,10 @@ def posture_refinement(
     """
     if posture is None:  # (no posture gain: a feature switch, nothing below compiled)
         return 0
-    cost = posture_cost(q, joints, posture, tree[3])
+    cost = posture_cost(q, joints, posture, tree[COORDINATES])
     if budget <= 0 or not cost > 0.0:
         return 0
-    rows_count, tips, dof = task[3].shape[0], task[0].shape[0], joints.shape[0]
+    rows_count, tips, dof = task[ROWS].shape[0], task[TIP_FRAMES].shape[0], joints.shape[0]
     evaluation = evaluation_workspace(tree, task, dof, collision)
     jacobian, error, candidate_norms = np.empty((rows_count, dof)), np.empty(rows_count), np.empty((tips, 2))
     candidate, pull, motion, weights = np.empty(q.shape[0]), np.empty(dof), np.empty(dof), np.empty(dof)
@@ -252,8 +274,10 @@ def posture_refinement(
         used += 1
         evaluate(tree, task, collision, targets, q, evaluation, error, candidate_norms)
         jacobian_at(tree, task, evaluation, jacobian)
-        _posture_pull(q, joints, posture, tree[3], weights, pull)
-        null_space_motion(jacobian, pull, weights, FIRST_ROW, rows_count, work[0], work[1], work[2], motion)
+        _posture_pull(q, joints, posture, tree[COORDINATES], weights, pull)
+        null_space_motion(
+            jacobian, pull, weights, FIRST_ROW, rows_count, work[GRAM], work[SOLUTION], work[IMAGE], motion
+        )
         scale, kept, candidate_cost = 1.0, False, cost
         for _ in range(POSTURE_HALVINGS + 1):
             for j in range(step.shape[0]):
@@ -264,8 +288,8 @@ def posture_refinement(
                 candidate_norms, work, step,
             )  # fmt: skip
             kept, candidate_cost = _posture_accepted(
-                tree, joints, posture, seed, move_bound, cost, restored, evaluation[5][0][1], candidate,
-                displacement,
+                tree, joints, posture, seed, move_bound, cost, restored,
+                evaluation[CONTACT][CONTACT_BUFFER][PENETRATION], candidate, displacement,
             )  # fmt: skip
             if kept:
                 break
@@ -287,19 +311,20 @@ def attempt_workspace(tree, task, collision, dof, nq):
     candidate (:func:`~ik_node.compiled.tasks.evaluation_workspace`), jacobian (m, nv), error
     (m,), candidate error (m,), candidate norms (T, 2), candidate (nq,), step (nv,), the step's
     :func:`~ik_node.compiled.linalg.step_workspace` for the task rows and the near pairs' rows,
-    :func:`~ik_node.compiled.steps.constraint_workspace`)."""
-    rows_count, tips = task[3].shape[0], task[0].shape[0]
+    :func:`~ik_node.compiled.steps.constraint_workspace`): slots ``EVALUATION`` ... ``CONSTRAINT``
+    of :mod:`.bundles`."""
+    rows_count, tips = task[ROWS].shape[0], task[TIP_FRAMES].shape[0]
     return (
-        evaluation_workspace(tree, task, dof, collision),
-        evaluation_workspace(tree, task, dof, collision),
-        np.empty((rows_count, dof)),
-        np.empty(rows_count),
-        np.empty(rows_count),
-        np.empty((tips, 2)),
-        np.empty(nq),
-        np.empty(dof),
-        step_workspace(rows_count + _contact_rows_kept(collision), dof),
-        constraint_workspace(collision, rows_count, dof),
+        evaluation_workspace(tree, task, dof, collision),  # EVALUATION
+        evaluation_workspace(tree, task, dof, collision),  # CANDIDATE_EVALUATION
+        np.empty((rows_count, dof)),  # JACOBIAN
+        np.empty(rows_count),  # ERROR
+        np.empty(rows_count),  # CANDIDATE_ERROR
+        np.empty((tips, 2)),  # CANDIDATE_NORMS
+        np.empty(nq),  # CANDIDATE
+        np.empty(dof),  # STEP
+        step_workspace(rows_count + _contact_rows_kept(collision), dof),  # STEP_WORK
+        constraint_workspace(collision, rows_count, dof),  # CONSTRAINT
     )
 
 
@@ -308,7 +333,7 @@ def _contact_rows_kept(collision):
     """The near pairs' rows a step stacks at most (0 without collision checks)."""
     if collision is None:
         return 0
-    return min(MAX_CONTACT_ROWS, collision[1].shape[0])
+    return min(MAX_CONTACT_ROWS, collision[PAIRS].shape[0])
 
 
 @inline_kernel
@@ -372,7 +397,7 @@ def _accept_step(
         candidate_penetration <= penetration and candidate_cost < cost
     )
     kept = better and (
-        primary_rows == 0 or _within_tolerance(candidate_norms, task[5], task[3], primary_rows)
+        primary_rows == 0 or _within_tolerance(candidate_norms, task[TOLERANCES], task[ROWS], primary_rows)
     )
     return kept, candidate_penetration
 
@@ -409,7 +434,7 @@ def _verdict(outcome, blocked, space):
     collision."""
     if outcome == CONVERGED or outcome == DEADLINE:
         return outcome
-    if blocked or space[5][0][0] > 0:
+    if blocked or space[CONTACT][CONTACT_BUFFER][NEAR_COUNT] > 0:
         return COLLISION
     return outcome
 
@@ -451,11 +476,13 @@ def run_attempt(
     """
     min_damping, max_iterations = settings[MIN_DAMPING], settings[MAX_ITERATIONS]
     min_damping2 = min_damping * min_damping
-    rows, tolerances, coordinates = task[3], task[5], tree[3]
-    space, candidate_space, jacobian, error, candidate_error, candidate_norms = workspace[:6]
-    candidate, step, work, constraint = workspace[6:]
-    clear_contacts(collision, space[5])
-    clear_contacts(collision, candidate_space[5])
+    rows, tolerances, coordinates = task[ROWS], task[TOLERANCES], tree[COORDINATES]
+    space, candidate_space = workspace[EVALUATION], workspace[CANDIDATE_EVALUATION]
+    jacobian, error, candidate_error = workspace[JACOBIAN], workspace[ERROR], workspace[CANDIDATE_ERROR]
+    candidate_norms, candidate, step = workspace[CANDIDATE_NORMS], workspace[CANDIDATE], workspace[STEP]
+    work, constraint = workspace[STEP_WORK], workspace[CONSTRAINT]
+    clear_contacts(collision, space[CONTACT])
+    clear_contacts(collision, candidate_space[CONTACT])
     penetration = evaluate(tree, task, collision, targets, q, space, error, norms)
     within, blocked, moved = _within_tolerance(norms, tolerances, rows, rows.shape[0]), False, True
     cost = _cost(error, primary_rows)

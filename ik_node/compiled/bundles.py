@@ -1,40 +1,51 @@
 """The named bundles the compiled solver passes around, and the codes it shares with Python.
 
-Named bundles (tuples of arrays, built by :class:`ik_node.solver.problem.Problem`,
-:class:`~ik_node.solver.seed_table.SeedTable` and :class:`~ik_node.solver.IKSolver`):
+Named bundles: tuples of arrays whose every slot is read by name, ``task[ROWS]`` (numba freezes a
+module-level int as a compile-time constant: the same code as ``task[3]``), and built in slot order
+by a builder taking keyword arguments (:func:`tree_bundle`, :func:`task_bundle`,
+:func:`table_bundle`, :func:`collision_bundle`, :func:`settings_bundle`; called by
+:class:`ik_node.solver.problem.Problem`, :func:`ik_node.solver.search_call.search_arguments` and
+the solver's collision task). Each layout is one ordered list of slot constants below:
 
-* ``tree = (frames, frame_links, spans, coordinates)``: the tree's arrays (see ``spatial``) and,
-  per tangent coordinate, the configuration index of a 1-DOF joint's value (-1: a coordinate of a
-  multi-DOF joint, which has no limits).
-* ``task = (tip_frames, tip_offsets, tip_axes, rows, row_weights, tolerances, path_starts,
-  path_coordinates)``: what to reach. Per tip its pose index, the controlled point (3,) [m, tip
-  axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip and axis 0-5 of ``[v; w]``, its
-  weight; per tip the position [m] and orientation [rad] tolerances; the tangent coordinates
-  that move tip ``t`` (those on its path from the base) are
-  ``path_coordinates[path_starts[t]:path_starts[t + 1]]`` (slots ``PATH_STARTS``,
-  ``PATH_COORDINATES``).
+* ``tree`` (``FRAMES``, ``FRAME_LINKS``, ``SPANS``, ``COORDINATES``): the tree's arrays (see
+  ``spatial``) and, per tangent coordinate, the configuration index of a 1-DOF joint's value (-1:
+  a coordinate of a multi-DOF joint, which has no limits).
+* ``task`` (``TIP_FRAMES``, ``TIP_OFFSETS``, ``TIP_AXIS_KINDS``, ``ROWS``, ``ROW_WEIGHTS``,
+  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``): what to reach. Per tip its pose index,
+  the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip
+  and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
+  tolerances; the tangent coordinates that move tip ``t`` (those on its path from the base) are
+  ``path_coordinates[path_starts[t]:path_starts[t + 1]]``.
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
   ``WRAPS`` (1.0 for a joint that turns freely: continuous, or revolute over more than a turn:
   sampled over a turn around the seed, returned as the equivalent angle nearest the seed).
-* ``table = (feature_spec, feature_scale, q, blocked_features, spacing, blocked_centroids,
-  cell_starts, limb_frames, limb_starts, limb_coordinates, limb_scale, limb_q, limb_features)``: the
-  seed table, stored cell by cell, and its index (see
-  :class:`~ik_node.solver.seed_table.SeedTable` and ``search.table_distances``); then each tip's
-  limb (slots from ``LIMB_FRAMES``): the pose index of the frame its own joints hang from (-1:
-  every joint on its path moves another tip too), those joints' tangent coordinates
-  ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose features;
-  some of the table's entries (L, nq) and the features of each tip's pose in its limb's frame
-  at them (T, 12, L; float32).
-* ``settings``: (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
+* ``table`` (``FEATURE_SPEC``, ``FEATURE_SCALE``, ``TABLE_Q``, ``BLOCKED_FEATURES``,
+  ``TABLE_SPACING``, ``BLOCKED_CENTROIDS``, ``CELL_STARTS``, ``LIMB_FRAMES``, ``LIMB_STARTS``,
+  ``LIMB_COORDINATES``, ``LIMB_SCALE``, ``LIMB_Q``, ``LIMB_FEATURES``): the seed table, stored
+  cell by cell, and its index (see :class:`~ik_node.solver.seed_table.SeedTable` and
+  ``search.table_distances``); then each tip's limb: the pose index of the frame its own joints
+  hang from (-1: every joint on its path moves another tip too), those joints' tangent
+  coordinates ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose
+  features; some of the table's entries (L, nq) and the features of each tip's pose in its
+  limb's frame at them (T, 12, L; float32).
+* ``settings`` (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
   ``MAX_JOINT_MOVE``), floats and ints.
+* ``collision`` (``SHAPES``, ``PAIRS``, ``OWNERS``, ``GROUPS``, ``MARGIN``, ``HULL_POINTS``,
+  ``HULL_PADS``): see ``contacts``.
+
+The work spaces the kernels make and pass between modules are read by name too: an evaluation's
+(``POSES`` ... ``CONTACT``, ``tasks.evaluation_workspace``), a contact work space
+(``CONTACT_BUFFER``, ``NEAR_PAIRS``; the buffer's ``NEAR_COUNT`` and ``PENETRATION``), a step's
+(``GRAM`` ... ``PINNED``, ``linalg.step_workspace``) and an attempt's (``EVALUATION`` ...
+``CONSTRAINT``, ``attempt.attempt_workspace``). Those private to one module have their slots
+there (``search``'s workspace, ``contacts``' views, ``gjk``'s work space).
 
 Feature switches: ``method``, ``solve_type``, ``posture`` and ``collision`` are arguments of
 their own, None when a problem does not use the feature (``dls``, ``speed``, no posture gain, no
 collision pairs) and otherwise its code (``PINV``, ``TRANSPOSE``, ``CCD``; ``DISTANCE``,
-``MANIPULABILITY``, as ``np.int64``) or its arrays (the posture gains (nv,); ``collision =
-(shapes, pairs, owners, groups, margin, hull_points, hull_pads)``, see ``contacts``). numba
+``MANIPULABILITY``, as ``np.int64``) or its arrays (the posture gains (nv,); ``collision``). numba
 prunes a branch ``if switch is None`` / ``is not None`` on an argument typed None before it
 types the function (its dead-branch pruning), so the kernels a feature needs are compiled (or
 loaded from the cache) only for the problems that use it: one Python source, a compiled
@@ -77,19 +88,52 @@ NO_DEADLINE = np.iinfo(np.int64).max
 #: its other callers pass (each kernel compiled once: see benchmark/bench_compile.py).
 FIRST_ROW = NO_PRIORITY = np.int64(0)
 
-#: Slots of ``table``: the tips' limbs.
-LIMB_FRAMES, LIMB_STARTS, LIMB_COORDINATES, LIMB_SCALE, LIMB_Q, LIMB_FEATURES = 7, 8, 9, 10, 11, 12
-#: Slots of ``task``: each tip's tangent coordinates, compressed rows (CSR) over the tips.
-PATH_STARTS, PATH_COORDINATES = 6, 7
+#: Slots of ``tree`` (:func:`tree_bundle`).
+FRAMES, FRAME_LINKS, SPANS, COORDINATES = range(4)
+#: Slots of ``task`` (:func:`task_bundle`); ``TIP_AXIS_KINDS`` holds ``TIP_AXES`` or ``BASE_AXES``
+#: per tip. ``PATH_STARTS``, ``PATH_COORDINATES``: each tip's tangent coordinates, compressed rows
+#: (CSR) over the tips.
+(
+    TIP_FRAMES, TIP_OFFSETS, TIP_AXIS_KINDS, ROWS, ROW_WEIGHTS, TOLERANCES, PATH_STARTS, PATH_COORDINATES,
+) = range(8)  # fmt: skip
+#: Slots of ``table`` (:func:`table_bundle`): the seed table and its index, then the tips' limbs.
+(
+    FEATURE_SPEC, FEATURE_SCALE, TABLE_Q, BLOCKED_FEATURES, TABLE_SPACING, BLOCKED_CENTROIDS, CELL_STARTS,
+    LIMB_FRAMES, LIMB_STARTS, LIMB_COORDINATES, LIMB_SCALE, LIMB_Q, LIMB_FEATURES,
+) = range(13)  # fmt: skip
+#: Slots of ``collision`` (:func:`collision_bundle`; see ``contacts``).
+SHAPES, PAIRS, OWNERS, GROUPS, MARGIN, HULL_POINTS, HULL_PADS = range(7)
 #: Columns of ``joints``.
-LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = 0, 1, 2, 3, 4, 5, 6
+LOWER, UPPER, WEIGHT, REST, SAMPLE_LOWER, SAMPLE_UPPER, WRAPS = range(7)
 JOINT_COLUMNS = 7
 #: Columns of ``search_many``'s ``results``: the best outcome, the iterations and attempts used,
 #: whether the deadline ended the search (0 or 1).
-OUTCOME, ITERATIONS_USED, ATTEMPTS, DEADLINE_REACHED = 0, 1, 2, 3
+OUTCOME, ITERATIONS_USED, ATTEMPTS, DEADLINE_REACHED = range(4)
 RESULT_COLUMNS = 4
-#: Slots of ``settings``.
-MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = 0, 1, 2, 3, 4
+#: Slots of ``settings`` (:func:`settings_bundle`).
+MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = range(5)
+
+#: Slots of an evaluation's work space (``tasks.evaluation_workspace``): poses (F, 4, 4), the
+#: tips' controlled points (T, 4, 4), Jacobian blocks (T, 6, nv), full errors (T, 6), a relative
+#: rotation (3, 3), the collision pairs' contact work space (``CONTACT_*`` below).
+POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT = range(6)
+#: Slots of a contact work space (``contacts.contact_workspace``): the float buffer and the near
+#: pairs' indices (K,); the buffer's first two values: the near pairs' count and the penetration [m].
+CONTACT_BUFFER, NEAR_PAIRS = range(2)
+NEAR_COUNT, PENETRATION = range(2)
+#: Slots of a step's work space (``linalg.step_workspace``): gram (m, m), solution, image and
+#: remaining (m,); projected, secondary, weights, pinned motion (nv,); pinned (nv,) bool.
+GRAM, SOLUTION, IMAGE, REMAINING, PROJECTED, SECONDARY, STEP_WEIGHTS, PINNED_MOTION, PINNED = range(9)
+#: Slots of an attempt's work space (``attempt.attempt_workspace``): the evaluations at ``q`` and
+#: at the candidate (``POSES`` ... above), jacobian (m, nv), error and candidate error (m,),
+#: candidate norms (T, 2), candidate (nq,), step (nv,), the step's work space (``GRAM`` ...), the
+#: constraint work space (``steps.constraint_workspace``).
+(
+    EVALUATION, CANDIDATE_EVALUATION, JACOBIAN, ERROR, CANDIDATE_ERROR, CANDIDATE_NORMS, CANDIDATE, STEP,
+    STEP_WORK, CONSTRAINT,
+) = range(10)  # fmt: skip
+
+
 #: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
 TIP_AXES, BASE_AXES = 0, 1
 #: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the
@@ -97,3 +141,38 @@ TIP_AXES, BASE_AXES = 0, 1
 IN_BASE_AXES = np.bool_(True)
 #: Feature components per tip in the seed table: position (3), rotation matrix (9, row-major).
 TIP_FEATURES = 12
+
+
+def tree_bundle(*, frames, frame_links, spans, coordinates) -> tuple:
+    """``tree``, its slots in order."""
+    return (frames, frame_links, spans, coordinates)
+
+
+def task_bundle(
+    *, tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates
+) -> tuple:
+    """``task``, its slots in order."""
+    return (
+        tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
+    )  # fmt: skip
+
+
+def table_bundle(
+    *, feature_spec, feature_scale, table_q, blocked_features, table_spacing, blocked_centroids, cell_starts,
+    limb_frames, limb_starts, limb_coordinates, limb_scale, limb_q, limb_features,
+) -> tuple:  # fmt: skip
+    """``table``, its slots in order."""
+    return (
+        feature_spec, feature_scale, table_q, blocked_features, table_spacing, blocked_centroids, cell_starts,
+        limb_frames, limb_starts, limb_coordinates, limb_scale, limb_q, limb_features,
+    )  # fmt: skip
+
+
+def collision_bundle(*, shapes, pairs, owners, groups, margin, hull_points, hull_pads) -> tuple:
+    """``collision``, its slots in order."""
+    return (shapes, pairs, owners, groups, margin, hull_points, hull_pads)
+
+
+def settings_bundle(*, min_damping, max_iterations, max_attempts, random_seed, max_joint_move) -> tuple:
+    """``settings``, its slots in order."""
+    return (min_damping, max_iterations, max_attempts, random_seed, max_joint_move)

@@ -45,7 +45,21 @@ import math
 
 import numpy as np
 
-from .bundles import IN_BASE_AXES
+from .bundles import (
+    CONTACT_BUFFER,
+    FRAME_LINKS,
+    FRAMES,
+    GROUPS,
+    HULL_PADS,
+    HULL_POINTS,
+    IN_BASE_AXES,
+    NEAR_COUNT,
+    NEAR_PAIRS,
+    OWNERS,
+    PAIRS,
+    PENETRATION,
+    SHAPES,
+)
 from .gjk import GJK_WORK, gjk_workspace, hull_distance
 from .jit import allocating_kernel, inline_kernel, kernel
 from .shapes import segment_box_gap, segment_parameters, swept_box_distance
@@ -62,6 +76,8 @@ DISTANCE, NORMAL, POINT_A, POINT_B = 0, 1, 4, 7
 CONTACT_COLUMNS = 10
 #: Near pairs kept per configuration (the closest ones): constraint rows of a step at most.
 MAX_CONTACT_ROWS = 8
+#: Slots of :func:`_contact_views`' views.
+RECORDS, RECORD, PLACED, RADII, SCRATCH, SPHERES, GJK_SPACE, DIRECTIONS = range(8)
 
 
 @kernel
@@ -161,14 +177,14 @@ def contact_workspace(collision):
     the near pairs' indices (K,), K the pairs kept at most (empty without pairs; the same two
     arrays, count and penetration 0, for ``collision=None``: a problem without collision checks)."""
     if collision is None:
-        return np.zeros(2), np.empty(0, dtype=np.int64)
-    kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
-    shapes = collision[0].shape[0] if kept > 0 else 0
-    owners = collision[2].shape[0] if kept > 0 else 0
-    groups = collision[3].shape[0] if kept > 0 else 0
+        return np.zeros(2), np.empty(0, dtype=np.int64)  # (CONTACT_BUFFER, NEAR_PAIRS)
+    kept = min(MAX_CONTACT_ROWS, collision[PAIRS].shape[0])
+    shapes = collision[SHAPES].shape[0] if kept > 0 else 0
+    owners = collision[OWNERS].shape[0] if kept > 0 else 0
+    groups = collision[GROUPS].shape[0] if kept > 0 else 0
     size = 2 + kept * CONTACT_COLUMNS + CONTACT_COLUMNS + shapes * 22 + 18 + owners * 4
     size += GJK_WORK + groups * 3
-    return np.zeros(size), np.empty(kept, dtype=np.int64)
+    return np.zeros(size), np.empty(kept, dtype=np.int64)  # (CONTACT_BUFFER, NEAR_PAIRS)
 
 
 @inline_kernel
@@ -176,10 +192,11 @@ def _contact_views(collision, contact):
     """Views of :func:`contact_workspace`'s buffer: (records (K, ``CONTACT_COLUMNS``), a record,
     the shapes placed (S, 7, 3) and their bounding radii (S,), work space (6, 3), the owners'
     bounding spheres (O, 4): centre, radius; GJK's work space, and each group's last direction
-    between its hulls (G, 3), zero until measured: GJK's warm start)."""
-    buffer, near = contact
-    kept, shapes, owners = near.shape[0], collision[0].shape[0], collision[2].shape[0]
-    groups = collision[3].shape[0]
+    between its hulls (G, 3), zero until measured: GJK's warm start): slots ``RECORDS`` ...
+    ``DIRECTIONS``."""
+    buffer = contact[CONTACT_BUFFER]
+    kept, shapes = contact[NEAR_PAIRS].shape[0], collision[SHAPES].shape[0]
+    owners, groups = collision[OWNERS].shape[0], collision[GROUPS].shape[0]
     at = 2
     records = buffer[at : at + kept * CONTACT_COLUMNS].reshape((kept, CONTACT_COLUMNS))
     at += kept * CONTACT_COLUMNS
@@ -196,7 +213,7 @@ def _contact_views(collision, contact):
     gjk = buffer[at : at + GJK_WORK]
     at += GJK_WORK
     directions = buffer[at : at + groups * 3].reshape((groups, 3))
-    return records, record, placed, radii, scratch, spheres, gjk, directions
+    return (records, record, placed, radii, scratch, spheres, gjk, directions)  # RECORDS ... DIRECTIONS
 
 
 @kernel
@@ -204,12 +221,13 @@ def clear_contacts(collision, contact):
     """Clear the near pairs and the groups' GJK warm starts in :func:`contact_workspace` (at each
     attempt's start, so that an attempt's result never depends on the attempts or targets before
     it, and an attempt without the pairs (``collision=None``) sees no near pair)."""
-    contact[0][0], contact[0][1] = 0.0, 0.0
+    buffer = contact[CONTACT_BUFFER]
+    buffer[NEAR_COUNT], buffer[PENETRATION] = 0.0, 0.0
     if collision is None:
         return
-    if contact[1].shape[0] == 0 or collision[1].shape[0] == 0:
+    if contact[NEAR_PAIRS].shape[0] == 0 or collision[PAIRS].shape[0] == 0:
         return
-    directions = _contact_views(collision, contact)[7]
+    directions = _contact_views(collision, contact)[DIRECTIONS]
     for group in range(directions.shape[0]):
         for i in range(3):
             directions[group, i] = 0.0
@@ -218,7 +236,7 @@ def clear_contacts(collision, contact):
 @inline_kernel
 def contact_records(collision, contact):
     """The near pairs' records (K, ``CONTACT_COLUMNS``) in :func:`contact_workspace`."""
-    return _contact_views(collision, contact)[0]
+    return _contact_views(collision, contact)[RECORDS]
 
 
 @kernel
@@ -259,7 +277,8 @@ def _group_distance(group, poses, collision, placed, radii, far, scratch, record
     those are apart and farther (see the module docstring). ``gjk``: GJK's work space;
     ``directions[group]``: the direction between the hulls GJK last found (B toward A, base
     axes; zero: none yet, the centres' difference is used), updated."""
-    shapes, pairs, owners, groups, _, hull_points, hull_pads = collision
+    shapes, pairs, owners, groups = collision[SHAPES], collision[PAIRS], collision[OWNERS], collision[GROUPS]
+    hull_points, hull_pads = collision[HULL_POINTS], collision[HULL_PADS]
     a, b = groups[group, 0], groups[group, 1]
     least, depth = math.inf, 0.0
     for p in range(groups[group, 2], groups[group, 3]):
@@ -297,32 +316,35 @@ def _group_distance(group, poses, collision, placed, radii, far, scratch, record
 def group_distances(poses, collision, out):
     """Each group's distance [m] at the frames' ``poses`` into ``out`` (G,) (see
     :func:`_group_distance`): for callers (the solver's pairs at the rest posture, clearance)."""
-    shapes = collision[0]
+    shapes, groups = collision[SHAPES], collision[GROUPS]
     placed, radii = np.empty((shapes.shape[0], 7, 3)), np.empty(shapes.shape[0])
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
     scratch, record = np.empty((6, 3)), np.empty(CONTACT_COLUMNS)
-    gjk, directions = gjk_workspace(), np.zeros((collision[3].shape[0], 3))
-    for group in range(collision[3].shape[0]):
-        out[group] = _group_distance(
+    gjk, directions = gjk_workspace(), np.zeros((groups.shape[0], 3))
+    for group in range(groups.shape[0]):
+        distance, _, _ = _group_distance(
             group, poses, collision, placed, radii, math.inf, scratch, record, gjk, directions
-        )[0]
+        )
+        out[group] = distance
 
 
 @kernel
 def contacts(collision, margin, poses, contact):
     """Every pair's distance at ``poses``: the penetration (the sum of ``max(0, -d)`` [m]) into
-    ``contact[0][1]``, and the pairs nearer than ``margin`` [m] (the bundle's, or 0: the same
-    penetration, measuring less, as no pair is near unless it overlaps and GJK stops once the
-    hulls are apart), closest first (``MAX_CONTACT_ROWS`` of them at most), into ``contact``
-    (:func:`contact_workspace`): their count ``contact[0][0]``, indices ``contact[1]`` and
-    records. Returns the penetration; without pairs, 0 at no cost."""
-    shapes, pairs, owners, groups, _, _, _ = collision
-    buffer, near = contact
-    buffer[0], buffer[1] = 0.0, 0.0
+    the buffer's ``PENETRATION``, and the pairs nearer than ``margin`` [m] (the bundle's, or 0:
+    the same penetration, measuring less, as no pair is near unless it overlaps and GJK stops
+    once the hulls are apart), closest first (``MAX_CONTACT_ROWS`` of them at most), into
+    ``contact`` (:func:`contact_workspace`): their count (the buffer's ``NEAR_COUNT``), indices
+    (``NEAR_PAIRS``) and records. Returns the penetration; without pairs, 0 at no cost."""
+    shapes, pairs, owners, groups = collision[SHAPES], collision[PAIRS], collision[OWNERS], collision[GROUPS]
+    buffer, near = contact[CONTACT_BUFFER], contact[NEAR_PAIRS]
+    buffer[NEAR_COUNT], buffer[PENETRATION] = 0.0, 0.0
     if pairs.shape[0] == 0:
         return 0.0
-    records, record, placed, radii, scratch, spheres, gjk, directions = _contact_views(collision, contact)
+    views = _contact_views(collision, contact)
+    records, record, placed, radii = views[RECORDS], views[RECORD], views[PLACED], views[RADII]
+    scratch, spheres, gjk, directions = views[SCRATCH], views[SPHERES], views[GJK_SPACE], views[DIRECTIONS]
     count, penetration = 0, 0.0
     for shape in range(shapes.shape[0]):
         radii[shape] = _bounds(poses[int(shapes[shape, FRAME])], shapes[shape], placed[shape])
@@ -360,7 +382,7 @@ def contacts(collision, margin, poses, contact):
         for p in range(groups[group, 2], groups[group, 3]):
             if _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record) < margin:
                 count = _keep_near(near, records, count, p, record)
-    buffer[0], buffer[1] = count, penetration
+    buffer[NEAR_COUNT], buffer[PENETRATION] = count, penetration
     return penetration
 
 
@@ -368,10 +390,10 @@ def contacts(collision, margin, poses, contact):
 def contact_rows(tree, collision, poses, contact, blocks, rows):
     """The constraint row (nv,) of each near pair of ``contact`` (see the module docstring) into
     ``rows[:count]``; ``blocks`` (2, 6, nv) is work space."""
-    frames, frame_links = tree[0], tree[1]
-    shapes, pairs = collision[0], collision[1]
-    count = int(contact[0][0])
-    near, records = contact[1], contact_records(collision, contact)
+    frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
+    shapes, pairs = collision[SHAPES], collision[PAIRS]
+    count = int(contact[CONTACT_BUFFER][NEAR_COUNT])
+    near, records = contact[NEAR_PAIRS], contact_records(collision, contact)
     point = np.zeros((4, 4))
     for i in range(4):
         point[i, i] = 1.0

@@ -143,10 +143,15 @@ def _solve_small(matrix, rhs, size):
     return True
 
 
-#: Length of :func:`hull_distance`'s work space: three (4, 3) simplices (the Minkowski
-#: difference's points and their two ends), weights and previous weights (4 each), the support
-#: points and the direction (3 each), and :func:`_closest_on_simplex`'s (9 + 3 + 4 + 3).
-GJK_WORK = 36 + 8 + 9 + 19
+#: The views of :func:`hull_distance`'s work space, each from its offset to the next one's, and
+#: its length ``GJK_WORK``: three (4, 3) simplices (the Minkowski difference's points and their
+#: two ends; 12 each), weights and previous weights (4 each), the support points and the direction
+#: (3 each), and :func:`_closest_on_simplex`'s gram (3, 3), right-hand side (3), trial weights (4)
+#: and other points (3).
+(
+    SIMPLEX, FROM_A, FROM_B, WEIGHTS, PREVIOUS, SUPPORT_A, SUPPORT_B, DIRECTION, SIMPLEX_GRAM, SIMPLEX_RHS,
+    TRIAL, OTHERS, GJK_WORK,
+) = (0, 12, 24, 36, 40, 44, 47, 50, 53, 62, 65, 69, 72)  # fmt: skip
 
 
 @allocating_kernel
@@ -248,12 +253,13 @@ def hull_distance(
     nearer than ``v`` (else a degenerate simplex: ``v`` stands) and becomes the next ``v`` on
     the face it lies on (:func:`_reduce_to_face`); a full simplex (4 points) holding the nearest
     point encloses the origin: overlap. The answer's witnesses: :func:`_witnesses`."""
-    simplex = work[0:12].reshape((4, 3))
-    from_a = work[12:24].reshape((4, 3))
-    from_b = work[24:36].reshape((4, 3))
-    weights, previous = work[36:40], work[40:44]
-    a, b, v = work[44:47], work[47:50], work[50:53]
-    gram, rhs, trial, others = work[53:62].reshape((3, 3)), work[62:65], work[65:69], work[69:72]
+    simplex = work[SIMPLEX:FROM_A].reshape((4, 3))
+    from_a = work[FROM_A:FROM_B].reshape((4, 3))
+    from_b = work[FROM_B:WEIGHTS].reshape((4, 3))
+    weights, previous = work[WEIGHTS:PREVIOUS], work[PREVIOUS:SUPPORT_A]
+    a, b, v = work[SUPPORT_A:SUPPORT_B], work[SUPPORT_B:DIRECTION], work[DIRECTION:SIMPLEX_GRAM]
+    gram = work[SIMPLEX_GRAM:SIMPLEX_RHS].reshape((3, 3))
+    rhs, trial, others = work[SIMPLEX_RHS:TRIAL], work[TRIAL:OTHERS], work[OTHERS:GJK_WORK]
     for k in range(4):
         weights[k] = 0.0
     _support(points, start_a, end_a, pose_a, -guess[0], -guess[1], -guess[2], a)

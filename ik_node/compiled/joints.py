@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .bundles import LOWER, SAMPLE_LOWER, SAMPLE_UPPER, UPPER, WEIGHT, WRAPS
+from .bundles import COORDINATES, LOWER, SAMPLE_LOWER, SAMPLE_UPPER, SPANS, UPPER, WEIGHT, WRAPS
 from .jit import allocating_kernel, kernel
 from .spatial import difference, integrate
 
@@ -16,8 +16,8 @@ from .spatial import difference, integrate
 @kernel
 def apply_step(tree, joints, q, step, out):
     """``out = q (+) step`` (:func:`integrate`), 1-DOF joints clipped to their limits."""
-    coordinates = tree[3]
-    integrate(tree[2], q, step, out)
+    coordinates = tree[COORDINATES]
+    integrate(tree[SPANS], q, step, out)
     for j in range(coordinates.shape[0]):
         c = coordinates[j]
         if c >= 0:
@@ -52,8 +52,8 @@ def nearest_turn(value, reference, joint):
 def seed_displacement(tree, joints, seed, q, out):
     """The tangent displacement (nv,) from ``seed`` to ``q`` (:func:`difference`), joints that turn
     freely compared at the turn nearest the seed."""
-    coordinates = tree[3]
-    difference(tree[2], seed, q, out)
+    coordinates = tree[COORDINATES]
+    difference(tree[SPANS], seed, q, out)
     for j in range(coordinates.shape[0]):
         c = coordinates[j]
         if c >= 0 and joints[j, WRAPS] > 0.0:
@@ -79,7 +79,7 @@ def configuration_from_draws(tree, joints, center, draws, box, out, keep):
     ``center`` by up to ``box`` [rad or m] either way. Locked joints, and the coordinates ``j``
     with ``keep[j]`` (``keep`` (nv,) bool), stay at ``center``; 1-DOF joints are clipped
     to their limits. ``draws`` is overwritten with the displacement."""
-    coordinates = tree[3]
+    coordinates = tree[COORDINATES]
     dof = joints.shape[0]
     displacement = draws  # (each draw read once, before its coordinate's displacement is written)
     for j in range(dof):

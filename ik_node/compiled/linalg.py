@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .bundles import FIRST_ROW
+from .bundles import FIRST_ROW, GRAM, IMAGE, PROJECTED, SECONDARY, SOLUTION
 from .jit import allocating_kernel, inline_kernel, kernel, reduction_kernel
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
@@ -106,17 +106,18 @@ def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solut
 def step_workspace(rows, dof):
     """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt: (gram (m, m), solution (m,), image (m,), remaining (m,), projected (n,),
-    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool)."""
+    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool): slots ``GRAM`` ...
+    ``PINNED`` of :mod:`.bundles`."""
     return (
-        np.empty((rows, rows)),
-        np.empty(rows),
-        np.empty(rows),
-        np.empty(rows),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(dof, dtype=np.bool_),
+        np.empty((rows, rows)),  # GRAM
+        np.empty(rows),  # SOLUTION
+        np.empty(rows),  # IMAGE
+        np.empty(rows),  # REMAINING
+        np.empty(dof),  # PROJECTED
+        np.empty(dof),  # SECONDARY
+        np.empty(dof),  # STEP_WEIGHTS
+        np.empty(dof),  # PINNED_MOTION
+        np.empty(dof, dtype=np.bool_),  # PINNED
     )
 
 
@@ -128,7 +129,8 @@ def free_step(jacobian, error, weights, damping, min_damping2, primary_rows, wor
     (rows ``:primary_rows`` first; Siciliano & Slotine 1991):
     ``dq = J1^+ e1 + (I - J1^+ J1) J2^+ (e2 - J2 J1^+ e1)`` (damped inverses, ``damping`` on
     the secondary rows' inverse, ``min_damping2`` on the primary's)."""
-    gram, solution, image, _, projected, secondary, _, _, _ = work
+    gram, solution, image = work[GRAM], work[SOLUTION], work[IMAGE]
+    projected, secondary = work[PROJECTED], work[SECONDARY]
     rows = jacobian.shape[0]
     if primary_rows == 0:
         damped_step(jacobian, error, weights, damping, FIRST_ROW, rows, gram, solution, step)

@@ -11,13 +11,26 @@ import numpy as np
 from .attempt import attempt_workspace, run_attempt
 from .bundles import (
     ATTEMPTS,
+    BLOCKED_CENTROIDS,
+    BLOCKED_FEATURES,
+    CANDIDATE_EVALUATION,
+    CELL_STARTS,
     COLLISION,
+    CONTACT,
     CONVERGED,
+    COORDINATES,
     DEADLINE,
     DEADLINE_REACHED,
     DISTANCE,
+    EVALUATION,
+    FEATURE_SCALE,
+    FEATURE_SPEC,
+    FRAME_LINKS,
+    FRAMES,
+    GRAM,
     ITERATIONS,
     ITERATIONS_USED,
+    JACOBIAN,
     JOINT_MOVE,
     LIMB_COORDINATES,
     LIMB_FEATURES,
@@ -27,18 +40,29 @@ from .bundles import (
     LIMB_STARTS,
     MANIPULABILITY,
     MAX_ATTEMPTS,
+    MAX_ITERATIONS,
     MAX_JOINT_MOVE,
     MAX_TARGET_DISTANCE,
+    MIN_DAMPING,
     NO_DEADLINE,
     ORTHONORMAL_TOLERANCE,
     OUTCOME,
+    PAIRS,
     PATH_COORDINATES,
     PATH_STARTS,
+    POINTS,
+    POSES,
     RANDOM_SEED,
     SEED_NOT_FINITE,
+    SOLUTION,
+    STEP_WORK,
     STUCK,
+    TABLE_Q,
+    TABLE_SPACING,
     TARGET_NOT_USABLE,
     TIP_FEATURES,
+    TIP_FRAMES,
+    TOLERANCES,
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
@@ -104,8 +128,22 @@ PASSED_OVER = -3
     NEXT_ENTRY,  # the next of them to start from
 ) = range(17)
 STATE_SLOTS = 17
-#: The state's slot in :func:`search_workspace`.
-STATE = 19
+#: Slots of :func:`search_workspace` (the search's state at ``STATE``).
+(
+    CLIPPED, START, ATTEMPT_Q, TARGET_FEATURES, SEED_FEATURES, DRAWS, DISPLACEMENT, DISTANCES, NEAREST,
+    NEAREST_DISTANCE, NORMS, ATTEMPT_SPACE, CELL_DISTANCES, PROBED, PROBED_DISTANCE, KEEP, LIMB_TARGET,
+    LIMB_DISTANCES, PIECES_SPACE, STATE,
+) = range(20)  # fmt: skip
+#: Slots of the continuation's pieces space (``PIECES_SPACE``, see :func:`_attempt`).
+PIECES_SEED_POINTS, PIECES_TARGETS, PIECES_RELATIVE, PIECES_ROTATION_VECTOR = range(4)
+#: Slots of ``table_search`` (see :func:`search_in`): the targets' features, :func:`probe_table`'s
+#: and :func:`rank_probed`'s arrays (the workspace's of the same names).
+(
+    PROBE_TARGET_FEATURES, PROBE_CELL_DISTANCES, PROBE_PROBED, PROBE_PROBED_DISTANCE, PROBE_DISTANCES,
+    PROBE_NEAREST, PROBE_NEAREST_DISTANCE,
+) = range(7)  # fmt: skip
+#: Slots of ``restart_space`` (see :func:`_next_start`).
+RESTART_DRAWS, RESTART_KEEP, RESTART_LIMB_TARGET, RESTART_LIMB_DISTANCES, RESTART_POSES = range(5)
 
 
 @kernel
@@ -125,8 +163,8 @@ def pose_features(tip_poses, feature_spec, feature_scale, out):
 def _fk_features(tree, task, feature_spec, feature_scale, q, space, out):
     """:func:`pose_features` of the tips' controlled points at ``q`` (``space``:
     :func:`evaluation_workspace`)."""
-    poses, points = space[0], space[1]
-    forward_kinematics(tree[0], tree[1], q, poses)
+    poses, points = space[POSES], space[POINTS]
+    forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, poses)
     tip_points(poses, task, points)
     pose_features(points, feature_spec, feature_scale, out)
 
@@ -168,12 +206,13 @@ def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
     tips, size = limb_frames.shape[0], table_q.shape[0]
     features = np.zeros((tips, TIP_FEATURES, size))
     relative = np.empty(TIP_FEATURES)
+    poses, points = space[POSES], space[POINTS]
     for s in range(size):
-        forward_kinematics(tree[0], tree[1], table_q[s], space[0])
-        tip_points(space[0], task, space[1])
+        forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], table_q[s], poses)
+        tip_points(poses, task, points)
         for tip in range(tips):
             if limb_frames[tip] >= 0:
-                relative_features(space[0][limb_frames[tip]], space[1][tip], limb_scale[tip], relative)
+                relative_features(poses[limb_frames[tip]], points[tip], limb_scale[tip], relative)
                 for c in range(TIP_FEATURES):
                     features[tip, c, s] = relative[c]
     return features
@@ -194,8 +233,9 @@ def place_limbs(tree, task, table, targets, keep, poses, relative, distances, st
         table[LIMB_SCALE],
         table[LIMB_FEATURES],
     )
-    coordinates, size = tree[3], table_q.shape[0]
-    forward_kinematics(tree[0], tree[1], start, poses)  # (the limbs' frames: no limb joint moves them)
+    coordinates, size = tree[COORDINATES], table_q.shape[0]
+    # (the limbs' frames: no limb joint moves them)
+    forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], start, poses)
     for tip in range(limb_frames.shape[0]):
         first, stop = limb_starts[tip], limb_starts[tip + 1]
         if limb_frames[tip] < 0 or keep[limb_coordinates[first]]:
@@ -226,11 +266,11 @@ def penetration_at(tree, collision, q, space):
     compiled)."""
     if collision is None:
         return 0.0
-    if collision[1].shape[0] == 0:
+    if collision[PAIRS].shape[0] == 0:
         return 0.0
-    forward_kinematics(tree[0], tree[1], q, space[0])
-    clear_contacts(collision, space[5])
-    return contacts(collision, 0.0, space[0], space[5])
+    forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, space[POSES])
+    clear_contacts(collision, space[CONTACT])
+    return contacts(collision, 0.0, space[POSES], space[CONTACT])
 
 
 @kernel
@@ -238,7 +278,7 @@ def _has_pairs(collision):
     """Whether ``collision`` (a feature switch: None without collision checks) has pairs."""
     if collision is None:
         return False
-    return collision[1].shape[0] > 0
+    return collision[PAIRS].shape[0] > 0
 
 
 @kernel
@@ -254,8 +294,8 @@ def keep_settled_paths(tree, task, joints, norms, keep):
     within its tolerances (``norms`` (T, 2): an attempt's end) and those of multi-DOF joints (a
     free base moves every tip). Returns how many coordinates a partial restart would draw anew
     (unmarked and not locked); 0 when no tip is within its tolerances."""
-    tolerances, path_starts, path_coordinates = task[5], task[PATH_STARTS], task[PATH_COORDINATES]
-    coordinates = tree[3]
+    tolerances, path_starts, path_coordinates = task[TOLERANCES], task[PATH_STARTS], task[PATH_COORDINATES]
+    coordinates = tree[COORDINATES]
     settled = False
     for j in range(keep.shape[0]):
         keep[j] = coordinates[j] < 0
@@ -308,11 +348,11 @@ def _score(tree, task, joints, q, seed, norms, converged, penetration, solve_typ
                 value += displacement[j] * displacement[j] / weight
         return 0.0, value
     if solve_type == MANIPULABILITY:
-        space, jacobian, work = workspace[0], workspace[2], workspace[8]
-        forward_kinematics(tree[0], tree[1], q, space[0])
-        tip_points(space[0], task, space[1])
+        space, jacobian, work = workspace[EVALUATION], workspace[JACOBIAN], workspace[STEP_WORK]
+        forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, space[POSES])
+        tip_points(space[POSES], task, space[POINTS])
         jacobian_at(tree, task, space, jacobian)
-        return 0.0, -manipulability(jacobian, work[0], work[1])
+        return 0.0, -manipulability(jacobian, work[GRAM], work[SOLUTION])
     return 0.0, 0.0
 
 
@@ -376,7 +416,7 @@ def probe_table(table, target_features, cell_distances, probed, probed_distance,
     measured, -1 for an empty table; its squared distance; the cells probed). An inverted-file
     search (Jegou et al. 2011): the nearest entry is found unless it lies in a cell whose
     centroid is farther than the probed cells'. :func:`rank_probed` ranks what it measured."""
-    features, centroids, cell_starts = table[3], table[5], table[6]
+    features, centroids, cell_starts = table[BLOCKED_FEATURES], table[BLOCKED_CENTROIDS], table[CELL_STARTS]
     cells = cell_starts.shape[0] - 1
     table_distances(centroids, target_features, FIRST, cells, cell_distances)
     count = rank_nearest(cell_distances, FIRST, cells, FIRST, FIRST, probed, probed_distance)
@@ -395,7 +435,7 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
     """The ``chosen.shape[0]`` entries nearest the target among those of the ``count`` cells
     :func:`probe_table` measured into ``distances`` (nearest first, into ``chosen``, their
     distances into ``chosen_distance``); returns how many."""
-    cell_starts = table[6]
+    cell_starts = table[CELL_STARTS]
     found, at = FIRST, FIRST
     for p in range(count):
         first, stop = cell_starts[probed[p]], cell_starts[probed[p] + 1]
@@ -442,11 +482,13 @@ def _attempt(
     each of its three sites had cost +10 s, see docs/solver.md). ``pieces_space``: the seed's
     tip points and the pieces' targets (T, 4, 4) each, a relative rotation (3, 3), a rotation
     vector (3,); ``displacement`` (nv,): work space."""
-    seed_points, piece_targets, relative, rotation_vector = pieces_space
+    seed_points, piece_targets = pieces_space[PIECES_SEED_POINTS], pieces_space[PIECES_TARGETS]
+    relative, rotation_vector = pieces_space[PIECES_RELATIVE], pieces_space[PIECES_ROTATION_VECTOR]
     cut, finest = 1, 1
     if continuing:
-        forward_kinematics(tree[0], tree[1], seed, attempt_space[0][0])
-        tip_points(attempt_space[0][0], task, seed_points)
+        poses = attempt_space[EVALUATION][POSES]
+        forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], seed, poses)
+        tip_points(poses, task, seed_points)
         cut, finest = 2, CONTINUATION_PIECES
     outcome, iterations, final = ITERATIONS, 0, True
     while cut <= finest:
@@ -497,8 +539,9 @@ def search_workspace(tree, task, joints, table, collision, nq):
     may be made there): as an :func:`allocating_kernel` of its own it compiled the boxing of this
     nested tuple and :func:`~ik_node.compiled.attempt.attempt_workspace` once more (~2 s of the
     default problem's cold compile). Not for a caller without reference counting."""
-    features, table_size, dof = table[0].shape[0], table[2].shape[0], joints.shape[0]
-    cell_starts = table[6]
+    features, table_size, dof = table[FEATURE_SPEC].shape[0], table[TABLE_Q].shape[0], joints.shape[0]
+    cell_starts = table[CELL_STARTS]
+    tips = task[TIP_FRAMES].shape[0]
     cells = cell_starts.shape[0] - 1
     restarts = min(TABLE_RESTARTS, table_size)
     probed = cells if table_size <= EVERY_CELL_UP_TO else min(PROBED_CELLS, cells)
@@ -506,31 +549,31 @@ def search_workspace(tree, task, joints, table, collision, nq):
     for cell in range(cells):
         largest_cell = max(largest_cell, cell_starts[cell + 1] - cell_starts[cell])
     return (
-        np.empty(nq),
-        np.empty(nq),
-        np.empty(nq),
-        np.empty(features),
-        np.empty(features),
-        np.empty(dof),
-        np.empty(dof),
-        np.empty(probed * largest_cell),
-        np.empty(restarts, dtype=np.int64),
-        np.empty(restarts),
-        np.empty((task[0].shape[0], 2)),
-        attempt_workspace(tree, task, collision, dof, nq),
-        np.empty(cells),
-        np.empty(probed, dtype=np.int64),
-        np.empty(probed),
-        np.empty(dof, dtype=np.bool_),
-        np.empty(TIP_FEATURES),
-        np.empty(table[LIMB_FEATURES].shape[2]),
-        (
-            np.empty((task[0].shape[0], 4, 4)),
-            np.empty((task[0].shape[0], 4, 4)),
-            np.empty((3, 3)),
-            np.empty(3),
+        np.empty(nq),  # CLIPPED
+        np.empty(nq),  # START
+        np.empty(nq),  # ATTEMPT_Q
+        np.empty(features),  # TARGET_FEATURES
+        np.empty(features),  # SEED_FEATURES
+        np.empty(dof),  # DRAWS
+        np.empty(dof),  # DISPLACEMENT
+        np.empty(probed * largest_cell),  # DISTANCES
+        np.empty(restarts, dtype=np.int64),  # NEAREST
+        np.empty(restarts),  # NEAREST_DISTANCE
+        np.empty((tips, 2)),  # NORMS
+        attempt_workspace(tree, task, collision, dof, nq),  # ATTEMPT_SPACE
+        np.empty(cells),  # CELL_DISTANCES
+        np.empty(probed, dtype=np.int64),  # PROBED
+        np.empty(probed),  # PROBED_DISTANCE
+        np.empty(dof, dtype=np.bool_),  # KEEP
+        np.empty(TIP_FEATURES),  # LIMB_TARGET
+        np.empty(table[LIMB_FEATURES].shape[2]),  # LIMB_DISTANCES
+        (  # PIECES_SPACE
+            np.empty((tips, 4, 4)),  # PIECES_SEED_POINTS
+            np.empty((tips, 4, 4)),  # PIECES_TARGETS
+            np.empty((3, 3)),  # PIECES_RELATIVE
+            np.empty(3),  # PIECES_ROTATION_VECTOR
         ),
-        np.empty(STATE_SLOTS, dtype=np.int64),
+        np.empty(STATE_SLOTS, dtype=np.int64),  # STATE
     )
 
 
@@ -546,8 +589,11 @@ def _first_start(
     targets' features and the cells probed are kept for the restarts from the table
     (:func:`_table_start`): in ``table_search``, their count in ``state[CELLS_PROBED]`` (-1: not
     probed yet). ``evaluation_space``: an :func:`~ik_node.compiled.tasks.evaluation_workspace`."""
-    feature_spec, feature_scale, table_q, table_spacing = table[0], table[1], table[2], table[4]
-    target_features, cell_distances, probed, probed_distance, distances = table_search[:5]
+    feature_spec, feature_scale = table[FEATURE_SPEC], table[FEATURE_SCALE]
+    table_q, table_spacing = table[TABLE_Q], table[TABLE_SPACING]
+    target_features, cell_distances = table_search[PROBE_TARGET_FEATURES], table_search[PROBE_CELL_DISTANCES]
+    probed, probed_distance = table_search[PROBE_PROBED], table_search[PROBE_PROBED_DISTANCE]
+    distances = table_search[PROBE_DISTANCES]
     for slot in range(STATE_SLOTS):
         state[slot] = 0
     state[BEST_OUTCOME] = ITERATIONS
@@ -558,7 +604,7 @@ def _first_start(
     table_size = table_q.shape[0]
     if table_size > 1:
         pose_features(targets, feature_spec, feature_scale, target_features)
-    if task[0].shape[0] == 1 and table_size > 1:
+    if task[TIP_FRAMES].shape[0] == 1 and table_size > 1:
         _fk_features(tree, task, feature_spec, feature_scale, seed, evaluation_space, seed_features)
         seed_distance = _squared_distance(seed_features, target_features)
         if seed_distance > table_spacing * table_spacing:
@@ -592,20 +638,20 @@ def _attempt_from_start(
     until ``COLLIDING_ANSWERS`` such answers: that attempt runs again from its start with the
     collision rows and the acceptance rule of :func:`run_attempt` (counted once, its iterations
     both times), as do all after it. ``displacement`` (nv,): work space."""
-    min_damping, max_iterations, max_attempts, random_seed, max_joint_move = settings
-    attempt_settings = (  # (run_attempt's posture bound: with speed only)
-        min_damping,
-        max_iterations,
-        max_attempts,
-        random_seed,
-        max_joint_move if solve_type is None else 0.0,
+    max_joint_move = settings[MAX_JOINT_MOVE]
+    attempt_settings = (  # (settings, with run_attempt's posture bound: with speed only)
+        settings[MIN_DAMPING],  # MIN_DAMPING
+        settings[MAX_ITERATIONS],  # MAX_ITERATIONS
+        settings[MAX_ATTEMPTS],  # MAX_ATTEMPTS
+        settings[RANDOM_SEED],  # RANDOM_SEED
+        max_joint_move if solve_type is None else 0.0,  # MAX_JOINT_MOVE
     )
     continuing = state[CONTINUING] == 1
     if (
         state[ATTEMPTS_MADE] > 0
         and not continuing
         and state[STARTS_SKIPPED] < SKIPPED_STARTS
-        and penetration_at(tree, collision, start, attempt_space[1]) > 0.0
+        and penetration_at(tree, collision, start, attempt_space[CANDIDATE_EVALUATION]) > 0.0
     ):
         state[STARTS_SKIPPED] += 1
         return PASSED_OVER, 0.0
@@ -626,7 +672,7 @@ def _attempt_from_start(
     state[ITERATIONS_SPENT] += used
     penetration = -1.0  # (not measured yet)
     if unchecked and outcome == CONVERGED:
-        penetration = penetration_at(tree, collision, q, attempt_space[1])
+        penetration = penetration_at(tree, collision, q, attempt_space[CANDIDATE_EVALUATION])
     if penetration > 0.0:
         state[ANSWERS_IN_COLLISION] += 1
         state[FOUND_IN_COLLISION] = 1
@@ -646,7 +692,7 @@ def _attempt_from_start(
     if outcome == CONVERGED:
         return outcome, 0.0
     if penetration < 0.0:
-        penetration = penetration_at(tree, collision, q, attempt_space[1])
+        penetration = penetration_at(tree, collision, q, attempt_space[CANDIDATE_EVALUATION])
     return outcome, penetration
 
 
@@ -720,11 +766,13 @@ def _partial_restart(tree, task, joints, table, targets, outcome, q, norms, rest
     from the limb table (:func:`place_limbs`). The limbs of a tree converge apart, and a full
     restart would need every limb to land in a good basin at once (the chance a product over
     the limbs). ``restart_space``: see :func:`_next_start`."""
-    draws, keep, limb_target, limb_distances, poses = restart_space
+    draws, keep = restart_space[RESTART_DRAWS], restart_space[RESTART_KEEP]
+    limb_target, limb_distances = restart_space[RESTART_LIMB_TARGET], restart_space[RESTART_LIMB_DISTANCES]
+    poses = restart_space[RESTART_POSES]
     partial = (
         outcome != PASSED_OVER
         and outcome != CONVERGED
-        and task[0].shape[0] > 1
+        and task[TIP_FRAMES].shape[0] > 1
         and state[PARTIAL_RESTARTS_MADE] < PARTIAL_RESTARTS
         and keep_settled_paths(tree, task, joints, norms, keep) > 0
     )
@@ -745,10 +793,11 @@ def _table_start(table, table_search, state, start):
     a table of at most ``EVERY_CELL_UP_TO``), nearest first, each once. They are ranked
     (:func:`rank_probed`; ``ENTRIES_RANKED``) when a restart first needs them. ``table_search``:
     see :func:`search_in`."""
-    table_q = table[2]
-    target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance = (
-        table_search
-    )
+    table_q = table[TABLE_Q]
+    target_features, cell_distances = table_search[PROBE_TARGET_FEATURES], table_search[PROBE_CELL_DISTANCES]
+    probed, probed_distance = table_search[PROBE_PROBED], table_search[PROBE_PROBED_DISTANCE]
+    distances, nearest = table_search[PROBE_DISTANCES], table_search[PROBE_NEAREST]
+    nearest_distance = table_search[PROBE_NEAREST_DISTANCE]
     if table_q.shape[0] > 1 and state[ENTRIES_RANKED] < 0:
         if state[CELLS_PROBED] < 0:
             _, _, cells = probe_table(
@@ -785,7 +834,7 @@ def _next_start(
 
     ``restart_space``: the draws (nv,), the coordinates a restart keeps (nv,) bool, a limb's
     features (12,) and the limb table's distances from them (S,), poses (F, 4, 4)."""
-    draws, keep = restart_space[0], restart_space[1]
+    draws, keep = restart_space[RESTART_DRAWS], restart_space[RESTART_KEEP]
     max_joint_move = settings[MAX_JOINT_MOVE]
     state[CONTINUING] = 0
     if state[SEED_PENDING] == 1 or state[CONTINUATION_DUE] == 1:
@@ -825,7 +874,7 @@ def _report(tree, joints, seed, max_joint_move, state, displacement, q_out):
     (``FOUND_IN_COLLISION``); ``JOINT_MOVE`` for a solution that moves a joint farther than
     ``max_joint_move`` (> 0) from the seed (:func:`largest_move`: none within it was found).
     ``displacement`` (nv,): work space."""
-    coordinates = tree[3]
+    coordinates = tree[COORDINATES]
     for j in range(joints.shape[0]):
         c = coordinates[j]
         if c >= 0:
@@ -869,22 +918,25 @@ def search_in(
     :func:`search_workspace`.
     """
     max_attempts, max_joint_move = settings[MAX_ATTEMPTS], settings[MAX_JOINT_MOVE]
-    clipped, start, q, target_features, seed_features, draws, displacement = workspace[:7]
-    distances, nearest, nearest_distance, norms, attempt_space = workspace[7:12]
-    cell_distances, probed, probed_distance, keep, limb_target, limb_distances = workspace[12:18]
-    pieces_space, state = workspace[18], workspace[STATE]
+    clipped, start, q = workspace[CLIPPED], workspace[START], workspace[ATTEMPT_Q]
+    target_features, seed_features = workspace[TARGET_FEATURES], workspace[SEED_FEATURES]
+    draws, displacement, distances = workspace[DRAWS], workspace[DISPLACEMENT], workspace[DISTANCES]
+    nearest, nearest_distance, norms = workspace[NEAREST], workspace[NEAREST_DISTANCE], workspace[NORMS]
+    attempt_space, cell_distances = workspace[ATTEMPT_SPACE], workspace[CELL_DISTANCES]
+    probed, probed_distance = workspace[PROBED], workspace[PROBED_DISTANCE]
+    keep, limb_target, limb_distances = workspace[KEEP], workspace[LIMB_TARGET], workspace[LIMB_DISTANCES]
+    pieces_space, state = workspace[PIECES_SPACE], workspace[STATE]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
         return SEED_NOT_FINITE, 0, 0, False
     seed = clipped
-    table_search = (
+    table_search = (  # (PROBE_TARGET_FEATURES ... PROBE_NEAREST_DISTANCE)
         target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance,
     )  # fmt: skip
-    restart_space = (draws, keep, limb_target, limb_distances, attempt_space[0][0])
-    _first_start(
-        tree, task, table, targets, seed, attempt_space[0], table_search, state, start, seed_features
-    )
+    evaluation = attempt_space[EVALUATION]
+    restart_space = (draws, keep, limb_target, limb_distances, evaluation[POSES])  # (RESTART_DRAWS ...)
+    _first_start(tree, task, table, targets, seed, evaluation, table_search, state, start, seed_features)
     if max_joint_move > 0.0 and primary_rows == 0:
         state[CONTINUATION_DUE] = 1
     best_rank, best_value = 2.0, 0.0  # (above every end's rank but a failed continuation's)

@@ -8,7 +8,30 @@ import math
 
 import numpy as np
 
-from .bundles import CCD, IN_BASE_AXES, LOWER, PINV, TRANSPOSE, UPPER, WEIGHT
+from .bundles import (
+    CCD,
+    CONTACT,
+    CONTACT_BUFFER,
+    COORDINATES,
+    FRAME_LINKS,
+    FRAMES,
+    IN_BASE_AXES,
+    LOWER,
+    NEAR_COUNT,
+    NEAR_PAIRS,
+    PAIRS,
+    PINNED,
+    PINNED_MOTION,
+    PINV,
+    POSES,
+    REMAINING,
+    ROWS,
+    STEP_WEIGHTS,
+    TIP_FRAMES,
+    TRANSPOSE,
+    UPPER,
+    WEIGHT,
+)
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
@@ -36,7 +59,8 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
     is pinned at its limit and the task error its motion leaves is handed to the other joints
     (``e' = e - J dq_pinned``, the pinned joints' weights set to 0); twice at most. (The posture
     term is not part of the step: :func:`posture_refinement` runs once the task has converged.)"""
-    _, _, _, remaining, _, _, weights, pinned_motion, pinned = work
+    remaining, weights = work[REMAINING], work[STEP_WEIGHTS]
+    pinned_motion, pinned = work[PINNED_MOTION], work[PINNED]
     rows, dof = jacobian.shape
     for j in range(dof):
         weights[j] = joints[j, WEIGHT]
@@ -75,7 +99,7 @@ def constraint_workspace(collision, rows, dof):
     stacked solve uses the attempt's :func:`step_workspace`, made for K + m rows.)"""
     if collision is None:
         return np.empty(0)
-    kept = min(MAX_CONTACT_ROWS, collision[1].shape[0])
+    kept = min(MAX_CONTACT_ROWS, collision[PAIRS].shape[0])
     if kept == 0:
         return np.empty(0)
     return np.empty(kept * dof + 12 * dof + (kept + rows) * (dof + 1))
@@ -108,14 +132,14 @@ def constrained_step(
     of its depth; the task error the pair's motion leaves is handed to the other directions, as
     :func:`limited_step` pins a joint at a limit.
     ``constraint``: :func:`constraint_workspace`; ``work``: :func:`step_workspace` for K + m rows."""
-    coordinates = tree[3]
+    coordinates = tree[COORDINATES]
     limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2, primary_rows, work, step)
-    contact = space[5]
-    count = int(contact[0][0])
+    contact = space[CONTACT]
+    count = int(contact[CONTACT_BUFFER][NEAR_COUNT])
     if count == 0:
         return
     rows, dof = jacobian.shape
-    kept = contact[1].shape[0]
+    kept = contact[NEAR_PAIRS].shape[0]
     pair_rows = constraint[: kept * dof].reshape((kept, dof))
     at = kept * dof
     blocks = constraint[at : at + 12 * dof].reshape((2, 6, dof))
@@ -123,7 +147,7 @@ def constrained_step(
     stacked = constraint[at : at + (kept + rows) * dof].reshape((kept + rows, dof))
     at += (kept + rows) * dof
     stacked_error = constraint[at : at + kept + rows]
-    contact_rows(tree, collision, space[0], contact, blocks, pair_rows)
+    contact_rows(tree, collision, space[POSES], contact, blocks, pair_rows)
     records = contact_records(collision, contact)
     active = 0
     for c in range(count):
@@ -212,9 +236,9 @@ def ccd_sweep(tree, task, joints, targets, q, candidate):
     tips' position errors along its axis; a multi-DOF coordinate takes the 1-D least-squares step
     along its Jacobian column. Tips count with the full position (orientation) when their task
     controls any linear (angular) row. Limits clip every move."""
-    frames, frame_links = tree[0], tree[1]
-    rows = task[3]
-    tips, dof = task[0].shape[0], joints.shape[0]
+    frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
+    rows = task[ROWS]
+    tips, dof = task[TIP_FRAMES].shape[0], joints.shape[0]
     poses = np.empty((frames.shape[0] + 1, 4, 4))
     points = np.empty((tips, 4, 4))
     blocks = np.empty((tips, 6, dof))
@@ -232,7 +256,9 @@ def ccd_sweep(tree, task, joints, targets, q, candidate):
         linear_sum, weight_sum, rate = 0.0, 0.0, 0.0
         sum_cross, sum_dot = 0.0, 0.0
         for tip in range(tips):
-            point_jacobian(frames, frame_links, poses, task[0][tip], points[tip], IN_BASE_AXES, blocks[tip])
+            point_jacobian(
+                frames, frame_links, poses, task[TIP_FRAMES][tip], points[tip], IN_BASE_AXES, blocks[tip]
+            )
             v, w = blocks[tip, :3, j], blocks[tip, 3:, j]
             w_norm = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
             v_norm = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
@@ -313,7 +339,7 @@ def method_step(
     if method is not None and method == CCD:
         ccd_sweep(tree, task, joints, targets, q, candidate)
         return
-    coordinates = tree[3]
+    coordinates = tree[COORDINATES]
     if method is not None and method == TRANSPOSE:
         transpose_step(jacobian, error, joints, coordinates, q, step)
     else:
@@ -322,7 +348,7 @@ def method_step(
             damping, floor = PINV_DAMPING, PINV_DAMPING
         if collision is None:
             limited_step(jacobian, error, joints, coordinates, q, damping, floor, primary_rows, work, step)
-        elif collision[1].shape[0] == 0:  # (no collision pairs: not even the call)
+        elif collision[PAIRS].shape[0] == 0:  # (no collision pairs: not even the call)
             limited_step(jacobian, error, joints, coordinates, q, damping, floor, primary_rows, work, step)
         else:
             constrained_step(

@@ -7,7 +7,24 @@ import math
 
 import numpy as np
 
-from .bundles import BASE_AXES
+from .bundles import (
+    BASE_AXES,
+    BLOCKS,
+    CONTACT,
+    FRAME_LINKS,
+    FRAMES,
+    FULL_ERRORS,
+    MARGIN,
+    PAIRS,
+    POINTS,
+    POSES,
+    RELATIVE,
+    ROW_WEIGHTS,
+    ROWS,
+    TIP_AXIS_KINDS,
+    TIP_FRAMES,
+    TIP_OFFSETS,
+)
 from .contacts import contact_workspace, contacts
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel
 from .linalg import manipulability
@@ -21,7 +38,7 @@ POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3
 def tip_points(poses, task, out):
     """Poses (T, 4, 4) of each tip's controlled point (its ``offset`` in the tip's frame, with
     the tip's axes), from :func:`forward_kinematics`."""
-    tip_frames, tip_offsets = task[0], task[1]
+    tip_frames, tip_offsets = task[TIP_FRAMES], task[TIP_OFFSETS]
     for tip in range(tip_frames.shape[0]):
         point_pose(poses, tip_frames[tip], tip_offsets[tip], out[tip])
 
@@ -31,8 +48,10 @@ def task_jacobian(tree, task, poses, points, blocks, jacobian):
     """Stacked task Jacobian (m, nv): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's
     Jacobian at the controlled point ``points`` (T, 4, 4), body or mixed as the tip's axes say
     (:func:`point_jacobian`). ``blocks`` (T, 6, nv) is work space (left holding each tip's)."""
-    frames, frame_links = tree[0], tree[1]
-    tip_frames, tip_axes, rows, row_weights = task[0], task[2], task[3], task[4]
+    frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
+    tip_frames, tip_axes, rows, row_weights = (
+        task[TIP_FRAMES], task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS]
+    )  # fmt: skip
     for tip in range(tip_frames.shape[0]):
         point_jacobian(
             frames, frame_links, poses, tip_frames[tip], points[tip], tip_axes[tip] == BASE_AXES, blocks[tip]
@@ -51,7 +70,7 @@ def task_error(points, targets, task, error, norms, full, relative):
     Per tip, in its axes: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``; in the base's:
     ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). ``full`` (T, 6) and
     ``relative`` (3, 3) are work space."""
-    tip_axes, rows, row_weights = task[2], task[3], task[4]
+    tip_axes, rows, row_weights = task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS]
     tips = points.shape[0]
     for tip in range(tips):
         pose = points[tip]
@@ -86,15 +105,16 @@ def task_error(points, targets, task, error, norms, full, relative):
 def evaluation_workspace(tree, task, dof, collision):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
     (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
-    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`)."""
-    tips = task[0].shape[0]
+    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`): slots ``POSES`` ... ``CONTACT``
+    of :mod:`.bundles`."""
+    tips = task[TIP_FRAMES].shape[0]
     return (
-        np.empty((tree[0].shape[0] + 1, 4, 4)),
-        np.empty((tips, 4, 4)),
-        np.empty((tips, 6, dof)),
-        np.empty((tips, 6)),
-        np.empty((3, 3)),
-        contact_workspace(collision),
+        np.empty((tree[FRAMES].shape[0] + 1, 4, 4)),  # POSES
+        np.empty((tips, 4, 4)),  # POINTS
+        np.empty((tips, 6, dof)),  # BLOCKS
+        np.empty((tips, 6)),  # FULL_ERRORS
+        np.empty((3, 3)),  # RELATIVE
+        contact_workspace(collision),  # CONTACT
     )
 
 
@@ -102,8 +122,8 @@ def evaluation_workspace(tree, task, dof, collision):
 def evaluate_task(tree, task, targets, q, space, error, norms):
     """FK at ``q``, the controlled points and :func:`task_error` (``space``:
     :func:`evaluation_workspace`, whose poses and points are left for :func:`task_jacobian`)."""
-    poses, points, _, full, relative, _ = space
-    forward_kinematics(tree[0], tree[1], q, poses)
+    poses, points, full, relative = space[POSES], space[POINTS], space[FULL_ERRORS], space[RELATIVE]
+    forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, poses)
     tip_points(poses, task, points)
     task_error(points, targets, task, error, norms, full, relative)
 
@@ -116,9 +136,9 @@ def evaluated_contacts(collision, space):
     of the contacts compiled)."""
     if collision is None:
         return 0.0
-    if collision[1].shape[0] == 0:  # (no pairs: not even the call)
+    if collision[PAIRS].shape[0] == 0:  # (no pairs: not even the call)
         return 0.0
-    return contacts(collision, collision[4], space[0], space[5])
+    return contacts(collision, collision[MARGIN], space[POSES], space[CONTACT])
 
 
 @inline_kernel
@@ -131,7 +151,7 @@ def evaluate(tree, task, collision, targets, q, space, error, norms):
 @kernel
 def jacobian_at(tree, task, space, jacobian):
     """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``."""
-    poses, points, blocks = space[0], space[1], space[2]
+    poses, points, blocks = space[POSES], space[POINTS], space[BLOCKS]
     task_jacobian(tree, task, poses, points, blocks, jacobian)
 
 
@@ -174,7 +194,7 @@ def solution_figures(tree, task, dof, q, points_out, manipulability_out):
     ``manipulability_out[k]``: a reachability map's figures of its solutions in one call (without
     the GIL: :meth:`IKSolver.solution_figures` runs slices on the batch threads)."""
     space = evaluation_workspace(tree, task, dof, None)
-    rows, tips = task[3].shape[0], task[0].shape[0]
+    rows, tips = task[ROWS].shape[0], task[TIP_FRAMES].shape[0]
     targets = np.zeros((tips, 4, 4))
     for tip in range(tips):
         for i in range(4):
@@ -186,5 +206,5 @@ def solution_figures(tree, task, dof, q, points_out, manipulability_out):
         jacobian_at(tree, task, space, jacobian)
         for i in range(4):
             for j in range(4):
-                points_out[k, i, j] = space[1][0, i, j]
+                points_out[k, i, j] = space[POINTS][0, i, j]
         manipulability_out[k] = manipulability(jacobian, gram, rhs)

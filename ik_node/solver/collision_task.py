@@ -42,7 +42,7 @@ from ..collision import (
     link_pieces,
     primitive_points,
 )
-from ..compiled import contacts, spatial
+from ..compiled import bundles, contacts, spatial
 from ..errors import IKNodeError
 
 __all__ = ["CollisionTask"]
@@ -314,9 +314,14 @@ class CollisionTask:
     def arrays(self, margin: float) -> tuple:
         """The task bundle's collision part: (shapes, pairs, owners, groups, margin [m], hull
         points, hull paddings)."""
-        return (self.shapes, self.pairs, self.owner_ranges, self.groups, float(margin)) + (
-            self.hull_points,
-            self.hull_pads,
+        return bundles.collision_bundle(
+            shapes=self.shapes,
+            pairs=self.pairs,
+            owners=self.owner_ranges,
+            groups=self.groups,
+            margin=float(margin),
+            hull_points=self.hull_points,
+            hull_pads=self.hull_pads,
         )
 
     def distances(self, q: np.ndarray, margin: float) -> dict:

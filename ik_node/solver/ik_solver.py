@@ -242,7 +242,7 @@ class IKSolver:
             found, out_of_reach = solve_prioritised(self, target_poses, seed, deadline, out_of_reach)
         else:
             found = self._search_call(target_poses, seed, deadline)
-        outcome, iterations, attempts, deadline_reached, q, errors = found
+        outcome, q, errors = found.outcome, found.q, found.errors
         if outcome == kernels.TARGET_NOT_USABLE:
             check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
@@ -252,10 +252,10 @@ class IKSolver:
             success=outcome == kernels.CONVERGED,
             position_error=max([error[0] for error in errors]),
             orientation_error=max([error[1] for error in errors]),
-            iterations=iterations,
+            iterations=found.iterations,
             elapsed=time.perf_counter() - start,
-            reason=outcome_reason(outcome, deadline_reached, out_of_reach, self.problem, target_poses),
-            attempts=attempts,
+            reason=outcome_reason(outcome, found.deadline_reached, out_of_reach, self.problem, target_poses),
+            attempts=found.attempts,
             tip_errors=dict(zip(self.tip_links, map(tuple, errors))),
         )
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..compiled.jit import COLD_COMPILE, COMPILED, SLOWDOWN_WITHOUT_NUMBA, cache_writable, kernel_ready
 from . import kernels
 from .inputs import check_pose
-from .search_call import search_arguments
+from .search_call import SearchArguments, search_arguments
 from .seed_table import SeedTable
 from .warmup import HELPER_VARIABLE, HelperCompile
 
@@ -60,7 +60,7 @@ _helpers: dict[tuple, HelperCompile | None] = {}  # switch combination -> its he
 _helpers_lock = threading.Lock()
 
 
-def kernels_ready(arguments: tuple) -> bool:
+def kernels_ready(arguments: SearchArguments) -> bool:
     """Whether the search for a solver's ``arguments`` (:func:`.search_call.search_arguments`)
     runs without compiling: compiled in this process or cached for this machine (what is
     compiled depends on the arguments' types only, which these stand-ins share with a solve's)."""
@@ -87,10 +87,10 @@ def _helper_compile(key: tuple) -> HelperCompile | None:
         return _helpers[key]
 
 
-def _switch_key(arguments: tuple) -> tuple:
+def _switch_key(arguments: SearchArguments) -> tuple:
     """Which feature switches of a solver's search arguments are on (see :mod:`.kernels`): the
     problems with the same key run the same compiled kernels."""
-    return tuple(switch is not None for switch in arguments[-4:])
+    return tuple(switch is not None for switch in arguments.switches)
 
 
 def prepare_kernels(solver: IKSolver, notice: bool = True) -> tuple[float, bool]:

@@ -17,7 +17,7 @@ import numpy as np
 from . import kernels
 from .problem import Problem
 from .results import Outcome
-from .search_call import SearchCall, search_arguments, search_settings
+from .search_call import SearchCall, SearchResult, search_arguments, search_settings
 from .seed_table import SeedTable
 
 if TYPE_CHECKING:
@@ -72,18 +72,23 @@ def solve_prioritised(solver: IKSolver, targets, seed, deadline: int, out_of_rea
     """``solver``'s search for ``targets`` (T, 4, 4) when the tips ``out_of_reach`` (some, not
     all) lie beyond their reach: the prioritised searches (:func:`_prioritised_search`); if they
     fail within the budget, the full search within what is left of it (the reach test is a bound,
-    not a certainty), kept if it converges. Returns what a :class:`SearchCall` returns and the
-    tips still counted out of reach (none when the full search's answer is kept)."""
+    not a certainty), kept if it converges. Returns what a :class:`SearchCall` returns (a
+    :class:`SearchResult`) and the tips still counted out of reach (none when the full search's
+    answer is kept)."""
     found = _prioritised_search(solver, targets, seed, deadline, out_of_reach)
-    if found[0] not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found[3]:
+    if found.outcome not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found.deadline_reached:
         full = solver._search_call(targets, seed, deadline)
-        kept = full if full[0] == kernels.CONVERGED else found
-        found = (kept[0], found[1] + full[1], found[2] + full[2], full[3], *kept[4:])
+        kept = full if full.outcome == kernels.CONVERGED else found
+        found = kept._replace(
+            iterations=found.iterations + full.iterations,
+            attempts=found.attempts + full.attempts,
+            deadline_reached=full.deadline_reached,
+        )
         out_of_reach = [] if kept is full else out_of_reach
     return found, out_of_reach
 
 
-def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_reach: list) -> tuple:
+def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_reach: list) -> SearchResult:
     """First the reachable tips alone, then one attempt with their rows as primary (a search of
     one attempt from there with ``primary_rows``). Returns what a :class:`SearchCall` returns."""
     tips, options = solver.tip_links, solver.options
@@ -92,21 +97,21 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
     order = [tips.index(tip) for tip in ordered.tips]
     near_arguments = search_arguments(near_problem, near_table, options)
     found = _search(solver, np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments)
-    outcome, iterations, attempts, deadline_reached, q, _ = found
+    outcome, iterations, attempts, deadline_reached, q = (
+        found.outcome, found.iterations, found.attempts, found.deadline_reached, found.q,
+    )  # fmt: skip
     if outcome == kernels.SEED_NOT_FINITE:
         return found
-    settings = list(search_settings(options))
-    settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (one attempt from q)
     ordered_targets = np.ascontiguousarray(targets[order])
     if outcome == Outcome.CONVERGED:
         primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-        arguments = search_arguments(ordered, no_table, options, tuple(settings))
-        outcome, used, _, reached, q, ordered_errors = _search(
-            solver, ordered_targets, q, deadline, arguments, primary_rows
-        )
-        iterations += used
-        deadline_reached |= reached
-        outcome = Outcome.CONVERGED if outcome == Outcome.CONVERGED else Outcome.STUCK
+        settings = search_settings(options, max_attempts=1, max_joint_move=0.0)  # (one attempt from q)
+        arguments = search_arguments(ordered, no_table, options, settings)
+        attempt = _search(solver, ordered_targets, q, deadline, arguments, primary_rows)
+        q, ordered_errors = attempt.q, attempt.errors
+        iterations += attempt.iterations
+        deadline_reached |= attempt.deadline_reached
+        outcome = Outcome.CONVERGED if attempt.outcome == Outcome.CONVERGED else Outcome.STUCK
         max_joint_move = options.max_joint_move
         if outcome == Outcome.CONVERGED and max_joint_move is not None:
             # (that attempt's move is bounded from its own start, not from the seed)
@@ -114,18 +119,18 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
             if np.abs(solver.tree.difference(clipped, q)).max() > max_joint_move:
                 outcome = Outcome.JOINT_MOVE
     else:  # no iterations: the errors of every tip at q
-        settings[kernels.MAX_ITERATIONS] = 0
-        arguments = search_arguments(ordered, no_table, options, tuple(settings))
-        ordered_errors = _search(solver, ordered_targets, q, kernels.NO_DEADLINE, arguments)[5]
+        settings = search_settings(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
+        arguments = search_arguments(ordered, no_table, options, settings)
+        ordered_errors = _search(solver, ordered_targets, q, kernels.NO_DEADLINE, arguments).errors
     errors = [None] * len(order)
     for position, index in enumerate(order):
         errors[index] = ordered_errors[position]
-    return outcome, iterations, attempts, deadline_reached, q, errors
+    return SearchResult(outcome, iterations, attempts, deadline_reached, q, errors)
 
 
 def _search(
-    solver: IKSolver, targets, seed, deadline: int, arguments: tuple, primary_rows=kernels.NO_PRIORITY
-) -> tuple:
+    solver: IKSolver, targets, seed, deadline: int, arguments, primary_rows=kernels.NO_PRIORITY
+) -> SearchResult:
     """A search other than ``solver``'s common one, on its kernel set (a :class:`SearchCall` with
     ``arguments``); returns what a :class:`SearchCall` does."""
     return SearchCall(solver._kernels, arguments, len(targets), len(seed))(

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..compiled import spatial
+from ..compiled import bundles, spatial
 from . import kernels
 from .options import TipTask
 
@@ -95,7 +95,9 @@ class Problem:
                 sample_upper[v] = (
                     high if np.isfinite(high) else (low + 2 * np.pi if np.isfinite(low) else np.pi)
                 )
-        self.tree_arrays = (tree.frames, tree.frame_links, tree.spans, coordinates)
+        self.tree_arrays = bundles.tree_bundle(
+            frames=tree.frames, frame_links=tree.frame_links, spans=tree.spans, coordinates=coordinates
+        )
         self.joints = np.ascontiguousarray(
             np.stack(
                 (
@@ -166,15 +168,15 @@ class Problem:
         paths = [self.tree.tip_tangents(tip) for tip in self.tips]
         path_starts = np.cumsum([0] + [len(path) for path in paths], dtype=np.int64)
         path_coordinates = np.concatenate(paths + [np.zeros(0, dtype=np.int64)])
-        self.task = (
-            tip_frames,
-            tip_offsets,
-            tip_axes,
-            self.rows,
-            row_weights,
-            tolerances,
-            path_starts,
-            path_coordinates,
+        self.task = bundles.task_bundle(
+            tip_frames=tip_frames,
+            tip_offsets=tip_offsets,
+            tip_axis_kinds=tip_axes,
+            rows=self.rows,
+            row_weights=row_weights,
+            tolerances=tolerances,
+            path_starts=path_starts,
+            path_coordinates=path_coordinates,
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
@@ -218,19 +220,19 @@ class Problem:
         """The pairs to keep apart: (shapes, pairs, owners, groups, margin [m], hull points, hull
         paddings) (see ``contacts``); kept as None when it has no pairs (no collision checks: the
         kernels without them)."""
-        self.collision = collision if len(collision[1]) > 0 else None
+        self.collision = collision if len(collision[bundles.PAIRS]) > 0 else None
 
     @property
     def tip_frames(self) -> np.ndarray:
-        return self.task[0]
+        return self.task[bundles.TIP_FRAMES]
 
     @property
     def row_weights(self) -> np.ndarray:
-        return self.task[4]
+        return self.task[bundles.ROW_WEIGHTS]
 
     @property
     def tolerances(self) -> np.ndarray:
-        return self.task[5]
+        return self.task[bundles.TOLERANCES]
 
     @property
     def lower(self) -> np.ndarray:
@@ -280,7 +282,7 @@ class Problem:
 
     def _evaluated(self, q: np.ndarray) -> tuple:
         """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
-        controlled points (``[1]``), ready for :func:`kernels.jacobian_at`."""
+        controlled points (slot ``POINTS``), ready for :func:`kernels.jacobian_at`."""
         space = self.kernels.evaluation_workspace(
             self.tree_arrays, self.task, np.int64(len(self.joints)), None
         )
@@ -300,7 +302,7 @@ class Problem:
 
     def points(self, q: np.ndarray) -> np.ndarray:
         """Poses (T, 4, 4) ``T_base_point`` of each tip's controlled point at ``q`` (nq,)."""
-        return self._evaluated(q)[1].copy()
+        return self._evaluated(q)[bundles.POINTS].copy()
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""

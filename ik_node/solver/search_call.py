@@ -13,72 +13,108 @@ solves and a user's, say) gets a frame of its own.
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
+from ..compiled import bundles
 from ..compiled.jit import compiled_entry
 from . import kernels
 from .options import METHODS, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
 
-__all__ = ["SearchCall", "search_arguments", "search_settings"]
+__all__ = ["SearchArguments", "SearchCall", "SearchResult", "search_arguments", "search_settings"]
+
+
+class SearchArguments(NamedTuple):
+    """What :func:`kernels.search_many` takes after its targets, seeds, budget, task priority and
+    outputs, in its order (passed as ``*arguments``: numba sees the bundles, not this tuple): the
+    bundles (see :mod:`ik_node.compiled.bundles`) and the feature switches (None where the problem
+    does not use the feature, so that it compiles only the kernels it uses)."""
+
+    tree: tuple
+    task: tuple
+    joints: np.ndarray
+    table: tuple
+    settings: tuple
+    method: np.int64 | None
+    solve_type: np.int64 | None
+    posture: np.ndarray | None
+    collision: tuple | None
+
+    @property
+    def switches(self) -> tuple:
+        """The feature switches: ``method``, ``solve_type``, ``posture``, ``collision``."""
+        return (self.method, self.solve_type, self.posture, self.collision)
+
+
+class SearchResult(NamedTuple):
+    """What a :class:`SearchCall` returns: the outcome (a code of :mod:`ik_node.compiled.bundles`),
+    the iterations and attempts used, whether the deadline ended the search, q (nq,) and the tips'
+    [position m, orientation rad] errors."""
+
+    outcome: int
+    iterations: int
+    attempts: int
+    deadline_reached: bool
+    q: np.ndarray
+    errors: list
 
 
 def search_arguments(
     problem: Problem, table: SeedTable, options: SolverOptions, settings: tuple | None = None
-) -> tuple:
-    """The bundles :func:`kernels.search_many` takes after its targets, seeds, budget, task
-    priority and outputs: the tree, the task, the joints, the seed table, the settings
-    (``settings``, else :func:`search_settings` of ``options``) and the feature switches
-    (``method``, ``solve_type``, ``posture``, ``collision``: None where the problem does not use
-    the feature, so that it compiles only the kernels it uses; see
-    :mod:`ik_node.compiled.bundles`)."""
+) -> SearchArguments:
+    """The :class:`SearchArguments` of ``problem`` with seed table ``table``: its tree, task and
+    joints, the seed table, the settings (``settings``, else :func:`search_settings` of
+    ``options``) and the feature switches of ``options`` and ``problem``."""
     method, solve_type = METHODS[options.method], SOLVE_TYPES[options.solve_type]
-    return (
-        problem.tree_arrays,
-        problem.task,
-        problem.joints,
-        (
-            problem.feature_spec,
-            problem.feature_scale,
-            table.q,
-            table.blocked_features,
-            float(table.spacing),
-            table.blocked_centroids,
-            table.cell_starts,
-            problem.limb_frames,
-            problem.limb_starts,
-            problem.limb_coordinates,
-            problem.limb_scale,
-            table.limb_q,
-            table.limb_features,
-        ),  # fmt: skip
-        search_settings(options) if settings is None else settings,
-        None if method == kernels.DLS else np.int64(method),  # (the defaults dls and speed: None)
-        None if solve_type == kernels.SPEED else np.int64(solve_type),
-        problem.posture,
-        problem.collision,
+    return SearchArguments(
+        tree=problem.tree_arrays,
+        task=problem.task,
+        joints=problem.joints,
+        table=bundles.table_bundle(
+            feature_spec=problem.feature_spec,
+            feature_scale=problem.feature_scale,
+            table_q=table.q,
+            blocked_features=table.blocked_features,
+            table_spacing=float(table.spacing),
+            blocked_centroids=table.blocked_centroids,
+            cell_starts=table.cell_starts,
+            limb_frames=problem.limb_frames,
+            limb_starts=problem.limb_starts,
+            limb_coordinates=problem.limb_coordinates,
+            limb_scale=problem.limb_scale,
+            limb_q=table.limb_q,
+            limb_features=table.limb_features,
+        ),
+        settings=search_settings(options) if settings is None else settings,
+        method=None if method == kernels.DLS else np.int64(method),  # (the defaults dls and speed: None)
+        solve_type=None if solve_type == kernels.SPEED else np.int64(solve_type),
+        posture=problem.posture,
+        collision=problem.collision,
     )
 
 
-def search_settings(options: SolverOptions) -> tuple:
+def search_settings(options: SolverOptions, **overrides) -> tuple:
     """The kernels' ``settings`` bundle of ``options`` (see :mod:`ik_node.compiled.bundles`), as
-    float and int whatever number types they were given in: one compiled signature."""
-    return (
-        float(options.min_damping),
-        int(options.max_iterations),
-        -1 if options.max_attempts is None else int(options.max_attempts),
-        int(options.random_seed),
-        0.0 if options.max_joint_move is None else float(options.max_joint_move),
-    )
+    float and int whatever number types they were given in: one compiled signature;
+    ``overrides``: slots by name (``max_attempts=1``), of the same types."""
+    values = {
+        "min_damping": float(options.min_damping),
+        "max_iterations": int(options.max_iterations),
+        "max_attempts": -1 if options.max_attempts is None else int(options.max_attempts),
+        "random_seed": int(options.random_seed),
+        "max_joint_move": 0.0 if options.max_joint_move is None else float(options.max_joint_move),
+    }
+    return bundles.settings_bundle(**(values | overrides))
 
 
 class SearchCall:
     """:func:`kernels.search_many` of ``kernel_set`` for one target with ``arguments`` (the
     bundles after the outputs), for ``tips`` tips and ``nq`` configuration coordinates."""
 
-    def __init__(self, kernel_set, arguments: tuple, tips: int, nq: int):
+    def __init__(self, kernel_set, arguments: SearchArguments, tips: int, nq: int):
         self.arguments = arguments
         self._search_many = kernel_set.search_many
         self._shape = (tips, nq)
@@ -88,10 +124,9 @@ class SearchCall:
 
     def __call__(
         self, targets: np.ndarray, seed: np.ndarray, deadline: int, primary_rows: int = kernels.NO_PRIORITY
-    ) -> tuple[int, int, int, bool, np.ndarray, list]:
+    ) -> SearchResult:
         """Search for ``targets`` (T, 4, 4) [base frame, m] from ``seed`` (nq,) until ``deadline``
-        [ns, ``time.monotonic_ns``]; returns (outcome, iterations, attempts, whether the deadline
-        ended it, q (nq,), the tips' [position m, orientation rad] errors)."""
+        [ns, ``time.monotonic_ns``]."""
         if not self._frame_free.acquire(blocking=False):
             return self._run(_frame(*self._shape), targets, seed, deadline, primary_rows)
         try:
@@ -99,7 +134,7 @@ class SearchCall:
         finally:
             self._frame_free.release()
 
-    def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> tuple:
+    def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
         """The call with ``frame`` (:func:`_frame`'s arrays)."""
         target_in, seed_in, q_out, norms_out, results = frame
         target_in[0] = targets
@@ -110,8 +145,15 @@ class SearchCall:
             self._entry = compiled_entry(self._search_many, call)
         else:
             self._entry(*call)
-        outcome, iterations, attempts, deadline_reached = results[0].tolist()
-        return outcome, iterations, attempts, bool(deadline_reached), q_out[0].copy(), norms_out[0].tolist()
+        result = results[0].tolist()
+        return SearchResult(
+            outcome=result[kernels.OUTCOME],
+            iterations=result[kernels.ITERATIONS_USED],
+            attempts=result[kernels.ATTEMPTS],
+            deadline_reached=bool(result[kernels.DEADLINE_REACHED]),
+            q=q_out[0].copy(),
+            errors=norms_out[0].tolist(),
+        )
 
 
 def _frame(tips: int, nq: int) -> tuple:
