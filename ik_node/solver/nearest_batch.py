@@ -90,9 +90,8 @@ def _polish(solver: IKSolver, targets: np.ndarray, q, errors, converged, search)
     """One LM attempt on the real tree from each nominal branch ``q[converged]`` (updated in place
     with ``errors`` and ``converged``: a polish that fails leaves its target to the search)."""
     chosen = np.flatnonzero(converged)
-    settings = list(search_settings(solver.options))
-    settings[kernels.MAX_ATTEMPTS], settings[kernels.MAX_JOINT_MOVE] = 1, 0.0  # (from the branch)
-    arguments = search_arguments(solver.problem, solver.seed_table, solver.options, tuple(settings))
+    settings = search_settings(solver.options, max_attempts=1, max_joint_move=0.0)  # (from the branch)
+    arguments = search_arguments(solver.problem, solver.seed_table, solver.options, settings)
     polished, norms, outcomes = search(arguments, targets[chosen], np.ascontiguousarray(q[chosen]))
     q[chosen], errors[chosen] = polished, norms[:, 0]
     converged[chosen] = outcomes == kernels.CONVERGED
