@@ -10,7 +10,8 @@ of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinemat
 (collision distances and rows; ``shapes`` is theirs), :mod:`.subproblems`,
 :mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R arms whose axes decompose
 into Paden–Kahan subproblems, and the set of solutions inside the limits; compiled only when
-``IKSolver.solve_all`` first uses them)."""
+``IKSolver.solve_all`` first uses them), :mod:`.nearest_branches` (``solve_many``'s nearest
+solution per target from them)."""
 
 __all__ = [
     "attempt",
@@ -22,6 +23,7 @@ __all__ = [
     "jit",
     "joints",
     "linalg",
+    "nearest_branches",
     "search",
     "solution_sets",
     "spatial",

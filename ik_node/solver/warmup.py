@@ -151,8 +151,7 @@ def warm_closed_form() -> tuple[float, bool]:
     whether anything was compiled)."""
     from ..compiled import decompositions, nearest_branches, solution_sets
     from ..compiled.jit import COMPILED
-    from ..description import load_robot
-    from ..description.resources import bundled_urdf
+    from ..description import bundled_urdf, load_robot
     from .ik_solver import IKSolver
 
     began = time.perf_counter()
