@@ -4,17 +4,19 @@ The reachable tips are solved first on their own (a search over their rows: the 
 pull on the shared joints); then one Levenberg-Marquardt attempt with the reachable tips' rows as
 primary brings the far tips as close as holding the reachable ones allows,
 ``dq = J1⁺e1 + (I − J1⁺J1) J2⁺(e2 − J2 J1⁺e1)``. :class:`TaskPriority` holds the problems of each
-split of the tips (prepared with the solver, for trees of up to ``PREPARED_PRIORITY_TIPS`` tips);
-:func:`solve_prioritised` runs the searches.
+split of the tips (prepared with the solver, for trees of up to ``PREPARED_PRIORITY_TIPS`` tips)
+and their searches (:class:`PrioritySearches`, made at a split's first use);
+:func:`solve_prioritised` runs them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from . import kernels
+from .options import SolverOptions
 from .problem import Problem
 from .results import Outcome
 from .search_call import SearchCall, SearchResult, search_arguments, search_settings
@@ -23,7 +25,7 @@ from .seed_table import SeedTable
 if TYPE_CHECKING:
     from .ik_solver import IKSolver
 
-__all__ = ["TaskPriority", "solve_prioritised"]
+__all__ = ["PrioritySearches", "TaskPriority", "solve_prioritised"]
 
 #: Trees with up to this many tips prepare the task-priority problems of every split of their
 #: tips when built (at most 14), so that none is built inside a solve's budget.
@@ -39,6 +41,7 @@ class TaskPriority:
         self._problem, self._table = problem, table
         self._random_seed, self._rest_posture = random_seed, rest_posture
         self._splits: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
+        self._searches: dict = {}  # near tips -> their PrioritySearches
         tips = problem.tips
         if len(tips) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
             for mask in range(1, 2 ** len(tips) - 1):
@@ -60,12 +63,43 @@ class TaskPriority:
             )
         return self._splits[near]
 
+    def searches(self, near: tuple, kernel_set, options: SolverOptions) -> PrioritySearches:
+        """The searches of the split with reachable tips ``near`` on ``kernel_set`` with
+        ``options`` (the solver's), made once per split: each call after its first goes straight to
+        the compiled function (:class:`SearchCall`), none pays numba's dispatch again."""
+        if near not in self._searches:
+            near_problem, near_table, ordered, no_table = self.problems(near)
+            nq, tips = len(self._rest_posture), len(ordered.tips)
+            one_attempt = search_settings(options, max_attempts=1, max_joint_move=0.0)
+            no_iterations = search_settings(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
+            self._searches[near] = PrioritySearches(
+                SearchCall(kernel_set, search_arguments(near_problem, near_table, options), len(near), nq),
+                SearchCall(kernel_set, search_arguments(ordered, no_table, options, one_attempt), tips, nq),
+                SearchCall(kernel_set, search_arguments(ordered, no_table, options, no_iterations), tips, nq),
+            )
+        return self._searches[near]
+
+    def __getstate__(self) -> dict:
+        """Pickled (with its solver) without its searches: they are made again at first use."""
+        return {**self.__dict__, "_searches": {}}
+
     def set_collision(self, collision: tuple) -> None:
         """The prepared problems' collision arrays (:meth:`~.problem.Problem.set_collision`; the
-        ones built later copy the problem's)."""
+        ones built later copy the problem's); the searches are made again."""
         for near_problem, _, ordered, _ in self._splits.values():
             near_problem.set_collision(collision)
             ordered.set_collision(collision)
+        self._searches.clear()
+
+
+class PrioritySearches(NamedTuple):
+    """The searches of one split of the tips: the reachable tips alone (``near``), one attempt
+    of the whole problem with their rows first (``one_attempt``), and its errors without
+    iterations (``errors_only``)."""
+
+    near: SearchCall
+    one_attempt: SearchCall
+    errors_only: SearchCall
 
 
 def solve_prioritised(solver: IKSolver, targets, seed, deadline: int, out_of_reach: list) -> tuple:
@@ -93,10 +127,10 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
     one attempt from there with ``primary_rows``). Returns what a :class:`SearchCall` returns."""
     tips, options = solver.tip_links, solver.options
     near = tuple(tip for tip in tips if tip not in out_of_reach)
-    near_problem, near_table, ordered, no_table = solver._priority.problems(near)
+    ordered = solver._priority.problems(near)[2]
+    searches = solver._priority.searches(near, solver._kernels, options)
     order = [tips.index(tip) for tip in ordered.tips]
-    near_arguments = search_arguments(near_problem, near_table, options)
-    found = _search(solver, np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline, near_arguments)
+    found = searches.near(np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline)
     outcome, iterations, attempts, deadline_reached, q = (
         found.outcome, found.iterations, found.attempts, found.deadline_reached, found.q,
     )  # fmt: skip
@@ -105,9 +139,7 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
     ordered_targets = np.ascontiguousarray(targets[order])
     if outcome == Outcome.CONVERGED:
         primary_rows = np.int64(np.sum(ordered.rows[:, 0] < len(near)))
-        settings = search_settings(options, max_attempts=1, max_joint_move=0.0)  # (one attempt from q)
-        arguments = search_arguments(ordered, no_table, options, settings)
-        attempt = _search(solver, ordered_targets, q, deadline, arguments, primary_rows)
+        attempt = searches.one_attempt(ordered_targets, q, deadline, primary_rows)
         q, ordered_errors = attempt.q, attempt.errors
         iterations += attempt.iterations
         deadline_reached |= attempt.deadline_reached
@@ -119,20 +151,9 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
             if np.abs(solver.tree.difference(clipped, q)).max() > max_joint_move:
                 outcome = Outcome.JOINT_MOVE
     else:  # no iterations: the errors of every tip at q
-        settings = search_settings(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
-        arguments = search_arguments(ordered, no_table, options, settings)
-        ordered_errors = _search(solver, ordered_targets, q, kernels.NO_DEADLINE, arguments).errors
+        ordered_errors = searches.errors_only(ordered_targets, q, kernels.NO_DEADLINE).errors
     errors = [None] * len(order)
     for position, index in enumerate(order):
         errors[index] = ordered_errors[position]
     return SearchResult(outcome, iterations, attempts, deadline_reached, q, errors)
 
-
-def _search(
-    solver: IKSolver, targets, seed, deadline: int, arguments, primary_rows=kernels.NO_PRIORITY
-) -> SearchResult:
-    """A search other than ``solver``'s common one, on its kernel set (a :class:`SearchCall` with
-    ``arguments``); returns what a :class:`SearchCall` does."""
-    return SearchCall(solver._kernels, arguments, len(targets), len(seed))(
-        targets, seed, deadline, primary_rows
-    )

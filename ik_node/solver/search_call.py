@@ -120,7 +120,7 @@ class SearchCall:
         self._shape = (tips, nq)
         self._frame = _frame(tips, nq)
         self._frame_free = threading.Lock()
-        self._entry = None  # (found at the first call, once the arguments' kernels are compiled)
+        self._entry = self._compiled_entry()  # (None: found at the first call, once compiled)
 
     def __call__(
         self, targets: np.ndarray, seed: np.ndarray, deadline: int, primary_rows: int = kernels.NO_PRIORITY
@@ -133,6 +133,18 @@ class SearchCall:
             return self._run(self._frame, targets, seed, deadline, primary_rows)
         finally:
             self._frame_free.release()
+
+    def _compiled_entry(self):
+        """The compiled function for this search's argument types where it is loaded in this
+        process already (another solver's search of the same types: found now, not inside the
+        first call's budget), else None."""
+        target_in, seed_in, q_out, norms_out, results = self._frame
+        call = (
+            target_in, seed_in, -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY, q_out, norms_out, results,
+            *self.arguments,
+        )  # fmt: skip
+        entry = compiled_entry(self._search_many, call)
+        return None if entry is self._search_many else entry
 
     def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
         """The call with ``frame`` (:func:`_frame`'s arrays)."""
