@@ -467,13 +467,11 @@ def run_attempt(
     0`` (task priority, rows of the reachable tips first) ``E`` is the secondary rows' error, and
     a step is kept only if the primary tips stay within tolerance.
 
-    Once converged, with ``posture`` (the posture gains (nv,); None: no posture, a feature
-    switch) :func:`posture_refinement` moves ``q`` toward the rest posture in the task's null
-    space within :func:`_posture_budget` (counted), no joint past ``max_joint_move`` (> 0) from
-    ``seed`` (the search's seed, not the attempt's start). ``settings``: see :mod:`.bundles`;
-    ``method``: None for ``dls``, else the method's code (see :func:`method_step`);
-    ``collision``: the pairs to keep apart, or None.
-    """
+    Once converged, with ``posture`` (the posture gains (nv,); None: a feature switch)
+    :func:`posture_refinement` moves ``q`` toward the rest posture in the task's null space within
+    :func:`_posture_budget`, no joint past ``max_joint_move`` (> 0) from ``seed`` (the search's).
+    ``method``: None for ``dls``, else its code (:func:`method_step`); ``collision``: None or the
+    pairs to keep apart (:mod:`.bundles`)."""
     min_damping, max_iterations = settings[MIN_DAMPING], settings[MAX_ITERATIONS]
     min_damping2 = min_damping * min_damping
     rows, tolerances, coordinates = task[ROWS], task[TOLERANCES], tree[COORDINATES]
