@@ -29,6 +29,7 @@ def test_demo_meets_every_reachable_goal_reports_the_unreachable_one_and_draws(t
     marker = f"IK_NODE_DEMO_TEST={uuid.uuid4()}"
     environment = ros_environment()
     environment[marker.split("=")[0]] = marker.split("=")[1]
+    environment["ROS_LOG_DIR"] = str(tmp_path / "logs" / "not made yet")  # (a new one: made, as ROS does)
     picture = tmp_path / "demo.png"
     finished = subprocess.run(
         [sys.executable, "-m", "ik_node.ros.demo", "--plot", str(picture)],

@@ -49,11 +49,13 @@ def ros_environment(base: dict | None = None, domain_id: int | None = None) -> d
 
 class NodeProcess:
     """``python -m ik_node.ros.node --ros-args <ros_arguments>`` in its own process (renamed to
-    ``name`` when not ``ik_node``); stdout and stderr go to a log file in ``ROS_LOG_DIR``."""
+    ``name`` when not ``ik_node``); stdout and stderr go to a log file in ``ROS_LOG_DIR`` (made if
+    it does not exist yet)."""
 
     def __init__(self, *ros_arguments: str, name: str = "ik_node", environment: dict | None = None):
         self.name = name
         environment = ros_environment() if environment is None else environment
+        os.makedirs(environment["ROS_LOG_DIR"], exist_ok=True)  # (as rcl makes it for a node's own log)
         handle, path = tempfile.mkstemp(prefix="ik_node_", suffix=".log", dir=environment["ROS_LOG_DIR"])
         os.close(handle)
         self.log_path = Path(path)
