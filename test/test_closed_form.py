@@ -5,7 +5,8 @@ independent implementation of the subproblem decompositions), a calibrated copy 
 The arms are written here from Denavit–Hartenberg tables (standard convention: ``T_i = Rz(θi)
 Tz(di) Tx(ai) Rx(αi)``), and EAIK's model is built from the same tables by its own formulas: a UR5
 (three parallel axes), a KUKA KR-type arm (spherical wrist, axes 2 ∥ 3), an arm with a spherical
-wrist and meeting axes 1, 2 but 2 ∦ 3, and a 7-joint KUKA iiwa-type arm with joint 3 locked. Poses
+wrist and meeting axes 1, 2 but 2 ∦ 3, a 7-joint KUKA iiwa-type arm with joint 3 locked, and a
+Panda-type arm with joint 7 locked (a spherical shoulder: solved read from the tool back). Poses
 come from random configurations inside the limits (every one reachable), some at the wrist
 singularity.
 """
@@ -60,17 +61,29 @@ ARMS = {
         [0.36, 0, 0.42, 0, 0.4, 0, 0.126], [0] * 7, [-PI / 2, PI / 2, PI / 2, -PI / 2, -PI / 2, PI / 2, 0],
         [-2.96, -2.09, -2.96, -2.09, -2.96, -2.09, -3.05], [2.96, 2.09, 2.96, 2.09, 2.96, 2.09, 3.05],
     ),
+    # a Panda's geometry (axes 1-3 meet at the shoulder, 5 and 6 meet, offsets at 4 and 7)
+    "panda_like": (
+        [0.333, 0, 0.316, 0, 0.384, 0, 0.107], [0, 0, 0.0825, -0.0825, 0, 0.088, 0],
+        [-PI / 2, PI / 2, PI / 2, -PI / 2, PI / 2, PI / 2, 0],
+        [-2.9, -1.76, -2.9, -3.07, -2.9, -0.02, -2.9], [2.9, 1.76, 2.9, -0.07, 2.9, 3.75, 2.9],
+    ),
 }  # fmt: skip
 KERNELS = {
     "ur5": "three_parallel_two_intersecting",
     "kuka_kr": "spherical_two_parallel",
     "shoulder_meeting": "spherical_two_intersecting",
     "iiwa": "spherical_two_intersecting",
+    "panda_like": "spherical_two_intersecting",  # (read from the tool back: its shoulder is spherical)
 }
-#: The iiwa's locked joint (index) and its value [rad].
-LOCKED = (2, 0.4)
+#: The 7-joint arms' locked joint (index) and its value [rad].
+LOCKED = {"iiwa": (2, 0.4), "panda_like": (6, 0.4)}
+#: Which of the six free joints at 0 is the arm's singularity (a wrist, or the Panda's shoulder
+#: with axes 1 and 3 in line): the fifth unless said.
+SINGULAR_JOINT = {"panda_like": 1}
 #: Joints a wrist singularity leaves undetermined (one family), per arm: the others are compared.
-FAMILY = {"ur5": (1, 2, 3, 5), "kuka_kr": (3, 5), "shoulder_meeting": (3, 5), "iiwa": (3, 5)}
+FAMILY = {
+    "ur5": (1, 2, 3, 5), "kuka_kr": (3, 5), "shoulder_meeting": (3, 5), "iiwa": (3, 5), "panda_like": (0, 2),
+}  # fmt: skip
 
 
 def dh_urdf(name: str, d, a, alpha, lower, upper, tilt: float = 0.0, rng=None, continuous=()) -> str:
@@ -155,19 +168,20 @@ class Arm:
         self.name = name
         self.urdf = dh_urdf(name, d, a, alpha, self.lower, self.upper, tilt, np.random.default_rng(7))
         self.solver = IKSolver(load_robot(self.urdf), "base_link", "tool0", compile_helper=False)
-        self.locked = {f"joint{LOCKED[0] + 1}": LOCKED[1]} if len(d) == 7 else None
-        self.free = [i for i in range(len(d)) if self.locked is None or i != LOCKED[0]]
+        self.lock = LOCKED.get(name)
+        self.locked = None if self.lock is None else {f"joint{self.lock[0] + 1}": self.lock[1]}
+        self.free = [i for i in range(len(d)) if self.lock is None or i != self.lock[0]]
         self.axes, self.offsets, self.tool_rotation = dh_axes(d, a, alpha)
         self.eaik = None
         if HPRobot is not None:
-            fixed = [LOCKED] if self.locked else []
+            fixed = [self.lock] if self.lock else []
             self.eaik = HPRobot(self.axes, self.offsets, fixed_axes=fixed)
 
     def random_configurations(self, rng, count: int, singular: int) -> np.ndarray:
         q = rng.uniform(self.lower, self.upper, (count, len(self.lower)))
-        if self.locked:
-            q[:, LOCKED[0]] = LOCKED[1]
-        q[:singular, self.free[4]] = 0.0  # the wrist singularity (θ5 = 0 of the six)
+        if self.lock:
+            q[:, self.lock[0]] = self.lock[1]
+        q[:singular, self.free[SINGULAR_JOINT.get(self.name, 4)]] = 0.0  # (θ5 = 0 of the six: a wrist)
         return q
 
     def reference_solutions(self, pose: np.ndarray) -> np.ndarray:

@@ -45,6 +45,20 @@ def _branches(kind, axes, offsets, tool_rotation, target, hint, angles, status, 
 
 
 @kernel
+def _as_solved(target, inverted, out):
+    """``target`` (4x4) into ``out`` as the decomposition solves it: itself, or for an
+    ``inverted`` chain its inverse ``(Rᵀ, −Rᵀ p)``."""
+    for i in range(4):
+        for j in range(4):
+            out[i, j] = target[j, i] if inverted and i < 3 and j < 3 else target[i, j]
+    if inverted:
+        for i in range(3):
+            out[i, 3] = -(
+                target[0, i] * target[0, 3] + target[1, i] * target[1, 3] + target[2, i] * target[2, 3]
+            )
+
+
+@kernel
 def _nearest_turn(value, seed, lower, upper, periodic, continuous):
     """Joint value ``value`` [rad, m] as the candidate nearest ``seed``: for a continuous joint
     ``θ + 2πk`` nearest it; for a bounded revolute joint the nearest of the ``θ + 2πk`` inside
@@ -64,14 +78,16 @@ def _nearest_turn(value, seed, lower, upper, periodic, continuous):
 
 @batch_kernel
 def nearest_branches(
-    kind, axes, offsets, tool_rotation, reference, joints, frames, frame_links, tip_frame, point_offset,
-    tolerances, lower, upper, periodic, continuous, weights, targets, seeds, q_out, errors_out, found_out,
+    kind, inverted, axes, offsets, tool_rotation, reference, joints, frames, frame_links, tip_frame,
+    point_offset, tolerances, lower, upper, periodic, continuous, weights, targets, seeds, q_out, errors_out,
+    found_out,
 ):  # fmt: skip
     """For each target ``targets[t]`` (N, 4, 4) and seed ``seeds[t]`` (N, n): the solution nearest
     the seed (``q_out[t]``) in ``Σ w_j (q_j − s_j)² `` (``weights``) and its (position [m],
     orientation [rad]) error (``errors_out[t]``) among the branches of decomposition ``kind`` with
-    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``, ``offsets``,
-    ``tool_rotation``, ``reference``, ``joints``; a singularity's free joint at the seed's value)
+    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``inverted``, ``axes``,
+    ``offsets``, ``tool_rotation``, ``reference``, ``joints``; a singularity's free joint at the
+    seed's value; an ``inverted`` chain solved for the target's inverse)
     that reach the target within ``tolerances`` at ``tip_frame``'s point ``point_offset`` by the
     tree's FK (``frames``, ``frame_links``), each joint at its ``θ + 2πk`` nearest the seed inside
     the limits (:func:`_nearest_turn`: the metric is a sum over joints, so the nearest variant of
@@ -83,12 +99,13 @@ def nearest_branches(
     status = np.empty(MAX_BRANCHES, dtype=np.int64)
     branch = np.empty(MAX_BRANCHES, dtype=np.int64)
     hint, candidate = np.empty(6), np.empty(reference.shape[0])
-    poses, point = np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4))
+    poses, point, seen = np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4)), np.empty((4, 4))
     for t in range(targets.shape[0]):
         seed, target = seeds[t], targets[t]
         for i in range(6):
             hint[i] = seed[joints[i]] - reference[joints[i]]
-        count = _branches(kind, axes, offsets, tool_rotation, target, hint, angles, status, branch)
+        _as_solved(target, inverted, seen)
+        count = _branches(kind, axes, offsets, tool_rotation, seen, hint, angles, status, branch)
         found_out[t], best = False, math.inf
         errors_out[t, 0] = errors_out[t, 1] = math.inf
         for r in range(count):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compiled import decompositions, solution_sets
+from ..lie import inverse
 
 __all__ = [
     "BRANCH_ROOTS",
@@ -146,13 +147,20 @@ def branch_labels(root_names: tuple) -> tuple:
 
 class ClosedForm:
     """A chain's nominal decomposable geometry and its kernel: ``kind`` (the kernel's name),
-    ``joints`` (indices of the six solved joints in the solver's order), ``reference`` (q_ref,
-    nq), ``deviation`` [rad, m] of the real axes from the nominal ones, ``exact`` (deviation within
-    :data:`EXACT_TOLERANCE`: the branches need no polish), ``length`` [m] the sum of the offsets'
-    lengths (at least 1: the scale a direction's deviation moves the tip by)."""
+    ``joints`` (indices of the six solved joints in the solver's order, in the kernel's order),
+    ``reference`` (q_ref, nq), ``deviation`` [rad, m] of the real axes from the nominal ones,
+    ``exact`` (deviation within :data:`EXACT_TOLERANCE`: the branches need no polish), ``length``
+    [m] the sum of the offsets' lengths (at least 1: the scale a direction's deviation moves the
+    tip by), ``inverted``: the kernel solves the chain read from the tool back (see
+    :func:`decompose`: targets are inverted, ``joints`` reversed, the labels' shoulder and wrist
+    swapped back)."""
 
-    def __init__(self, kind: str, joints, reference, axes, points, tool: np.ndarray, deviation: float):
+    def __init__(
+        self, kind: str, joints, reference, axes, points, tool: np.ndarray, deviation: float,
+        inverted: bool = False,
+    ):  # fmt: skip
         self.kind, self.joints, self.reference = kind, np.asarray(joints, dtype=np.int64), reference
+        self.inverted = inverted
         self.deviation, self.exact = deviation, deviation <= EXACT_TOLERANCE
         self.axes = np.ascontiguousarray(axes)
         self.offsets = np.ascontiguousarray(
@@ -161,7 +169,9 @@ class ClosedForm:
         self.tool_rotation = np.ascontiguousarray(tool[:3, :3])
         self.length = max(1.0, float(np.linalg.norm(self.offsets, axis=1).sum()))
         self.kernel = getattr(decompositions, kind)
-        self.root_names = decompositions.BRANCH_BITS[kind]
+        roots = decompositions.BRANCH_BITS[kind]
+        swapped = {"shoulder": "wrist", "wrist": "shoulder", "elbow": "elbow"}
+        self.root_names = tuple(swapped[root] for root in roots) if inverted else roots
         self._no_hint = np.zeros(6)
 
     def __repr__(self) -> str:
@@ -182,6 +192,8 @@ class ClosedForm:
         status = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
         branch = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
         hint = self.hint(seed)
+        if self.inverted:
+            target = inverse(target)
         count = self.kernel(self.axes, self.offsets, self.tool_rotation, target, hint, angles, status, branch)
         q = solution_sets.branch_configurations(angles, count, self.reference, self.joints)
         return Branches(q, status[:count], branch[:count], self.root_names)
@@ -204,10 +216,21 @@ def decompose(tree, tool_pose, free: list[int], reference: np.ndarray) -> Closed
         return None
     points = np.cross(w, v)
     best = min(_candidates(w, points), key=lambda candidate: candidate[1], default=None)
+    if best is not None:
+        kind, deviation, axes, nominal_points = best
+        return ClosedForm(kind, free, reference, axes, nominal_points, tool, deviation)
+    # From the tool back (Lynch & Park eq. 3.85, Ad of the inverse): T⁻¹ = exp([S6']θ6) ⋯
+    # exp([S1']θ1) M⁻¹ with S_i' = −Ad(M⁻¹) S_i, an axis −Rᵀw_i through the point M⁻¹ c_i; a chain
+    # whose first three axes meet (a spherical shoulder, e.g. a Panda with joint 7 locked) has
+    # a spherical wrist read so.
+    rotation, position = tool[:3, :3], tool[:3, 3]
+    back_axes, back_points = -(w @ rotation)[::-1], ((points - position) @ rotation)[::-1]
+    best = min(_candidates(back_axes, back_points), key=lambda candidate: candidate[1], default=None)
     if best is None:
         return None
     kind, deviation, axes, nominal_points = best
-    return ClosedForm(kind, free, reference, axes, nominal_points, tool, deviation)
+    return ClosedForm(kind, free[::-1], reference, axes, nominal_points, inverse(tool), deviation, True)
+
 
 
 def _product_of_exponentials_holds(tree, tool_pose, screws, free, reference, tool) -> bool:
