@@ -32,6 +32,7 @@ QUOTES = {
     "reach_map_arm7": [rf"1\.6 million poses\)?,? (?:in )?({_SECONDS})"],
     "demo_fresh_clone": [rf"the demo ({_SECONDS})", rf"scripts/demo\.sh` passes in ({_SECONDS})"],
     "tests_fresh_clone": [r"the tests (\d+ min \d+ s)", r"scripts/test\.sh` in (\d+ min \d+ s)"],
+    "solve_all_compile_cold": [rf"({_SECONDS}) \(2 cores\) at the first `solve_all`"],
 }
 #: What the README must quote: what a newcomer waits for.
 README_FIGURES = {
@@ -143,3 +144,9 @@ def test_a_figure_quoted_differently_is_found():
 def test_the_programs_cold_compile_notice_says_the_headline_figure():
     jit = pytest.importorskip("ik_node.compiled.jit")
     assert jit.COLD_COMPILE == f"about {headline_figures()['cold_compile'][0]} on 2 cores"
+
+
+def test_the_solve_all_compile_notice_says_the_headline_figure():
+    all_solutions = pytest.importorskip("ik_node.solver.all_solutions")
+    value = headline_figures()["solve_all_compile_cold"][0]
+    assert f"once per install: about {value} on 2 cores" in all_solutions.COMPILE_NOTICE
