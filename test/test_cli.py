@@ -113,6 +113,34 @@ def test_solve_all_prints_every_solution_each_reaching_the_goal():
     assert far.returncode == 1 and "no solution reaches the goal" in far.stderr
 
 
+def test_solve_with_a_locked_joint():
+    """``--lock joint7=0.3``: with ``--all`` the 7-joint arm's set in closed form (the other six
+    decompose), every solution holding joint7 and reaching the goal; a plain ``solve`` holds it
+    too; an unknown joint or a value out of range exits 2 naming it."""
+    chain = ("--urdf", ARM7, "--base", "base_link", "--tip", "tool0")
+    tree = load_robot(ARM7).tree("base_link", "tool0")
+    q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.3])
+    goal = tree.forward(q)
+    pose = ("--xyz", *[f"{value:.9f}" for value in goal[:3, 3]], "--quat",
+            *[f"{value:.12f}" for value in pose_to_fields(goal)[1]])  # fmt: skip
+    shown = run("solve", *chain, *pose, "--all", "--lock", "joint7=0.3", "--seed", *map(str, q))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    rows = np.array([line.split("#")[0].split() for line in lines[1:-1]], dtype=float)
+    assert "every solution" in lines[-1] and len(rows) >= 1, lines[-1]
+    assert np.all(rows[:, 6] == 0.3)
+    for row in rows:
+        np.testing.assert_allclose(tree.forward(row), goal, atol=1e-5)
+    np.testing.assert_allclose(rows[0], q, atol=1e-5)
+    held = run("solve", *chain, *pose, "--lock", "joint7=0.3")
+    assert held.returncode == 0, held.stderr
+    answer = dict(line.split()[:2] for line in held.stdout.splitlines() if line.startswith("joint"))
+    assert float(answer["joint7"]) == 0.3
+    for bad in ("joint9=0", "joint7=9"):
+        refused = run("solve", *chain, *pose, "--all", "--lock", bad)
+        assert refused.returncode == 2 and bad.split("=")[0] in refused.stderr, refused.stderr
+
+
 def test_malformed_input_is_refused_with_a_message():
     not_a_number = run(
         "solve", "--urdf", ARM7, "--base", "base_link", "--tip", "tool0", "--xyz", "0.4", "x", "0.5"

@@ -347,6 +347,14 @@ def _add_solve_arguments(solve) -> None:
         "closed form, else those a search finds within --timeout",
     )
     settings.add_argument(
+        "--lock",
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="hold a joint at a value [rad or m] (repeatable; with --all, a 7-joint arm with one joint "
+        "held is solved in closed form where the other six decompose)",
+    )
+    settings.add_argument(
         "--tolerance",
         type=float,
         metavar="TOL",
@@ -362,14 +370,21 @@ def _joint_values(arguments, names, vector) -> dict:
         if len(vector) != len(names):
             raise IKNodeError(f"expected {len(names)} joint values for {list(names)}, got {len(vector)}")
         values.update(zip(names, vector))
-    for item in arguments.joint:
+    values.update(_named_values(arguments.joint, "--joint"))
+    return values
+
+
+def _named_values(items: list[str], option: str) -> dict:
+    """``NAME=VALUE`` items of ``option`` as ``{name: value}``; a refusal names the option."""
+    values = {}
+    for item in items:
         name, separator, text = item.partition("=")
         if not separator:
-            raise IKNodeError(f"--joint takes NAME=VALUE, got '{item}'")
+            raise IKNodeError(f"{option} takes NAME=VALUE, got '{item}'")
         try:
             values[name] = float(text)
         except ValueError:
-            raise IKNodeError(f"--joint {name}: '{text}' is not a number") from None
+            raise IKNodeError(f"{option} {name}: '{text}' is not a number") from None
     return values
 
 
@@ -412,12 +427,15 @@ def _task(arguments) -> TipTask:
 
 def _solve(arguments) -> int:
     robot = robot_from_arguments(arguments)
+    locked = _named_values(arguments.lock, "--lock")
     options = SolverOptions(
         tasks={arguments.tip: _task(arguments)},
         method=arguments.method,
         solve_type=arguments.solve_type,
         position_tolerance=arguments.tolerance,
         orientation_tolerance=arguments.tolerance,
+        lower=None if arguments.all else locked or None,  # (--all: solve_all holds them itself)
+        upper=None if arguments.all else locked or None,
     )
     solver = IKSolver(robot, arguments.base, arguments.tip, options=options)
     try:
@@ -429,7 +447,8 @@ def _solve(arguments) -> int:
     seed = _joint_values(arguments, solver.joint_names, arguments.seed) or None
     if arguments.all:
         return _print_all(
-            solver, solver.solve_all({arguments.tip: target}, seed=seed, timeout=arguments.timeout)
+            solver,
+            solver.solve_all({arguments.tip: target}, seed=seed, timeout=arguments.timeout, locked=locked),
         )
     result = solver.solve({arguments.tip: target}, seed=seed, timeout=arguments.timeout)
     for name, value in zip(solver.joint_names, result.q):
