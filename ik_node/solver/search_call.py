@@ -138,20 +138,22 @@ class SearchCall:
         """The compiled function for this search's argument types where it is loaded in this
         process already (another solver's search of the same types: found now, not inside the
         first call's budget), else None."""
-        target_in, seed_in, q_out, norms_out, results = self._frame
-        call = (
-            target_in, seed_in, -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY, q_out, norms_out, results,
-            *self.arguments,
-        )  # fmt: skip
-        entry = compiled_entry(self._search_many, call)
+        entry = compiled_entry(
+            self._search_many, self._call(self._frame, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
+        )
         return None if entry is self._search_many else entry
+
+    def _call(self, frame: tuple, deadline: int, primary_rows: int) -> tuple:
+        """``search_many``'s arguments for one target with ``frame`` (:func:`_frame`'s arrays)."""
+        target_in, seed_in, q_out, norms_out, results = frame
+        return (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results, *self.arguments)
 
     def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
         """The call with ``frame`` (:func:`_frame`'s arrays)."""
         target_in, seed_in, q_out, norms_out, results = frame
         target_in[0] = targets
         seed_in[0] = seed
-        call = (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results, *self.arguments)
+        call = self._call(frame, deadline, primary_rows)
         if self._entry is None:
             self._search_many(*call)
             self._entry = compiled_entry(self._search_many, call)
