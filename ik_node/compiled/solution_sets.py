@@ -13,14 +13,15 @@ import math
 
 import numpy as np
 
-from .jit import allocating_kernel, kernel
+from .decompositions import MAX_BRANCHES, as_solved, decomposition_branches
+from .jit import allocating_kernel, inline_kernel, kernel
 from .spatial import forward_kinematics, point_pose
 from .subproblems import LEAST_SQUARES
 
 __all__ = [
     "DUPLICATE_TOLERANCE",
     "LIMIT_SLACK",
-    "branch_configurations",
+    "closed_form_branches",
     "pose_error",
     "solution_set",
 ]
@@ -54,6 +55,13 @@ def pose_error(reached, target):
     return math.sqrt(dx * dx + dy * dy + dz * dz), angle
 
 
+@inline_kernel
+def wrapped_angle(angle):
+    """``angle`` [rad] moved by a multiple of 2π into [−π, π): ``θ − 2π ⌊(θ + π) / 2π⌋`` (Python's
+    ``(θ + π) % 2π − π``, without numba's call of its ``fmod`` helper: 8 % of ``solve_all``)."""
+    return angle - TWO_PI * math.floor((angle + math.pi) / TWO_PI)
+
+
 @kernel
 def _largest_gap(a, b, periodic):
     """The largest joint difference between configurations ``a`` and ``b``, revolute joints
@@ -62,7 +70,7 @@ def _largest_gap(a, b, periodic):
     for j in range(a.shape[0]):
         gap = a[j] - b[j]
         if periodic[j]:
-            gap = (gap + math.pi) % TWO_PI - math.pi
+            gap = wrapped_angle(gap)
         largest = max(largest, abs(gap))
     return largest
 
@@ -146,36 +154,58 @@ def _fitted_choices(candidates, picked, lower, upper, periodic, continuous, seed
 @allocating_kernel
 def _variants(shifted, choices, variants, picked, lower, upper, periodic, continuous):
     """Every variant of each row: ``shifted + 2π digit`` per joint, the digits counting in mixed
-    radix ``choices`` (the last joint fastest), bounded revolute joints clipped into the limits.
-    Returns the variants (m, n) and the candidate each came from (m,)."""
+    radix ``choices`` (an odometer, the last joint fastest: no integer division per value),
+    bounded revolute joints clipped into the limits. Returns the variants (m, n) and the
+    candidate each came from (m,)."""
     rows, n = shifted.shape
     q = np.empty((variants.sum(), n))
     origin = np.empty(variants.sum(), dtype=np.int64)
+    digits = np.empty(n, dtype=np.int64)
     index = 0
     for r in range(rows):
-        for v in range(variants[r]):
-            rest = v
-            for j in range(n - 1, -1, -1):
-                digit = rest % choices[r, j]
-                rest //= choices[r, j]
-                value = shifted[r, j] + TWO_PI * digit
+        digits[:] = 0
+        for _ in range(variants[r]):
+            for j in range(n):
+                value = shifted[r, j] + TWO_PI * digits[j]
                 if periodic[j] and not continuous[j]:
                     value = min(max(value, lower[j]), upper[j])
                 q[index, j] = value
             origin[index] = picked[r]
             index += 1
+            j = n - 1  # (the next variant: the last digit up, carried leftwards)
+            while j >= 0 and digits[j] + 1 == choices[r, j]:
+                digits[j] = 0
+                j -= 1
+            if j >= 0:
+                digits[j] += 1
     return q, origin
 
 
 @allocating_kernel
-def branch_configurations(angles, count, reference, joints):
-    """Full configurations (count, n) of the first ``count`` branches ``angles`` (8, 6) of a
-    decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the branch's angles
-    wrapped into (−π, π] [rad]."""
+def closed_form_branches(
+    two_parallel, two_intersecting, inverted, axes, offsets, tool_rotation, reference, joints, target, seed
+):
+    """Every branch of the decomposition the switches choose
+    (:data:`~.decompositions.DECOMPOSITION_SWITCHES`) for
+    ``target`` (4x4 ``T_base_point``; for an ``inverted`` chain its inverse is solved) with the
+    arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``, ``offsets``,
+    ``tool_rotation``, ``reference`` (n,), ``joints`` (6,)), a singularity's free joint at its
+    value in ``seed`` (n,). Returns ``(q (k, n), status (k,), branch (k,))``: full configurations
+    (``reference`` with the six joints moved by the branch's angles wrapped into [−π, π)), the
+    kernel's status bits and choices of roots."""
+    angles = np.empty((MAX_BRANCHES, 6))
+    status = np.empty(MAX_BRANCHES, dtype=np.int64)
+    branch = np.empty(MAX_BRANCHES, dtype=np.int64)
+    hint, solved = np.empty(6), np.empty((4, 4))
+    for i in range(6):
+        hint[i] = seed[joints[i]] - reference[joints[i]]
+    as_solved(target, inverted, solved)
+    count = decomposition_branches(
+        two_parallel, two_intersecting, axes, offsets, tool_rotation, solved, hint, angles, status, branch
+    )
     q = np.empty((count, reference.shape[0]))
     for r in range(count):
-        for j in range(reference.shape[0]):
-            q[r, j] = reference[j]
-        for i in range(joints.shape[0]):
-            q[r, joints[i]] += (angles[r, i] + math.pi) % TWO_PI - math.pi
-    return q
+        q[r, :] = reference
+        for i in range(6):
+            q[r, joints[i]] += wrapped_angle(angles[r, i])
+    return q, status[:count], branch[:count]

@@ -77,7 +77,7 @@ SEARCH_SOLVE_TIMEOUT = 0.005
 SOLVE_ALL_TIMEOUT = 0.05
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class IKSolutions:
     """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
 
@@ -111,10 +111,12 @@ class IKSolutions:
     elapsed: float
 
 
-def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray]:
+def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray | None]:
     """``locked`` ({joint: value [rad, m]}) checked (a known joint, a finite value inside its
     limits: else :class:`IKNodeError` naming the joint and its range) as a sorted key, and the
-    reference configuration: the locked values, 0 elsewhere."""
+    reference configuration: the locked values, 0 elsewhere (None: nothing locked)."""
+    if not locked:
+        return (), None
     reference = np.zeros(len(solver.joint_names))
     key = []
     for name, value in sorted((locked or {}).items()):
@@ -192,24 +194,26 @@ def _tool_pose(solver):
     return lambda q: solver.tip_poses(q)[0]
 
 
-def say_if_cold(kernel) -> None:
-    """Say :data:`COMPILE_NOTICE` once per process before ``kernel`` or the solution set would
-    be compiled rather than loaded (a user never waits on a compile silently); each kernel is
-    looked up once (the cache's files: ~30 µs)."""
+def say_if_cold(*entries) -> None:
+    """Say :data:`COMPILE_NOTICE` once per process before one of the compiled ``entries`` would
+    be compiled rather than loaded (a user never waits on a compile silently); each combination
+    is looked up once (the cache's files: ~30 µs)."""
     global _notice_said
-    if kernel in _looked_up:
+    if entries in _looked_up:
         return
-    _looked_up.add(kernel)
-    if not _notice_said and (cache_is_cold(kernel) or cache_is_cold(solution_sets.solution_set)):
+    _looked_up.add(entries)
+    if not _notice_said and any(cache_is_cold(entry) for entry in entries):
         _notice_said = True
         _log.warning(COMPILE_NOTICE)
 
 
-def chain_closed_form(solver, key: tuple, reference: np.ndarray) -> ClosedForm | None:
-    """The chain's :class:`ClosedForm` with the joints of ``key`` locked (None: no closed form),
-    found once per key and solver. Only for one tip controlling its full pose."""
+def chain_closed_form(solver, key: tuple = (), reference: np.ndarray | None = None) -> ClosedForm | None:
+    """The chain's :class:`ClosedForm` with the joints of ``key`` locked at their values in
+    ``reference`` (default: none locked, the reference at 0) (None: no closed form), found once
+    per key and solver. Only for one tip controlling its full pose."""
     cache = solver.__dict__.setdefault("_closed_forms", {})
     if key not in cache:
+        reference = np.zeros(len(solver.joint_names)) if reference is None else reference
         task = solver.tasks[solver.tip_links[0]]
         usable = len(solver.tip_links) == 1 and all(task.mask)
         locked = {solver.joint_names.index(name) for name, _ in key}
@@ -312,8 +316,7 @@ def has_closed_form(solver) -> bool:
     its solutions labelled with their branches: one tip controlling its full pose through six
     revolute joints that decompose (:func:`~.closed_form.decompose`; the tree read once per solver,
     nothing compiled). Elsewhere it searches, without labels."""
-    unlocked = np.zeros(len(solver.joint_names))
-    return len(solver.tip_links) == 1 and chain_closed_form(solver, (), unlocked) is not None
+    return len(solver.tip_links) == 1 and chain_closed_form(solver) is not None
 
 
 def solve_nearest(solver, targets, seed, timeout: float | None) -> IKResult | None:
@@ -359,46 +362,80 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     start = time.perf_counter()
     if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
-    deadline = start + timeout
     key, reference = _locked_reference(solver, locked)
-    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
-    target = None
-    if len(solver.tip_links) == 1:
-        tip = solver.tip_links[0]
-        target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
-        if target.ndim != 2:
-            raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
-    closed = None if target is None else chain_closed_form(solver, key, reference)
-    say_if_cold(solution_sets.solution_set if closed is None else closed.kernel)
-    task = solver.tasks[solver.tip_links[0]]
-    tolerances = (task.position_tolerance, task.orientation_tolerance)
+    if len(solver.tip_links) > 1:
+        return _searched(solver, key, targets, seed, None, start + timeout, start)
+    tip = solver.tip_links[0]
+    target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
+    if target.ndim != 2:
+        raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    closed = chain_closed_form(solver, key, reference)
     if closed is None:
-        q, errors = _search(solver, key, targets, seed_vector, deadline)
-        status, codes, method, complete = np.zeros(len(q), dtype=np.int64), None, "search", False
-        unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
-        target = np.eye(4) if target is None else target
-        q_out, origin, _, success = solution_set(solver, q, status, target, seed_vector, unchecked)
+        return _searched(solver, key, targets, seed, target, start + timeout, start)
+    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    say_if_cold(solution_sets.closed_form_branches, solution_sets.solution_set)
+    if closed.exact:
+        branches, complete, method = closed.branches(target, seed_vector), True, closed.kind
     else:
-        if closed.exact:
-            branches, complete, method = closed.branches(target, seed_vector), True, closed.kind
-        else:
-            branches, complete = _polished(solver, key, closed, target, seed_vector, deadline)
-            method = closed.kind + "+polish"
-        status, codes = branches.status, branches.branch
-        found = solution_set(solver, branches.q, status, target, seed_vector, tolerances)
-        q_out, origin, errors, success = found
-    if solver.collision_task is not None and len(q_out):
-        free = np.array([solver.clearance(row) >= 0.0 for row in q_out], dtype=bool)
-        q_out, origin = q_out[free], origin[free]
-    names = None if codes is None else branch_labels(closed.root_names)
-    return IKSolutions(
-        q=q_out,
-        labels=None if codes is None else tuple(map(names.__getitem__, codes[origin].tolist())),
+        branches, complete = _polished(solver, key, closed, target, seed_vector, start + timeout)
+        method = closed.kind + "+polish"
+    task = solver.tasks[tip]
+    tolerances = (task.position_tolerance, task.orientation_tolerance)
+    q, origin, errors, success = solution_set(
+        solver, branches.q, branches.status, target, seed_vector, tolerances
+    )
+    names = branch_labels(closed.root_names)
+    found = IKSolutions(
+        q=q,
+        labels=tuple(map(names.__getitem__, branches.branch[origin].tolist())),
         complete=complete,
         method=method,
-        success=bool(success) and len(q_out) > 0,
-        singular=bool(np.any(status[origin] & FREE)),
+        success=bool(success) and len(q) > 0,
+        singular=bool(np.any(branches.status[origin] & FREE)),
         position_error=errors[origin, 0],
         orientation_error=errors[origin, 1],
         elapsed=time.perf_counter() - start,
+    )
+    return _collision_free(solver, found)
+
+
+def _searched(solver, key: tuple, targets, seed, target, deadline: float, start: float) -> IKSolutions:
+    """:func:`solve_all` where the chain has no closed form (or several tips): the distinct
+    solutions :func:`_search` found, ``complete=False``, without labels. ``target``: the one
+    tip's checked pose (None for several tips)."""
+    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    say_if_cold(solution_sets.solution_set)
+    q, errors = _search(solver, key, targets, seed_vector, deadline)
+    unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
+    status = np.zeros(len(q), dtype=np.int64)
+    target = np.eye(4) if target is None else target
+    q, origin, _, success = solution_set(solver, q, status, target, seed_vector, unchecked)
+    found = IKSolutions(
+        q=q,
+        labels=None,
+        complete=False,
+        method="search",
+        success=bool(success) and len(q) > 0,
+        singular=False,
+        position_error=errors[origin, 0],
+        orientation_error=errors[origin, 1],
+        elapsed=time.perf_counter() - start,
+    )
+    return _collision_free(solver, found)
+
+
+def _collision_free(solver, found: IKSolutions) -> IKSolutions:
+    """``found`` without the solutions in collision where the solver avoids obstacles
+    (:meth:`~ik_node.solver.IKSolver.clearance` below 0)."""
+    if solver.collision_task is None or not len(found.q):
+        return found
+    free = np.array([solver.clearance(row) >= 0.0 for row in found.q], dtype=bool)
+    labels = None if found.labels is None else tuple(label for label, kept in zip(found.labels, free) if kept)
+    return replace(
+        found,
+        q=found.q[free],
+        labels=labels,
+        success=found.success and bool(free.any()),
+        position_error=found.position_error[free],
+        orientation_error=found.orientation_error[free],
     )

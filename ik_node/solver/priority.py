@@ -156,4 +156,3 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
     for position, index in enumerate(order):
         errors[index] = ordered_errors[position]
     return SearchResult(outcome, iterations, attempts, deadline_reached, q, errors)
-
