@@ -28,15 +28,12 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 
 from __future__ import annotations
 
-from .jit import inline_kernel, kernel
+from .jit import kernel
 from .subproblems import FREE, add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [
     "BRANCH_BITS",
-    "DECOMPOSITION_SWITCHES",
     "MAX_BRANCHES",
-    "as_solved",
-    "decomposition_branches",
     "spherical_two_intersecting",
     "spherical_two_parallel",
     "three_parallel_two_intersecting",
@@ -232,43 +229,3 @@ def three_parallel_two_intersecting(
                 branch_out[found] = 4 * shoulder + 2 * wrist + elbow
                 found += 1
     return found
-
-
-#: The decomposition kernels' feature switches (``decomposition_branches``' ``two_parallel`` and
-#: ``two_intersecting``), by name: each entry that takes them compiles one specialisation per
-#: decomposition, holding only that kernel (numba prunes a branch on an argument typed ``None``).
-DECOMPOSITION_SWITCHES = {
-    "spherical_two_parallel": (True, None),
-    "spherical_two_intersecting": (None, True),
-    "three_parallel_two_intersecting": (None, None),
-}
-
-
-@inline_kernel
-def decomposition_branches(
-    two_parallel, two_intersecting, axes, offsets, tool_rotation, target, hint, angles, status, branch
-):
-    """The branches (count returned) for ``target`` of the decomposition the switches choose
-    (:data:`DECOMPOSITION_SWITCHES`: ``two_parallel`` not None, a spherical wrist with axes 2 ∥ 3;
-    ``two_intersecting`` not None, a spherical wrist with axes 1 and 2 meeting; both None, three
-    parallel axes), as its kernel writes them. Inlined into its callers: as a kernel of its own,
-    numba would generate the decomposition's code once more for this level."""
-    if two_parallel is not None:
-        return spherical_two_parallel(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-    if two_intersecting is not None:
-        return spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-    return three_parallel_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-
-
-@kernel
-def as_solved(target, inverted, out):
-    """``target`` (4x4) into ``out`` as the decomposition solves it: itself, or for an
-    ``inverted`` chain its inverse ``(Rᵀ, −Rᵀ p)``."""
-    for i in range(4):
-        for j in range(4):
-            out[i, j] = target[j, i] if inverted and i < 3 and j < 3 else target[i, j]
-    if inverted:
-        for i in range(3):
-            out[i, 3] = -(
-                target[0, i] * target[0, 3] + target[1, i] * target[1, 3] + target[2, i] * target[2, 3]
-            )

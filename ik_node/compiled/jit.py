@@ -48,6 +48,7 @@ __all__ = [
     "cache_location",
     "cache_writable",
     "compiler",
+    "inline_allocating_kernel",
     "inline_kernel",
     "kernel",
     "compiled_entry",
@@ -272,6 +273,15 @@ def allocating_kernel(function):
     """Like :func:`kernel`, with numba's reference counting: for the functions that create arrays
     (work space, copies) or return them. Called from a :func:`kernel`, it must return no array."""
     return _compile(function, **_WITH_REFERENCE_COUNTS)
+
+
+def inline_allocating_kernel(function):
+    """Like :func:`allocating_kernel`, inlined into its compiled callers (numba's
+    ``inline="always"``): for a function that makes arrays and is both an entry from Python and
+    part of a larger entry (the larger one then compiles its code once, not as a callee of its
+    own linked in and optimised again). Not for a function with feature switches: numba prunes
+    the branches of ``None`` arguments before it inlines, so an inlined copy keeps them all."""
+    return _compile(function, inline="always", **_WITH_REFERENCE_COUNTS)
 
 
 def inline_kernel(function):

@@ -13,15 +13,17 @@ import math
 
 import numpy as np
 
-from .decompositions import MAX_BRANCHES, as_solved, decomposition_branches
-from .jit import allocating_kernel, inline_kernel, kernel
+from .bundles import SEED_NOT_FINITE
+from .jit import allocating_kernel, inline_allocating_kernel, inline_kernel, kernel
 from .spatial import forward_kinematics, point_pose
-from .subproblems import LEAST_SQUARES
+from .subproblems import FREE, LEAST_SQUARES
 
 __all__ = [
     "DUPLICATE_TOLERANCE",
     "LIMIT_SLACK",
-    "closed_form_branches",
+    "SET_MADE",
+    "branch_configurations",
+    "closed_form_set",
     "pose_error",
     "solution_set",
 ]
@@ -31,6 +33,8 @@ DUPLICATE_TOLERANCE = 1e-6
 #: Slack [rad] on the limits when fitting a solution into them (the kernels' rounding).
 LIMIT_SLACK = 1e-9
 TWO_PI = 2.0 * math.pi
+#: :func:`closed_form_set` made the set (else it says which input it refused).
+SET_MADE = 0
 
 
 @kernel
@@ -75,7 +79,7 @@ def _largest_gap(a, b, periodic):
     return largest
 
 
-@allocating_kernel
+@inline_allocating_kernel
 def solution_set(
     frames, frame_links, tip_frame, point_offset, target, candidates, status, tolerances,
     lower, upper, periodic, continuous, seed, weights,
@@ -181,31 +185,59 @@ def _variants(shifted, choices, variants, picked, lower, upper, periodic, contin
     return q, origin
 
 
-@allocating_kernel
-def closed_form_branches(
-    two_parallel, two_intersecting, inverted, axes, offsets, tool_rotation, reference, joints, target, seed
-):
-    """Every branch of the decomposition the switches choose
-    (:data:`~.decompositions.DECOMPOSITION_SWITCHES`) for
-    ``target`` (4x4 ``T_base_point``; for an ``inverted`` chain its inverse is solved) with the
-    arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``, ``offsets``,
-    ``tool_rotation``, ``reference`` (n,), ``joints`` (6,)), a singularity's free joint at its
-    value in ``seed`` (n,). Returns ``(q (k, n), status (k,), branch (k,))``: full configurations
-    (``reference`` with the six joints moved by the branch's angles wrapped into [−π, π)), the
-    kernel's status bits and choices of roots."""
-    angles = np.empty((MAX_BRANCHES, 6))
-    status = np.empty(MAX_BRANCHES, dtype=np.int64)
-    branch = np.empty(MAX_BRANCHES, dtype=np.int64)
-    hint, solved = np.empty(6), np.empty((4, 4))
-    for i in range(6):
-        hint[i] = seed[joints[i]] - reference[joints[i]]
-    as_solved(target, inverted, solved)
-    count = decomposition_branches(
-        two_parallel, two_intersecting, axes, offsets, tool_rotation, solved, hint, angles, status, branch
-    )
+@inline_allocating_kernel
+def branch_configurations(angles, count, reference, joints):
+    """Full configurations (count, n) of the first ``count`` branches ``angles`` (8, 6) of a
+    decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the branch's angles
+    wrapped into [−π, π) [rad]."""
     q = np.empty((count, reference.shape[0]))
     for r in range(count):
-        q[r, :] = reference
-        for i in range(6):
+        for j in range(reference.shape[0]):
+            q[r, j] = reference[j]
+        for i in range(joints.shape[0]):
             q[r, joints[i]] += wrapped_angle(angles[r, i])
-    return q, status[:count], branch[:count]
+    return q
+
+
+@allocating_kernel
+def closed_form_set(
+    target, angles, count, status, branch, seed, seeded, reference, joints, frames, frame_links, tip_frame,
+    point_offset, tolerances, lower, upper, periodic, continuous, weights,
+):  # fmt: skip
+    """The solutions of an exactly decomposable chain for ``target`` (4x4 ``T_base_point``) from
+    its decomposition kernel's output (``count`` rows of ``angles`` (8, 6), ``status`` and
+    ``branch`` (8,); the arguments of :class:`~ik_node.solver.closed_form.ClosedForm`:
+    ``reference`` (n,), ``joints`` (6,)) in one call from Python (each call and its arguments
+    cost ~3 µs): where ``seeded``, the ``seed`` (n,) checked (finite, else refused) and clipped
+    into the limits; :func:`branch_configurations` and their :func:`solution_set` (ordered nearest the
+    seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``). Returns ``(problem, q (m, n), branch (m,),
+    position_error (m,) [m], orientation_error (m,) [rad], success, singular)``: ``problem`` is
+    :data:`SET_MADE` or :data:`~.bundles.SEED_NOT_FINITE` (then nothing is solved); per solution
+    the choice of roots of the branch it came from and that branch's errors; ``singular``: one
+    came from a branch with a free joint."""
+    n = reference.shape[0]
+    near, order = np.zeros(n), np.zeros(n)
+    if seeded:
+        for j in range(n):
+            if not math.isfinite(seed[j]):
+                nothing = np.empty(0)
+                return (
+                    SEED_NOT_FINITE,
+                    np.empty((0, n)),
+                    np.empty(0, np.int64),
+                    nothing,
+                    nothing,
+                    False,
+                    False,
+                )
+            near[j] = min(max(seed[j], lower[j]), upper[j])
+            order[j] = weights[j]
+    candidates = branch_configurations(angles, count, reference, joints)
+    q, origin, errors, success = solution_set(
+        frames, frame_links, tip_frame, point_offset, target, candidates, status[:count], tolerances, lower,
+        upper, periodic, continuous, near, order,
+    )  # fmt: skip
+    singular = False
+    for row in range(origin.shape[0]):
+        singular |= (status[origin[row]] & FREE) != 0
+    return SET_MADE, q, branch[origin], errors[origin, 0], errors[origin, 1], success, singular

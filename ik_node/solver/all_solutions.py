@@ -366,19 +366,18 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
-    target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
+    pose = targets[tip] if isinstance(targets, Mapping) else targets
+    closed = chain_closed_form(solver, key, reference)
+    if closed is not None and closed.exact:
+        return _exact(solver, key, closed, pose, seed, start)
+    target = check_pose(tip, pose)
     if target.ndim != 2:
         raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
-    closed = chain_closed_form(solver, key, reference)
     if closed is None:
         return _searched(solver, key, targets, seed, target, start + timeout, start)
     seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
-    say_if_cold(solution_sets.closed_form_branches, solution_sets.solution_set)
-    if closed.exact:
-        branches, complete, method = closed.branches(target, seed_vector), True, closed.kind
-    else:
-        branches, complete = _polished(solver, key, closed, target, seed_vector, start + timeout)
-        method = closed.kind + "+polish"
+    say_if_cold(closed.kernel, solution_sets.branch_configurations, solution_sets.solution_set)
+    branches, complete = _polished(solver, key, closed, target, seed_vector, start + timeout)
     task = solver.tasks[tip]
     tolerances = (task.position_tolerance, task.orientation_tolerance)
     q, origin, errors, success = solution_set(
@@ -389,7 +388,7 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         q=q,
         labels=tuple(map(names.__getitem__, branches.branch[origin].tolist())),
         complete=complete,
-        method=method,
+        method=closed.kind + "+polish",
         success=bool(success) and len(q) > 0,
         singular=bool(np.any(branches.status[origin] & FREE)),
         position_error=errors[origin, 0],
@@ -397,6 +396,62 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         elapsed=time.perf_counter() - start,
     )
     return _collision_free(solver, found)
+
+
+def _exact(solver, key: tuple, closed: ClosedForm, pose, seed, start: float) -> IKSolutions:
+    """:func:`solve_all` of one tip's ``pose`` on a chain that decomposes exactly: the
+    decomposition kernel (:meth:`ClosedForm.solve`), then one compiled call for the set
+    (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks and clips the seed,
+    orders the solutions and picks each one's branch and errors; done here in Python, with a call
+    for the configurations, the solve took 2.5× as long)."""
+    tip = solver.tip_links[0]
+    target = check_pose(tip, pose)
+    if target.ndim != 2:
+        raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    seeded = seed is not None
+    seed_vector = np.clip(solver._seed(seed), solver.lower, solver.upper) if seeded else closed.reference
+    say_if_cold(closed.kernel, solution_sets.closed_form_set)
+    problem, q, branch, position_error, orientation_error, success, singular = solution_sets.closed_form_set(
+        target, *closed.solve(target, seed_vector), seed_vector, seeded,
+        *_exact_arguments(solver, key, closed),
+    )  # fmt: skip
+    if problem == kernels.SEED_NOT_FINITE:
+        solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints
+    names = branch_labels(closed.root_names)
+    found = IKSolutions(
+        q=q,
+        labels=tuple(map(names.__getitem__, branch.tolist())),
+        complete=True,
+        method=closed.kind,
+        success=success and len(q) > 0,
+        singular=singular,
+        position_error=position_error,
+        orientation_error=orientation_error,
+        elapsed=time.perf_counter() - start,
+    )
+    return _collision_free(solver, found)
+
+
+def _exact_arguments(solver, key: tuple, closed: ClosedForm) -> tuple:
+    """:func:`~ik_node.compiled.solution_sets.closed_form_set`'s arguments after the seed, made
+    once per solver and locked joints: the decomposition's, the tree's and the tip task's
+    (tolerances), the limits and the metric."""
+    cache = solver.__dict__.setdefault("_exact_arguments", {})
+    if key not in cache:
+        task = solver.tasks[solver.tip_links[0]]
+        tolerances = np.array((task.position_tolerance, task.orientation_tolerance))
+        frames, links, tip_frame, offset, *limits_and_metric = solution_set_arrays(solver)
+        cache[key] = (
+            closed.reference,
+            closed.joints,
+            frames,
+            links,
+            tip_frame,
+            offset,
+            tolerances,
+            *limits_and_metric,
+        )
+    return cache[key]
 
 
 def _searched(solver, key: tuple, targets, seed, target, deadline: float, start: float) -> IKSolutions:

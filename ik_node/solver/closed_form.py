@@ -160,7 +160,7 @@ class ClosedForm:
         inverted: bool = False,
     ):  # fmt: skip
         self.kind, self.joints, self.reference = kind, np.asarray(joints, dtype=np.int64), reference
-        self.inverted = np.bool_(inverted)
+        self.inverted = inverted
         self.deviation, self.exact = deviation, deviation <= EXACT_TOLERANCE
         self.axes = np.ascontiguousarray(axes)
         self.offsets = np.ascontiguousarray(
@@ -168,23 +168,43 @@ class ClosedForm:
         )
         self.tool_rotation = np.ascontiguousarray(tool[:3, :3])
         self.length = max(1.0, float(np.linalg.norm(self.offsets, axis=1).sum()))
-        self.switches = decompositions.DECOMPOSITION_SWITCHES[kind]
+        self.kernel = getattr(decompositions, kind)
         roots = decompositions.BRANCH_BITS[kind]
         swapped = {"shoulder": "wrist", "wrist": "shoulder", "elbow": "elbow"}
         self.root_names = tuple(swapped[root] for root in roots) if inverted else roots
+        self._no_hint = np.zeros(6)
 
     def __repr__(self) -> str:
         return f"ClosedForm({self.kind!r}, deviation={self.deviation:.1e})"
 
+    def hint(self, seed: np.ndarray | None) -> np.ndarray:
+        """The angles (6,) a singularity's free joint takes: ``seed``'s (nq,) about the reference,
+        else 0."""
+        if seed is None:
+            return self._no_hint
+        return np.ascontiguousarray(seed[self.joints] - self.reference[self.joints])
+
+    def solve(self, target: np.ndarray, seed: np.ndarray | None = None) -> tuple:
+        """The decomposition kernel's output for ``target`` (4x4 ``T_base_point``, C-contiguous
+        floats): ``(angles (8, 6) [rad] about the reference, count, status (8,), branch (8,))``,
+        the first ``count`` rows written; where a singularity leaves a joint free, it is at its
+        value in ``seed`` (nq,; default the reference's)."""
+        angles = np.empty((decompositions.MAX_BRANCHES, 6))  # (per call: a solver serves threads)
+        status = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
+        branch = np.empty(decompositions.MAX_BRANCHES, dtype=np.int64)
+        if self.inverted:
+            target = inverse(target)
+        count = self.kernel(
+            self.axes, self.offsets, self.tool_rotation, target, self.hint(seed), angles, status, branch
+        )
+        return angles, count, status, branch
+
     def branches(self, target: np.ndarray, seed: np.ndarray | None = None) -> Branches:
-        """Every branch of the nominal geometry for ``target`` (4x4 ``T_base_point``, C-contiguous
-        floats), angles wrapped into (−π, π] about the reference; where a singularity leaves a
-        joint free, it is at its value in ``seed`` (nq,; default the reference's)."""
-        q, status, branch = solution_sets.closed_form_branches(
-            *self.switches, self.inverted, self.axes, self.offsets, self.tool_rotation, self.reference,
-            self.joints, target, self.reference if seed is None else seed,
-        )  # fmt: skip
-        return Branches(q, status, branch, self.root_names)
+        """Every branch of the nominal geometry for ``target`` (as :meth:`solve`) as full
+        configurations, angles wrapped into [−π, π) about the reference."""
+        angles, count, status, branch = self.solve(target, seed)
+        q = solution_sets.branch_configurations(angles, count, self.reference, self.joints)
+        return Branches(q, status[:count], branch[:count], self.root_names)
 
 
 def decompose(tree, tool_pose, free: list[int], reference: np.ndarray) -> ClosedForm | None:

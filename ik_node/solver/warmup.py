@@ -147,22 +147,21 @@ def warm_trees() -> tuple[float, bool]:
 def warm_closed_form() -> tuple[float, bool]:
     """Compile (or load) the closed-form kernels (:meth:`IKSolver.solve_all` and ``solve_many``
     with ``solve_type='distance'`` on a chain that decomposes): on the bundled arm6 (three
-    parallel axes), the branches and their solution set (what a calibrated arm's polish calls
-    too) and the batch; then the branches' and the batch's specialisations for the other
-    decompositions (the same argument types but the switches). Returns (seconds, whether
-    anything was compiled)."""
-    from ..compiled import nearest_branches, solution_sets
-    from ..compiled.decompositions import DECOMPOSITION_SWITCHES
+    parallel axes: the exact set, and the branches' configurations and solution set a calibrated
+    arm's polish calls), then the other decompositions for the same argument types. Returns
+    (seconds, whether anything was compiled)."""
+    from ..compiled import decompositions, nearest_branches, solution_sets
     from ..compiled.jit import COMPILED
     from ..description import bundled_urdf, load_robot
+    from .all_solutions import chain_closed_form, solution_set
     from .ik_solver import IKSolver
 
     began = time.perf_counter()
     watched = (
-        solution_sets.closed_form_branches,
-        solution_sets.solution_set,
-        nearest_branches.nearest_branches,
-    )
+        decompositions.spherical_two_parallel, decompositions.spherical_two_intersecting,
+        decompositions.three_parallel_two_intersecting, solution_sets.solution_set,
+        solution_sets.branch_configurations, solution_sets.closed_form_set, nearest_branches.nearest_branches,
+    )  # fmt: skip
     misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
     solver = IKSolver(
         load_robot(str(bundled_urdf("arm6"))), "base_link", "tool0", solve_type="distance",
@@ -170,14 +169,13 @@ def warm_closed_form() -> tuple[float, bool]:
     )  # fmt: skip
     target = solver.tip_poses(solver.rest_posture)[0]
     solver.solve_all(target)
+    branches = chain_closed_form(solver).branches(target)  # (as a calibrated arm's polish calls them)
+    solution_set(solver, branches.q, branches.status, target, None, (np.inf, np.inf))
     solver.solve_many(np.repeat(target[None], 2, axis=0))
-    if COMPILED:
-        from numba import typeof
-
-        for entry in (watched[0], watched[2]):  # (the switches: their first two arguments)
-            signature = entry.signatures[0]
-            for switches in DECOMPOSITION_SWITCHES.values():
-                entry.compile((*map(typeof, switches), *signature[2:]))
+    if COMPILED:  # (the decompositions arm6 does not use: the same argument types)
+        signature = decompositions.three_parallel_two_intersecting.signatures[0]
+        for kernel in watched[:2]:
+            kernel.compile(signature)
     compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
     return time.perf_counter() - began, bool(compiled)
 
