@@ -7,8 +7,9 @@ Protocol: the arms of ``test/dh_arms.py`` (Denavit–Hartenberg tables: a UR5, a
 arm whose axes 1 and 2 meet, a KUKA iiwa-type arm with joint 3 locked at 0.4 rad, a Panda-type arm
 with joint 7 locked at 0.4 rad), each as a URDF for ik_node and as EAIK's own model of the same
 table. N poses from random configurations inside the limits; every call from Python, one at a
-time, on one thread; the mean and median of each call's wall time (``perf_counter``), the same
-poses for both libraries in the same process. ik_node's call returns every solution inside the
+time, on one thread; the mean and median of each call's wall time (``perf_counter``) over the
+poses in the fastest of 5 rounds (each round runs each library over all the poses in turn: this
+VM's speed drifts). ik_node's call returns every solution inside the
 limits (each ``θ + 2πk`` of a joint with limits wider than 2π is a solution of its own: a UR5 of
 ±2π has up to 8 × 2⁶), checked by FK, deduplicated, ordered nearest the seed and labelled; EAIK's
 returns its 8 branches (least-squares ones flagged) without limits, FK check or order. Then, seeded
@@ -33,16 +34,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 from dh_arms import ARMS, LOCKED, dh_axes, dh_urdf  # noqa: E402  (test/ is not a package)
 
 NEAR = 0.3
+ROUNDS = 5
 
 
-def timed(call, items) -> tuple[float, float]:
-    """Mean and median wall time [µs] of ``call(item)`` over ``items``."""
-    times = []
-    for item in items:
-        began = time.perf_counter()
-        call(item)
-        times.append(time.perf_counter() - began)
-    return 1e6 * statistics.fmean(times), 1e6 * statistics.median(times)
+def timed(calls, items, rounds: int = ROUNDS) -> list[tuple[float, float]]:
+    """Per call of ``calls``: mean and median wall time [µs] of ``call(item)`` over ``items`` in
+    its fastest of ``rounds`` rounds, each round running every call over all the items in turn
+    (this VM's speed drifts by up to 2× within seconds: the fastest round of each is compared)."""
+    best = [None] * len(calls)
+    for _ in range(rounds):
+        for index, call in enumerate(calls):
+            kept = []
+            for item in items:
+                began = time.perf_counter()
+                call(item)
+                kept.append(time.perf_counter() - began)
+            figures = (1e6 * statistics.fmean(kept), 1e6 * statistics.median(kept))
+            if best[index] is None or figures[0] < best[index][0]:
+                best[index] = figures
+    return best
 
 
 def run(name: str, count: int, rng) -> None:
@@ -65,12 +75,16 @@ def run(name: str, count: int, rng) -> None:
     seeds = np.clip(q + rng.uniform(-NEAR, NEAR, q.shape), lower, upper)
     if lock:
         seeds[:, lock[0]] = lock[1]
-    pairs = list(zip(poses, seeds))
+    items = list(zip(poses, seeds, eaik_poses))
     solver.solve_all(poses[0], locked=locked)  # (compiled or loaded before timing)
-    for _ in range(2):
-        ours = timed(lambda pair: solver.solve_all(pair[0], seed=pair[1], locked=locked), pairs)
-        ours_unseeded = timed(lambda pose: solver.solve_all(pose, locked=locked), poses)
-        theirs = timed(eaik.IK, eaik_poses)
+    ours, ours_unseeded, theirs = timed(
+        [
+            lambda item: solver.solve_all(item[0], seed=item[1], locked=locked),
+            lambda item: solver.solve_all(item[0], locked=locked),
+            lambda item: eaik.IK(item[2]),
+        ],
+        items,
+    )
     solutions = statistics.fmean(len(solver.solve_all(pose, locked=locked).q) for pose in poses)
     eaik_solutions = statistics.fmean(len(eaik.IK(pose).Q) for pose in eaik_poses)
     print(
@@ -80,8 +94,13 @@ def run(name: str, count: int, rng) -> None:
     )
     if lock:
         return
-    nearest = timed(lambda pair: distance.solve(pair[0], seed=pair[1], timeout=0.005), pairs)
-    numeric = timed(lambda pair: solver.solve(pair[0], seed=pair[1], timeout=0.005), pairs)
+    nearest, numeric = timed(
+        [
+            lambda item: distance.solve(item[0], seed=item[1], timeout=0.005),
+            lambda item: solver.solve(item[0], seed=item[1], timeout=0.005),
+        ],
+        items,
+    )
     print(
         f"{'':17s} solve nearest branch (distance) {nearest[0]:6.1f} / {nearest[1]:6.1f} µs | "
         f"numeric solve (speed) {numeric[0]:6.1f} / {numeric[1]:6.1f} µs"
