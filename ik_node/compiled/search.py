@@ -66,6 +66,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
+from .fitting import fit_workspace, floating_root, place_free_base
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
@@ -132,8 +133,8 @@ STATE_SLOTS = 17
 (
     CLIPPED, START, ATTEMPT_Q, TARGET_FEATURES, SEED_FEATURES, DRAWS, DISPLACEMENT, DISTANCES, NEAREST,
     NEAREST_DISTANCE, NORMS, ATTEMPT_SPACE, CELL_DISTANCES, PROBED, PROBED_DISTANCE, KEEP, LIMB_TARGET,
-    LIMB_DISTANCES, PIECES_SPACE, STATE,
-) = range(20)  # fmt: skip
+    LIMB_DISTANCES, LIMB_CHOSEN, PIECES_SPACE, FIT_SPACE, STATE,
+) = range(22)  # fmt: skip
 #: Slots of the continuation's pieces space (``PIECES_SPACE``, see :func:`_attempt`).
 PIECES_SEED_POINTS, PIECES_TARGETS, PIECES_RELATIVE, PIECES_ROTATION_VECTOR = range(4)
 #: Slots of ``table_search`` (see :func:`search_in`): the targets' features, :func:`probe_table`'s
@@ -143,7 +144,10 @@ PIECES_SEED_POINTS, PIECES_TARGETS, PIECES_RELATIVE, PIECES_ROTATION_VECTOR = ra
     PROBE_NEAREST, PROBE_NEAREST_DISTANCE,
 ) = range(7)  # fmt: skip
 #: Slots of ``restart_space`` (see :func:`_next_start`).
-RESTART_DRAWS, RESTART_KEEP, RESTART_LIMB_TARGET, RESTART_LIMB_DISTANCES, RESTART_POSES = range(5)
+(
+    RESTART_DRAWS, RESTART_KEEP, RESTART_LIMB_TARGET, RESTART_LIMB_DISTANCES, RESTART_CHOSEN,
+    RESTART_EVALUATION, RESTART_FIT,
+) = range(7)  # fmt: skip
 
 
 @kernel
@@ -219,14 +223,15 @@ def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
 
 
 @kernel
-def place_limbs(tree, task, table, targets, keep, poses, relative, distances, start):
+def place_limbs(tree, task, table, targets, keep, rank, poses, relative, distances, chosen, start):
     """Each limb whose joints ``keep`` leaves free (a tip not reached) takes its joints from the
-    limb table's entry nearest its target seen from the limb's frame at ``start`` (those joints in
-    ``start``; :func:`relative_features`, squared distance over the 12 features): the limb's
-    pose relative to where it hangs does not depend on the joints above it, so the entries of
-    every limb count, not only those whose whole pose is near (a table of S entries holds
-    S^T combinations of T limbs). ``poses`` (F, 4, 4), ``relative`` (12,), ``distances`` (S,):
-    work space."""
+    limb table's entry ``rank`` (0: the nearest, 1: the next, ...) by distance from its target
+    seen from the limb's frame at ``start`` (those joints in ``start``; :func:`relative_features`,
+    squared distance over the 12 features, ranked by :func:`rank_nearest`): the limb's pose
+    relative to where it hangs does not depend on the joints above it, so the entries of every
+    limb count, not only those whose whole pose is near (a table of S entries holds S^T
+    combinations of T limbs). ``poses`` (F, 4, 4), ``relative`` (12,), ``distances`` (S,),
+    ``chosen``: (entries (K,) int, their distances (K,)), ``K > rank``: work space."""
     table_q, limb_frames, limb_starts = table[LIMB_Q], table[LIMB_FRAMES], table[LIMB_STARTS]
     limb_coordinates, limb_scale, limb_features = (
         table[LIMB_COORDINATES],
@@ -248,14 +253,13 @@ def place_limbs(tree, task, table, targets, keep, poses, relative, distances, st
             for s in range(size):
                 difference = row[s] - target
                 distances[s] += difference * difference
-        nearest = 0
-        for s in range(size):
-            if distances[s] < distances[nearest]:
-                nearest = s
+        entries, entry_distances = chosen[0][: rank + 1], chosen[1][: rank + 1]
+        found = rank_nearest(distances, FIRST, size, FIRST, FIRST, entries, entry_distances)
+        entry = entries[min(rank, found - 1)]
         for k in range(first, stop):
             c = coordinates[limb_coordinates[k]]
             if c >= 0:
-                start[c] = table_q[nearest, c]
+                start[c] = table_q[entry, c]
 
 
 @kernel
@@ -289,18 +293,24 @@ def _settled(norms, tolerances, tip):
 
 
 @kernel
-def keep_settled_paths(tree, task, joints, norms, keep):
+def keep_settled_paths(tree, task, table, joints, norms, free_base, keep):
     """Mark in ``keep`` (nv,) the coordinates a partial restart keeps: those on the path of a tip
-    within its tolerances (``norms`` (T, 2): an attempt's end) and those of multi-DOF joints (a
-    free base moves every tip). Returns how many coordinates a partial restart would draw anew
-    (unmarked and not locked); 0 when no tip is within its tolerances."""
+    settled (:func:`_settled`; ``norms`` (T, 2): an attempt's end) and those of multi-DOF joints
+    (a free base moves every tip); with ``free_base`` (a floating joint at the tree's base),
+    every coordinate but the limbs' (``table``'s ``LIMB_*``) of the tips not settled. Returns
+    how many coordinates a partial restart would draw anew (unmarked and not locked); without
+    ``free_base``, 0 when no tip is settled."""
     tolerances, path_starts, path_coordinates = task[TOLERANCES], task[PATH_STARTS], task[PATH_COORDINATES]
+    limb_starts, limb_coordinates = table[LIMB_STARTS], table[LIMB_COORDINATES]
     coordinates = tree[COORDINATES]
-    settled = False
+    settled = free_base
     for j in range(keep.shape[0]):
-        keep[j] = coordinates[j] < 0
+        keep[j] = free_base or coordinates[j] < 0
     for tip in range(norms.shape[0]):
-        if _settled(norms, tolerances, tip):
+        if free_base and not _settled(norms, tolerances, tip):
+            for k in range(limb_starts[tip], limb_starts[tip + 1]):
+                keep[limb_coordinates[k]] = False
+        elif not free_base and _settled(norms, tolerances, tip):
             settled = True
             for k in range(path_starts[tip], path_starts[tip + 1]):
                 keep[path_coordinates[k]] = True
@@ -530,8 +540,9 @@ def search_workspace(tree, task, joints, table, collision, nq):
     (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
     probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
-    (nv,) bool; a limb's features (12,)
-    and the table's distances from them (S,); the continuation's pieces space; the search's
+    (nv,) bool; a limb's features (12,), the table's distances from them (S,) and the entries
+    ranked nearest (``PARTIAL_RESTARTS``,) int with their distances; the continuation's pieces
+    space; the free base's :func:`~ik_node.compiled.fitting.fit_workspace`; the search's
     state (``STATE_SLOTS``,) int, slot ``STATE``). Their size
     does not grow with the table's (a solve's work space is made at each call from Python).
 
@@ -567,12 +578,14 @@ def search_workspace(tree, task, joints, table, collision, nq):
         np.empty(dof, dtype=np.bool_),  # KEEP
         np.empty(TIP_FEATURES),  # LIMB_TARGET
         np.empty(table[LIMB_FEATURES].shape[2]),  # LIMB_DISTANCES
+        (np.empty(PARTIAL_RESTARTS, dtype=np.int64), np.empty(PARTIAL_RESTARTS)),  # LIMB_CHOSEN
         (  # PIECES_SPACE
             np.empty((tips, 4, 4)),  # PIECES_SEED_POINTS
             np.empty((tips, 4, 4)),  # PIECES_TARGETS
             np.empty((3, 3)),  # PIECES_RELATIVE
             np.empty(3),  # PIECES_ROTATION_VECTOR
         ),
+        fit_workspace(tips),  # FIT_SPACE
         np.empty(STATE_SLOTS, dtype=np.int64),  # STATE
     )
 
@@ -765,22 +778,32 @@ def _partial_restart(tree, task, joints, table, targets, outcome, q, norms, rest
     (:func:`keep_settled_paths`; the draws made); at the first of a row, each such limb placed
     from the limb table (:func:`place_limbs`). The limbs of a tree converge apart, and a full
     restart would need every limb to land in a good basin at once (the chance a product over
-    the limbs). ``restart_space``: see :func:`_next_start`."""
+    the limbs).
+
+    On a free base (a floating joint at the tree's base: :func:`floating_root`), whether or not
+    a tip settled: its end with only the limbs of the tips not settled placed anew, from the
+    limb table's nearest entry at the first of a row, the next nearest at the second, ...: the
+    limbs' joints decide the basin there (a solve from the targets' own limb joints and the rest
+    posture's base, legs and torso converges where one from the rest posture does not), while
+    the base and the joints the tips share, which the end has carried toward the targets, are
+    better kept than drawn anew. ``restart_space``: see :func:`_next_start`."""
     draws, keep = restart_space[RESTART_DRAWS], restart_space[RESTART_KEEP]
     limb_target, limb_distances = restart_space[RESTART_LIMB_TARGET], restart_space[RESTART_LIMB_DISTANCES]
-    poses = restart_space[RESTART_POSES]
+    poses, chosen = restart_space[RESTART_EVALUATION][POSES], restart_space[RESTART_CHOSEN]
+    free_base = floating_root(tree[FRAME_LINKS]) >= 0
     partial = (
         outcome != PASSED_OVER
         and outcome != CONVERGED
         and task[TIP_FRAMES].shape[0] > 1
         and state[PARTIAL_RESTARTS_MADE] < PARTIAL_RESTARTS
-        and keep_settled_paths(tree, task, joints, norms, keep) > 0
+        and keep_settled_paths(tree, task, table, joints, norms, free_base, keep) > 0
     )
     if not partial:
         return False
     configuration_from_draws(tree, joints, q, draws, -1.0, start, keep)
-    if state[PARTIAL_RESTARTS_MADE] == 0 and limb_distances.shape[0] > 1:
-        place_limbs(tree, task, table, targets, keep, poses, limb_target, limb_distances, start)
+    rank = state[PARTIAL_RESTARTS_MADE]
+    if (rank == 0 or free_base) and limb_distances.shape[0] > 1:
+        place_limbs(tree, task, table, targets, keep, rank, poses, limb_target, limb_distances, chosen, start)
     state[PARTIAL_RESTARTS_MADE] += 1
     return True
 
@@ -830,10 +853,14 @@ def _next_start(
     a partial restart (:func:`_partial_restart`); with ``speed`` and ``max_joint_move`` > 0, up
     to ``NEAR_RESTARTS`` around the seed, within a box that doubles from ``max_joint_move``
     every second one (:func:`configuration_from_draws`); the table's nearest entries
-    (:func:`_table_start`); random configurations around the seed.
+    (:func:`_table_start`); random configurations around the seed. The last two place a free
+    base (a floating joint at the tree's base) onto the targets (:func:`place_free_base`): the
+    table and the draws hold it around the rest posture's or the seed's, which a robot with no
+    seed may stand far from.
 
     ``restart_space``: the draws (nv,), the coordinates a restart keeps (nv,) bool, a limb's
-    features (12,) and the limb table's distances from them (S,), poses (F, 4, 4)."""
+    features (12,), the limb table's distances from them (S,) and :func:`place_limbs`'s ranked
+    entries, an evaluation workspace (its poses and points), :func:`fit_workspace`."""
     draws, keep = restart_space[RESTART_DRAWS], restart_space[RESTART_KEEP]
     max_joint_move = settings[MAX_JOINT_MOVE]
     state[CONTINUING] = 0
@@ -864,6 +891,7 @@ def _next_start(
         return
     if not _table_start(table, table_search, state, start):
         configuration_from_draws(tree, joints, seed, draws, -1.0, start, keep)
+    place_free_base(tree, task, targets, restart_space[RESTART_EVALUATION], restart_space[RESTART_FIT], start)
 
 
 @inline_kernel
@@ -925,7 +953,8 @@ def search_in(
     attempt_space, cell_distances = workspace[ATTEMPT_SPACE], workspace[CELL_DISTANCES]
     probed, probed_distance = workspace[PROBED], workspace[PROBED_DISTANCE]
     keep, limb_target, limb_distances = workspace[KEEP], workspace[LIMB_TARGET], workspace[LIMB_DISTANCES]
-    pieces_space, state = workspace[PIECES_SPACE], workspace[STATE]
+    limb_chosen = workspace[LIMB_CHOSEN]
+    pieces_space, fit_space, state = workspace[PIECES_SPACE], workspace[FIT_SPACE], workspace[STATE]
     if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         return TARGET_NOT_USABLE, 0, 0, False
     if not _usable_seed(tree, joints, seed, displacement, clipped):
@@ -935,7 +964,9 @@ def search_in(
         target_features, cell_distances, probed, probed_distance, distances, nearest, nearest_distance,
     )  # fmt: skip
     evaluation = attempt_space[EVALUATION]
-    restart_space = (draws, keep, limb_target, limb_distances, evaluation[POSES])  # (RESTART_DRAWS ...)
+    restart_space = (  # (RESTART_DRAWS ... RESTART_FIT)
+        draws, keep, limb_target, limb_distances, limb_chosen, evaluation, fit_space,
+    )  # fmt: skip
     _first_start(tree, task, table, targets, seed, evaluation, table_search, state, start, seed_features)
     if max_joint_move > 0.0 and primary_rows == 0:
         state[CONTINUATION_DUE] = 1

@@ -3,26 +3,25 @@ body onto the targets where they face another way than it does, so that the firs
 the joints rather than turning the whole robot round (a mocap or VR rig's first frame, a
 tracking loss).
 
-The rigid motion ``T`` (base frame) minimises ``sum_i |T a_i - b_i|^2`` over anchor points: per
-tip its controlled point, and where its task controls the rotation the three points
-``ANCHOR_ARM`` along its axes, ``a_i`` at the rest posture and ``b_i`` at the target (Horn's
-closed form: :func:`ik_node.compiled.fitting.rigid_fit`). The free joint's new value is
-``M' = C^-1 T C M``, with ``C`` its constant origin and ``M`` its motion at rest
-(``T_base_child = C M``).
+The rigid motion ``T'`` (seen from the free joint's origin ``C``) minimises ``sum_i |T' a_i -
+b_i|^2`` over anchor points: per tip its controlled point, and where its task controls the
+rotation the three points ``ANCHOR_ARM`` along its axes, ``a_i`` at the rest posture and ``b_i``
+at the target (Horn's closed form; the rule is the kernel
+:func:`ik_node.compiled.fitting.place_free_base`, which the search's restarts use too). The free
+joint's new motion is ``M' = T' M``, with ``M`` its motion at rest (``T_base_child = C M``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..compiled import spatial
-from ..lie import matrix_to_quaternion, quaternion_to_matrix
 from .problem import Problem
 
 __all__ = ["BasePlacement"]
 
-#: m: anchor points this far along a tip's axes carry its rotation into the fit.
-ANCHOR_ARM = 0.1
 #: rad: where the fit turns the base by less, the rest posture stays as it is: the anchors of
 #: limbs away from their rest posture suggest a noisy motion, which the first attempt's steps
 #: beat when the turn is small (a base shifted: its steps are linear in it), while a large turn
@@ -37,57 +36,30 @@ class BasePlacement:
     """The rest posture with its free base moved onto the targets (:meth:`seed`); None from
     :meth:`for_problem` where the tree hangs from no floating joint at its base."""
 
-    def __init__(self, problem: Problem, rest: np.ndarray, frame_row: int):
-        tree = problem.tree
-        row = tree.frames[frame_row]
-        self._origin = np.eye(4)
-        self._origin[:3, :3] = row[spatial.ROTATION : spatial.ROTATION + 9].reshape(3, 3)
-        self._origin[:3, 3] = row[spatial.TRANSLATION : spatial.TRANSLATION + 3]
-        self._at = int(tree.frame_links[frame_row, spatial.Q_INDEX])
+    def __init__(self, rest: np.ndarray):
         self._rest = rest
-        x, y, z, qx, qy, qz, qw = rest[self._at : self._at + 7]
-        rest_motion = np.eye(4)
-        rest_motion[:3, :3] = quaternion_to_matrix(qx, qy, qz, qw)
-        rest_motion[:3, 3] = (x, y, z)
-        self._origin_at_rest = self._origin @ rest_motion
-        self._origin_inverse = np.linalg.inv(self._origin)
-        rows = problem.rows
-        self._rotating = np.array(
-            [bool(np.any((rows[:, 0] == tip) & (rows[:, 1] >= 3))) for tip in range(len(problem.tips))]
-        )
-        self._rest_anchors = None  # (at the first seed: FK calls the kernels)
+        self._spaces = None  # (the fit's work arrays, made at the first seed)
 
     @classmethod
     def for_problem(cls, problem: Problem, rest: np.ndarray) -> BasePlacement | None:
-        links = problem.tree.frame_links
-        for frame_row in range(len(links)):
-            kind = links[frame_row, spatial.JOINT_TYPE]
-            if links[frame_row, spatial.PARENT] == 0 and kind == spatial.FLOATING:
-                return cls(problem, rest, frame_row)
-        return None
-
-    def _anchors(self, poses: np.ndarray) -> np.ndarray:
-        """Anchor points (N, 3) [m, base frame] of tip poses (T, 4, 4): the positions, then the
-        points along the axes of the tips whose rotation counts."""
-        positions = poses[:, :3, 3]
-        turning = poses[self._rotating]
-        along_axes = turning[:, None, :3, 3] + ANCHOR_ARM * np.swapaxes(turning[:, :3, :3], 1, 2)
-        return np.concatenate((positions, along_axes.reshape(-1, 3)))
+        links = problem.tree.frame_links  # (the kernels' floating_root, without calling one)
+        at_base = (links[:, spatial.PARENT] == 0) & (links[:, spatial.JOINT_TYPE] == spatial.FLOATING)
+        return cls(rest) if np.any(at_base) else None
 
     def seed(self, targets: np.ndarray, problem: Problem) -> np.ndarray | None:
         """The rest posture with the free joint set so that the rest posture's tips lie nearest
         ``targets`` (T, 4, 4; ``T_base_tip``) as a rigid body (the module docstring's fit);
-        None where the anchors turn less than ``SMALL_TURN`` (the first attempt's steps carry
+        None where the fit turns less than ``SMALL_TURN`` (the first attempt's steps carry
         the base there sooner than a noisy fit would; measured in ``SMALL_TURN``'s comment).
-        ``problem``: this one, with the kernels in use (for the rest posture's FK, once)."""
-        if self._rest_anchors is None:
-            self._rest_anchors = self._anchors(problem.points(self._rest))
-        motion = np.empty((4, 4))
-        problem.kernels.rigid_fit(self._rest_anchors, self._anchors(targets), motion)
-        if motion[0, 0] + motion[1, 1] + motion[2, 2] >= 1.0 + 2.0 * np.cos(SMALL_TURN):  # (less)
+        ``problem``: this one, with the kernels in use."""
+        kernels, tree, task, seed = problem.kernels, problem.tree_arrays, problem.task, self._rest.copy()
+        if self._spaces is None:
+            self._spaces = (
+                kernels.evaluation_workspace(tree, task, np.int64(len(problem.joints)), None),
+                kernels.fit_workspace(np.int64(len(problem.tips))),
+            )
+        targets = np.ascontiguousarray(targets, dtype=float)
+        half_turn_cosine = kernels.place_free_base(tree, task, targets, *self._spaces, seed)
+        if half_turn_cosine >= math.cos(0.5 * SMALL_TURN):  # (less)
             return None
-        moved = self._origin_inverse @ motion @ self._origin_at_rest
-        seed = self._rest.copy()
-        seed[self._at : self._at + 3] = moved[:3, 3]
-        seed[self._at + 3 : self._at + 7] = matrix_to_quaternion(moved[:3, :3])
         return seed

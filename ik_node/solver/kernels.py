@@ -64,7 +64,7 @@ from ..compiled.bundles import (
     WRAPS,
 )
 from ..compiled.contacts import CONTACT_COLUMNS, contact_rows, group_distances, pair_distance
-from ..compiled.fitting import rigid_fit
+from ..compiled.fitting import fit_workspace, place_free_base
 from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
@@ -147,7 +147,8 @@ __all__ = [
     "check_poses",
     "configurations_from_draws",
     "limb_table_features",
-    "rigid_fit",
+    "fit_workspace",
+    "place_free_base",
     "contact_rows",
     "evaluate",
     "group_distances",

@@ -130,7 +130,7 @@ def warm_trees() -> tuple[float, bool]:
     from .ik_solver import IKSolver
 
     began = time.perf_counter()
-    watched = (kernels.limb_table_features, kernels.rigid_fit)
+    watched = (kernels.limb_table_features, kernels.place_free_base)
     misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
     tips = ["left", "right"]
     solver = IKSolver(
