@@ -274,25 +274,8 @@ def _add_chain_arguments(command, name: str) -> None:
 
 
 def _add_solve_arguments(solve) -> None:
-    goal = solve.add_argument_group("goal pose of the tip (of its --offset point), in the base frame")
-    goal.add_argument(
-        "--xyz", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="position [m]"
-    )
-    orientation = goal.add_mutually_exclusive_group()
-    orientation.add_argument(
-        "--rpy",
-        nargs=3,
-        type=float,
-        metavar=("R", "P", "Y"),
-        help="roll, pitch, yaw about the base's fixed x, y, z axes [rad] (default: identity)",
-    )
-    orientation.add_argument(
-        "--quat",
-        nargs=4,
-        type=float,
-        metavar=("X", "Y", "Z", "W"),
-        help="quaternion in ROS order x y z w [unitless; normalised] (default: 0 0 0 1)",
-    )
+    """``solve``'s goal (:func:`_add_goal_arguments`), task and solver options."""
+    _add_goal_arguments(solve)
     task = solve.add_argument_group(
         "task: what the goal controls (the node's tip_tasks, tip_task_axes, tip_offsets)"
     )
@@ -360,6 +343,29 @@ def _add_solve_arguments(solve) -> None:
         metavar="TOL",
         default=1e-5,
         help="success threshold on the position [m] and orientation [rad] errors (default: 1e-5)",
+    )
+
+
+def _add_goal_arguments(solve) -> None:
+    """``solve``'s goal pose: ``--xyz`` and ``--rpy`` or ``--quat``."""
+    goal = solve.add_argument_group("goal pose of the tip (of its --offset point), in the base frame")
+    goal.add_argument(
+        "--xyz", nargs=3, type=float, required=True, metavar=("X", "Y", "Z"), help="position [m]"
+    )
+    orientation = goal.add_mutually_exclusive_group()
+    orientation.add_argument(
+        "--rpy",
+        nargs=3,
+        type=float,
+        metavar=("R", "P", "Y"),
+        help="roll, pitch, yaw about the base's fixed x, y, z axes [rad] (default: identity)",
+    )
+    orientation.add_argument(
+        "--quat",
+        nargs=4,
+        type=float,
+        metavar=("X", "Y", "Z", "W"),
+        help="quaternion in ROS order x y z w [unitless; normalised] (default: 0 0 0 1)",
     )
 
 

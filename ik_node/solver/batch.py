@@ -1,23 +1,20 @@
 """Batches: many targets or configurations at once, in slices on the batch threads
 (:data:`~ik_node.compiled.jit.BATCH_THREADS`; the kernels release the GIL).
 :func:`solve_many` is :meth:`IKSolver.solve_many`, :func:`solution_figures`
-:meth:`IKSolver.solution_figures`, both over :func:`in_slices`.
+:meth:`IKSolver.solution_figures`, both over :func:`.batch_threads.in_slices`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..compiled.jit import BATCH_THREADS
 from ..errors import TargetError
 from . import kernels
+from .batch_threads import in_slices
 from .inputs import stack_targets, timeout_ns
 from .nearest_batch import nearest_in_closed_form, uses_closed_form
 from .problem import Problem
@@ -26,38 +23,9 @@ from .results import BatchResult, Outcome
 if TYPE_CHECKING:
     from .ik_solver import IKSolver
 
-__all__ = ["in_slices", "solution_figures", "solve_many"]
-
-#: ``solve_many`` cuts a batch into this many slices per thread, which the threads take in turn
-#: as they finish (a slice of targets that use their whole budget holds up one thread, not all).
-SLICES_PER_THREAD = 4
+__all__ = ["solution_figures", "solve_many"]
 
 _log = logging.getLogger("ik_node.solver")
-_batch_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the process it serves, the pool)
-_batch_pool_lock = threading.Lock()
-
-
-def _batch_threads() -> ThreadPoolExecutor:
-    """The threads ``solve_many`` spreads batches over, made at its first call (again in a
-    forked child, where the parent's threads do not exist)."""
-    global _batch_pool
-    with _batch_pool_lock:
-        if _batch_pool is None or _batch_pool[0] != os.getpid():
-            _batch_pool = (os.getpid(), ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="ik_node-batch"))
-        return _batch_pool[1]
-
-
-def in_slices(count: int, work) -> None:
-    """``work(first, stop)`` over ``range(count)`` cut into ``SLICES_PER_THREAD`` slices per batch
-    thread, which the threads take in turn (the caller's thread alone for one thread or item);
-    ``work`` must release the GIL (a :func:`~ik_node.compiled.jit.batch_kernel`) to run in parallel."""
-    slices = min(count, BATCH_THREADS * SLICES_PER_THREAD)
-    if BATCH_THREADS == 1 or slices <= 1:
-        work(0, count)
-        return
-    bounds = [(count * index // slices, count * (index + 1) // slices) for index in range(slices)]
-    for _ in _batch_threads().map(lambda pair: work(*pair), bounds):  # (re-raises a thread's error)
-        pass
 
 
 def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchResult:

@@ -28,6 +28,7 @@ from .all_solutions import (
     say_if_cold,
     solution_set_arrays,
 )
+from .batch_threads import in_slices
 from .search_call import search_arguments, search_settings
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ def nearest_in_closed_form(solver: IKSolver, targets: np.ndarray, seeds: np.ndar
     ``search(arguments, targets, seeds)`` is ``solve_many``'s batch search (returns q, the tips'
     error norms (N, T, 2) and the outcomes): it polishes a calibrated arm's branches (with
     ``arguments``) and searches the targets no branch reaches (``None``: the solver's own)."""
-    from .batch import in_slices  # (batch imports this module)
-
     closed = chain_closed_form(solver, (), np.zeros(len(solver.joint_names)))
     say_if_cold(compiled.nearest_branches)
     arrays = solution_set_arrays(solver)
