@@ -299,6 +299,13 @@ def test_bad_input_is_named():
         found = arm.solver.solve_all(far)
         assert found.complete and not found.success and len(found.q) >= 1, "the closest approaches"
         assert np.all(found.position_error > 1.0)
+    kuka = Arm("kuka_kr").solver  # (an exact closed form: the seed checked in the compiled set)
+    pose = kuka.tree.forward([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
+    seed = np.array([0.2, -0.5, np.nan, 0.3, 0.8, 0.1])
+    with pytest.raises(IKNodeError, match=r"seed.*NaN.*joint3"):
+        kuka.solve_all(pose, seed=seed)
+    with pytest.raises(IKNodeError, match="target for tip 'tool0' contains NaN"):
+        kuka.solve_all(np.full((4, 4), np.nan), seed=seed)
 
 
 def test_the_default_solve_compiles_no_subproblem_kernel():

@@ -208,8 +208,8 @@ def closed_form_set(
     its decomposition kernel's output (``count`` rows of ``angles`` (8, 6), ``status`` and
     ``branch`` (8,); the arguments of :class:`~ik_node.solver.closed_form.ClosedForm`:
     ``reference`` (n,), ``joints`` (6,)) in one call from Python (each call and its arguments
-    cost ~3 µs): where ``seeded``, the ``seed`` (n,) checked (finite, else refused) and clipped
-    into the limits; :func:`branch_configurations` and their :func:`solution_set` (ordered nearest the
+    cost ~3 µs): where ``seeded``, the ``seed`` (n,; inside the limits) checked (finite, else
+    refused); :func:`branch_configurations` and their :func:`solution_set` (ordered nearest the
     seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``). Returns ``(problem, q (m, n), branch (m,),
     position_error (m,) [m], orientation_error (m,) [rad], success, singular)``: ``problem`` is
     :data:`SET_MADE` or :data:`~.bundles.SEED_NOT_FINITE` (then nothing is solved); per solution
@@ -230,7 +230,7 @@ def closed_form_set(
                     False,
                     False,
                 )
-            near[j] = min(max(seed[j], lower[j]), upper[j])
+            near[j] = seed[j]
             order[j] = weights[j]
     candidates = branch_configurations(angles, count, reference, joints)
     q, origin, errors, success = solution_set(

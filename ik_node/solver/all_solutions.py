@@ -119,7 +119,7 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
         return (), None
     reference = np.zeros(len(solver.joint_names))
     key = []
-    for name, value in sorted((locked or {}).items()):
+    for name, value in sorted(locked.items()):
         if name not in solver.joint_names:
             raise UnknownJointError(name, solver.joint_names, what="joint to lock")
         index = solver.joint_names.index(name)
@@ -366,16 +366,15 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
-    pose = targets[tip] if isinstance(targets, Mapping) else targets
-    closed = chain_closed_form(solver, key, reference)
-    if closed is not None and closed.exact:
-        return _exact(solver, key, closed, pose, seed, start)
-    target = check_pose(tip, pose)
+    target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
     if target.ndim != 2:
         raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    closed = chain_closed_form(solver, key, reference)
+    if closed is not None and closed.exact:
+        return _exact(solver, key, closed, target, seed, start)
     if closed is None:
         return _searched(solver, key, targets, seed, target, start + timeout, start)
-    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    seed_vector = _clipped_seed(solver, seed)
     say_if_cold(closed.kernel, solution_sets.branch_configurations, solution_sets.solution_set)
     branches, complete = _polished(solver, key, closed, target, seed_vector, start + timeout)
     task = solver.tasks[tip]
@@ -398,18 +397,14 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     return _collision_free(solver, found)
 
 
-def _exact(solver, key: tuple, closed: ClosedForm, pose, seed, start: float) -> IKSolutions:
-    """:func:`solve_all` of one tip's ``pose`` on a chain that decomposes exactly: the
+def _exact(solver, key: tuple, closed: ClosedForm, target, seed, start: float) -> IKSolutions:
+    """:func:`solve_all` of one tip's checked ``target`` on a chain that decomposes exactly: the
     decomposition kernel (:meth:`ClosedForm.solve`), then one compiled call for the set
-    (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks and clips the seed,
-    orders the solutions and picks each one's branch and errors; done here in Python, with a call
-    for the configurations, the solve took 2.5× as long)."""
-    tip = solver.tip_links[0]
-    target = check_pose(tip, pose)
-    if target.ndim != 2:
-        raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks the seed, orders the
+    solutions and picks each one's branch and errors; done here in Python, with a call for the
+    configurations, the solve took 2.5× as long)."""
     seeded = seed is not None
-    seed_vector = np.clip(solver._seed(seed), solver.lower, solver.upper) if seeded else closed.reference
+    seed_vector = _clipped_seed(solver, seed) if seeded else closed.reference
     say_if_cold(closed.kernel, solution_sets.closed_form_set)
     problem, q, branch, position_error, orientation_error, success, singular = solution_sets.closed_form_set(
         target, *closed.solve(target, seed_vector), seed_vector, seeded,
@@ -430,6 +425,12 @@ def _exact(solver, key: tuple, closed: ClosedForm, pose, seed, start: float) -> 
         elapsed=time.perf_counter() - start,
     )
     return _collision_free(solver, found)
+
+
+def _clipped_seed(solver, seed) -> np.ndarray | None:
+    """``seed`` (array or mapping) as a vector clipped into the limits; None stays None (NaN
+    passes: the compiled set refuses it, and the solver's checks name the joints)."""
+    return None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
 
 
 def _exact_arguments(solver, key: tuple, closed: ClosedForm) -> tuple:
@@ -458,7 +459,7 @@ def _searched(solver, key: tuple, targets, seed, target, deadline: float, start:
     """:func:`solve_all` where the chain has no closed form (or several tips): the distinct
     solutions :func:`_search` found, ``complete=False``, without labels. ``target``: the one
     tip's checked pose (None for several tips)."""
-    seed_vector = None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    seed_vector = _clipped_seed(solver, seed)
     say_if_cold(solution_sets.solution_set)
     q, errors = _search(solver, key, targets, seed_vector, deadline)
     unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
