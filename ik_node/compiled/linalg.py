@@ -16,7 +16,8 @@ NULL_SPACE_REGULARISATION = 1e-10
 
 @kernel
 def ldl_solve(matrix, rhs, size):
-    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` (both triangles filled) in place
+    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` (its diagonal and upper triangle
+    read) in place
     by its factorisation ``A = L D L^T`` (``L`` unit lower triangular, ``D`` diagonal; Golub & Van
     Loan, Algorithm 4.1.2): ``L^T`` overwrites ``matrix``'s strict upper triangle and ``1 / D``
     its diagonal, and ``x`` overwrites ``rhs[:size]``. Right-looking (each column's update of the
@@ -55,27 +56,47 @@ def ldl_solve(matrix, rhs, size):
 
 
 @reduction_kernel
-def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
-    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
-    singularity-robust inverse, Nakamura & Hanafusa 1986; an LDL^T solve, no inverse), into
-    ``step`` (n,). ``damping`` is ``lambda^2``; ``gram`` (m, m) and ``solution`` (m,) are work
-    space (and ``step`` holds each weighted row ``W J_a`` while the Gram matrix is built: rows
-    are indexed, not sliced, and the inner loops run along contiguous rows)."""
+def weighted_gram(jacobian, weights, row_start, row_end, gram, row):
+    """The Gram matrix ``G = J W J^T`` of the rows ``row_start:row_end`` into ``gram`` (m, m), its
+    upper triangle and diagonal (what :func:`ldl_solve` reads); ``row`` (n,) is work space (each
+    weighted row ``W J_a`` in turn: rows are indexed, not sliced, and the inner loops run along
+    contiguous rows)."""
     size = row_end - row_start
     dof = jacobian.shape[1]
     for a in range(size):
         row_a = row_start + a
         for j in range(dof):
-            step[j] = jacobian[row_a, j] * weights[j]
-        for b in range(a + 1):
+            row[j] = jacobian[row_a, j] * weights[j]
+        for b in range(a, size):
             row_b = row_start + b
             value = 0.0
             for j in range(dof):
-                value += step[j] * jacobian[row_b, j]
+                value += row[j] * jacobian[row_b, j]
             gram[a, b] = value
-            gram[b, a] = value
+
+
+@kernel
+def downdate_gram(jacobian, column, weight, row_start, row_end, gram):
+    """``G - w_j J_j J_j^T`` in place (upper triangle and diagonal): :func:`weighted_gram`'s
+    ``gram`` with joint ``column``'s weight ``w_j`` = ``weight`` set to zero, at ``m^2 / 2``
+    operations rather than ``m^2 n / 2`` (rows where the column is zero skipped)."""
+    for a in range(row_end - row_start):
+        value = weight * jacobian[row_start + a, column]
+        if value != 0.0:
+            for b in range(a, row_end - row_start):
+                gram[a, b] -= value * jacobian[row_start + b, column]
+
+
+@kernel
+def solve_gram(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
+    """``dq = W J^T (G + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` from their Gram
+    matrix ``G = J W J^T`` in ``gram`` (:func:`weighted_gram`; factored in place), into ``step``
+    (n,); ``damping`` is ``lambda^2``, ``solution`` (m,) work space."""
+    size = row_end - row_start
+    dof = jacobian.shape[1]
+    for a in range(size):
         gram[a, a] += damping
-        solution[a] = error[row_a]
+        solution[a] = error[row_start + a]
     ldl_solve(gram, solution, size)
     for j in range(dof):
         step[j] = 0.0
@@ -85,6 +106,16 @@ def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, sol
             step[j] += jacobian[row_a, j] * coefficient
     for j in range(dof):
         step[j] *= weights[j]
+
+
+@kernel
+def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
+    """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
+    singularity-robust inverse, Nakamura & Hanafusa 1986; an LDL^T solve, no inverse), into
+    ``step`` (n,): :func:`weighted_gram` and :func:`solve_gram`. ``damping`` is ``lambda^2``;
+    ``gram`` (m, m) and ``solution`` (m,) are work space."""
+    weighted_gram(jacobian, weights, row_start, row_end, gram, step)
+    solve_gram(jacobian, error, weights, damping, row_start, row_end, gram, solution, step)
 
 
 @kernel
@@ -107,8 +138,9 @@ def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solut
 def step_workspace(rows, dof):
     """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt: (gram (m, m), solution (m,), image (m,), remaining (m,), projected (n,),
-    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool): slots ``GRAM`` ...
-    ``PINNED`` of :mod:`.bundles`."""
+    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool, the Gram matrix kept
+    across :func:`~ik_node.compiled.steps.limited_step`'s limit rounds (m, m)): slots ``GRAM``
+    ... ``KEPT_GRAM`` of :mod:`.bundles`."""
     return (
         np.empty((rows, rows)),  # GRAM
         np.empty(rows),  # SOLUTION
@@ -119,6 +151,7 @@ def step_workspace(rows, dof):
         np.empty(dof),  # STEP_WEIGHTS
         np.empty(dof),  # PINNED_MOTION
         np.empty(dof, dtype=np.bool_),  # PINNED
+        np.empty((rows, rows)),  # KEPT_GRAM
     )
 
 
