@@ -110,11 +110,11 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
 @inline_kernel
 def _kept_gram_step(jacobian, error, weights, damping, work, step):
     """The damped step of every row from the Gram matrix :func:`limited_step` keeps (a copy of
-    its upper triangle factored: the kept one stays for the next limit round)."""
+    its lower triangle factored: the kept one stays for the next limit round)."""
     gram, kept_gram = work[GRAM], work[KEPT_GRAM]
     rows = jacobian.shape[0]
     for a in range(rows):
-        for b in range(a, rows):
+        for b in range(a + 1):
             gram[a, b] = kept_gram[a, b]
     solve_gram(jacobian, error, weights, damping, FIRST_ROW, rows, gram, work[SOLUTION], step)
 
