@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
+from ik_node.compiled import linalg
 from ik_node.description.catalogue import URDF_DIR
 from ik_node.solver import kernels
 
@@ -95,6 +96,45 @@ def test_ldl_solve_refuses_a_singular_matrix_and_solves_a_definite_one():
     with np.errstate(divide="ignore", invalid="ignore"):
         assert not kernels.ldl_solve(singular, x, 2)
     np.testing.assert_array_equal(x, 0.0)
+
+
+def test_ldl_solve_reads_only_the_lower_triangle():
+    """``ldl_solve`` reads ``A``'s diagonal and lower triangle only (the Gram matrices are made
+    there alone): NaN above the diagonal changes nothing, and ``1 / D`` left on the diagonal
+    multiplies to ``1 / det A`` (what ``manipulability`` reads)."""
+    rng = np.random.default_rng(5)
+    factor = rng.normal(size=(30, 36))
+    matrix = factor @ factor.T + 1e-3 * np.eye(30)
+    rhs = rng.normal(size=30)
+    lower_only = np.tril(matrix) + np.triu(np.full((30, 30), np.nan), 1)
+    x = rhs.copy()
+    assert kernels.ldl_solve(lower_only, x, 30)
+    np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-8)
+    sign, log_det = np.linalg.slogdet(matrix)
+    assert sign > 0
+    np.testing.assert_allclose(np.sum(np.log(np.diag(lower_only))), -log_det, rtol=1e-10)
+
+
+def test_a_pinned_column_taken_out_of_the_gram_matrix_gives_the_step_without_it():
+    """``limited_step``'s limit rounds: ``weighted_gram`` then ``downdate_gram`` of joint j equals
+    the Gram matrix with ``w_j = 0``, and ``solve_gram`` of it the damped step
+    ``W J^T (J W J^T + lambda^2 I)^-1 e`` (numpy) with joint j held (its step 0)."""
+    rng = np.random.default_rng(6)
+    jacobian = rng.normal(size=(12, 15))
+    jacobian[6:, 3:9] = 0.0  # (a tree: the second tip's rows do not see the first limb's joints)
+    weights, error, damping = rng.uniform(0.5, 2.0, 15), rng.normal(size=12), 1e-3
+    gram, row = np.empty((12, 12)), np.empty(15)
+    linalg.weighted_gram(jacobian, weights, 0, 12, gram, row)
+    for pinned in (4, 11):
+        linalg.downdate_gram(jacobian, pinned, weights[pinned], 0, 12, gram)
+        weights[pinned] = 0.0
+    expected_gram = jacobian @ np.diag(weights) @ jacobian.T
+    np.testing.assert_allclose(np.tril(gram), np.tril(expected_gram), atol=1e-12)
+    step = np.empty(15)
+    linalg.solve_gram(jacobian, error, weights, damping, 0, 12, gram, np.empty(12), step)
+    expected = weights * (jacobian.T @ np.linalg.solve(expected_gram + damping * np.eye(12), error))
+    np.testing.assert_allclose(step, expected, rtol=1e-9, atol=1e-12)
+    assert step[4] == 0.0 and step[11] == 0.0
 
 
 def joints_array(lower, upper, weights=None, rest=None) -> np.ndarray:
