@@ -69,11 +69,12 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
     remaining, weights = work[REMAINING], work[STEP_WEIGHTS]
     pinned_motion, pinned, kept_gram = work[PINNED_MOTION], work[PINNED], work[KEPT_GRAM]
     rows, dof = jacobian.shape
+    gram_kept = primary_rows == 0  # (with priority: free_step's two inverses, made each round)
     for j in range(dof):
         weights[j] = joints[j, WEIGHT]
         pinned_motion[j] = 0.0
         pinned[j] = False
-    if primary_rows == 0:
+    if gram_kept:
         weighted_gram(jacobian, weights, FIRST_ROW, rows, kept_gram, step)
         _kept_gram_step(jacobian, error, weights, damping, work, step)
     else:
@@ -89,7 +90,7 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
                 bound = joints[j, LOWER] if candidate < joints[j, LOWER] else joints[j, UPPER]
                 pinned[j], violating = True, True
                 pinned_motion[j] = bound - value
-                if primary_rows == 0:
+                if gram_kept:
                     downdate_gram(jacobian, j, weights[j], FIRST_ROW, rows, kept_gram)
                 weights[j] = 0.0
         if not violating:
@@ -99,7 +100,7 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
             for j in range(dof):
                 value -= jacobian[r, j] * pinned_motion[j]
             remaining[r] = value
-        if primary_rows == 0:
+        if gram_kept:
             _kept_gram_step(jacobian, remaining, weights, damping, work, step)
         else:
             free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
