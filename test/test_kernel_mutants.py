@@ -115,26 +115,49 @@ def test_ldl_solve_reads_only_the_lower_triangle():
     np.testing.assert_allclose(np.sum(np.log(np.diag(lower_only))), -log_det, rtol=1e-10)
 
 
-def test_a_pinned_column_taken_out_of_the_gram_matrix_gives_the_step_without_it():
-    """``limited_step``'s limit rounds: ``weighted_gram`` then ``downdate_gram`` of joint j equals
-    the Gram matrix with ``w_j = 0``, and ``solve_gram`` of it the damped step
-    ``W J^T (J W J^T + lambda^2 I)^-1 e`` (numpy) with joint j held (its step 0)."""
+def test_a_pinned_column_taken_out_of_the_factors_gives_the_step_without_it():
+    """``limited_step``'s limit rounds: ``weighted_gram`` and ``factor_gram``, then the rank-one
+    downdate ``ldl_rank_one(-w_j J_j)`` of each pinned joint j, give through ``gram_step`` the
+    damped step ``W J^T (J W J^T + lambda^2 I)^-1 e`` (numpy) with those joints' weights 0 (their
+    step 0), and ``1 / D`` on the diagonal multiplies to that matrix's ``1 / det``."""
     rng = np.random.default_rng(6)
     jacobian = rng.normal(size=(12, 15))
     jacobian[6:, 3:9] = 0.0  # (a tree: the second tip's rows do not see the first limb's joints)
     weights, error, damping = rng.uniform(0.5, 2.0, 15), rng.normal(size=12), 1e-3
     gram, row = np.empty((12, 12)), np.empty(15)
     linalg.weighted_gram(jacobian, weights, 0, 12, gram, row)
+    assert linalg.factor_gram(gram, damping, 12)
     for pinned in (4, 11):
-        linalg.downdate_gram(jacobian, pinned, weights[pinned], 0, 12, gram)
+        assert linalg.ldl_rank_one(gram, 12, jacobian[:, pinned].copy(), -weights[pinned])
         weights[pinned] = 0.0
-    expected_gram = jacobian @ np.diag(weights) @ jacobian.T
-    np.testing.assert_allclose(np.tril(gram), np.tril(expected_gram), atol=1e-12)
+    matrix = jacobian @ np.diag(weights) @ jacobian.T + damping * np.eye(12)
     step = np.empty(15)
-    linalg.solve_gram(jacobian, error, weights, damping, 0, 12, gram, np.empty(12), step)
-    expected = weights * (jacobian.T @ np.linalg.solve(expected_gram + damping * np.eye(12), error))
+    linalg.gram_step(jacobian, error, weights, 0, 12, gram, True, np.empty(12), step)
+    expected = weights * (jacobian.T @ np.linalg.solve(matrix, error))
     np.testing.assert_allclose(step, expected, rtol=1e-9, atol=1e-12)
     assert step[4] == 0.0 and step[11] == 0.0
+    np.testing.assert_allclose(np.sum(np.log(np.diag(gram))), -np.linalg.slogdet(matrix)[1], rtol=1e-10)
+
+
+def test_ldl_rank_one_updates_and_refuses_an_indefinite_downdate():
+    """``ldl_rank_one``: ``A + z z^T`` factored equals numpy's solve of it; a downdate that would
+    leave ``A - 2 v v^T`` indefinite (``v`` a unit eigenvector of ``A`` with eigenvalue 1)
+    returns False."""
+    rng = np.random.default_rng(7)
+    factor = rng.normal(size=(8, 8))
+    matrix = factor @ factor.T + 0.5 * np.eye(8)
+    z, rhs = rng.normal(size=8), rng.normal(size=8)
+    factored = matrix.copy()
+    assert linalg.ldl_factor(factored, 8)
+    assert linalg.ldl_rank_one(factored, 8, z.copy(), 1.0)
+    x = rhs.copy()
+    linalg.ldl_substitute(factored, x, 8)
+    np.testing.assert_allclose(x, np.linalg.solve(matrix + np.outer(z, z), rhs), rtol=1e-9)
+    values, vectors = np.linalg.eigh(matrix)
+    shifted = matrix - (values[0] - 1.0) * np.outer(vectors[:, 0], vectors[:, 0])  # (eigenvalue 1)
+    factored = shifted.copy()
+    assert linalg.ldl_factor(factored, 8)
+    assert not linalg.ldl_rank_one(factored, 8, vectors[:, 0].copy(), -2.0)
 
 
 def joints_array(lower, upper, weights=None, rest=None) -> np.ndarray:

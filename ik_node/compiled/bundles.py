@@ -122,11 +122,8 @@ POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT = range(6)
 CONTACT_BUFFER, NEAR_PAIRS = range(2)
 NEAR_COUNT, PENETRATION = range(2)
 #: Slots of a step's work space (``linalg.step_workspace``): gram (m, m), solution, image and
-#: remaining (m,); projected, secondary, weights, pinned motion (nv,); pinned (nv,) bool; the
-#: Gram matrix kept across the limit rounds (m, m).
-(
-    GRAM, SOLUTION, IMAGE, REMAINING, PROJECTED, SECONDARY, STEP_WEIGHTS, PINNED_MOTION, PINNED, KEPT_GRAM,
-) = range(10)  # fmt: skip
+#: remaining (m,); projected, secondary, weights, pinned motion (nv,); pinned (nv,) bool.
+GRAM, SOLUTION, IMAGE, REMAINING, PROJECTED, SECONDARY, STEP_WEIGHTS, PINNED_MOTION, PINNED = range(9)
 #: Slots of an attempt's work space (``attempt.attempt_workspace``): the evaluations at ``q`` and
 #: at the candidate (``POSES`` ... above), jacobian (m, nv), error and candidate error (m,),
 #: candidate norms (T, 2), candidate (nq,), step (nv,), the step's work space (``GRAM`` ...), the

@@ -15,17 +15,17 @@ NULL_SPACE_REGULARISATION = 1e-10
 
 
 @kernel
-def ldl_solve(matrix, rhs, size):
-    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` (its diagonal and lower triangle
-    read) in place by its factorisation ``A = L D L^T`` (``L`` unit lower triangular, ``D``
-    diagonal), left-looking (Crout; Golub & Van Loan, Algorithm 4.1.1):
-    ``d_j = a_jj - sum_k l_jk^2 d_k`` and ``l_ij = (a_ij - sum_k l_ik (l_jk d_k)) / d_j`` (k < j),
-    each sum along two rows (contiguous in C order; ``l_jk d_k`` left in row ``j``'s lower part
-    once its column is done). ``L^T`` overwrites the strict upper triangle and ``1 / D`` the
-    diagonal; ``x`` overwrites ``rhs[:size]``. No square roots, two divisions per column; a
-    humanoid's 30 x 30 solve took 10.6 us down the columns of a right-looking factorisation,
-    6.1 us so. Returns False (and ``x = 0``) if ``A`` is not positive definite to working
-    precision."""
+def ldl_factor(matrix, size):
+    """Factor the SPD ``A = matrix[:size, :size]`` (its diagonal and lower triangle read) in
+    place as ``A = L D L^T`` (``L`` unit lower triangular, ``D`` diagonal), left-looking (Crout;
+    Golub & Van Loan, Algorithm 4.1.1): ``d_j = a_jj - sum_k l_jk^2 d_k`` and
+    ``l_ij = (a_ij - sum_k l_ik (l_jk d_k)) / d_j`` (k < j), each sum along two rows (contiguous
+    in C order; ``l_jk d_k`` left in row ``j``'s lower part once its column is done). ``L^T``
+    overwrites the strict upper triangle and ``1 / D`` the diagonal (what
+    :func:`ldl_substitute` and :func:`ldl_rank_one` read). No square roots, two divisions per
+    column; a humanoid's 30 x 30 took 10.6 us down the columns of a right-looking
+    factorisation, 6.1 us so (with the substitutions). Returns False if ``A`` is not positive
+    definite to working precision."""
     for j in range(size):
         diagonal = matrix[j, j]
         for k in range(j):  # row j: l_jk -> l_jk d_k, and l_jk into L^T
@@ -35,8 +35,6 @@ def ldl_solve(matrix, rhs, size):
             matrix[j, k] = scaled
             matrix[k, j] = lower
         if not diagonal > 0.0:
-            for i in range(size):
-                rhs[i] = 0.0
             return False
         matrix[j, j] = diagonal
         inverse = 1.0 / diagonal
@@ -47,6 +45,14 @@ def ldl_solve(matrix, rhs, size):
             matrix[i, j] = value * inverse
     for i in range(size):
         matrix[i, i] = 1.0 / matrix[i, i]
+    return True
+
+
+@kernel
+def ldl_substitute(matrix, rhs, size):
+    """``x = A^-1 b`` in place of ``rhs[:size]`` from :func:`ldl_factor`'s factors in
+    ``matrix`` (``L^T`` in the strict upper triangle, ``1 / D`` on the diagonal): ``L y = b``,
+    ``z = D^-1 y``, ``L^T x = z``, each along rows of ``L^T``."""
     for k in range(size):  # L y = b, by columns of L (rows of L^T)
         value = rhs[k]
         for i in range(k + 1, size):
@@ -58,6 +64,45 @@ def ldl_solve(matrix, rhs, size):
         for k in range(i + 1, size):
             value -= matrix[i, k] * rhs[k]
         rhs[i] = value
+
+
+@kernel
+def ldl_solve(matrix, rhs, size):
+    """Solve ``A x = b`` for the SPD ``A = matrix[:size, :size]`` (diagonal and lower triangle
+    read) in place: :func:`ldl_factor`, then :func:`ldl_substitute` into ``rhs[:size]``. Returns
+    False (and ``x = 0``) if ``A`` is not positive definite to working precision."""
+    if not ldl_factor(matrix, size):
+        for i in range(size):
+            rhs[i] = 0.0
+        return False
+    ldl_substitute(matrix, rhs, size)
+    return True
+
+
+@kernel
+def ldl_rank_one(matrix, size, vector, alpha):
+    """Update :func:`ldl_factor`'s factors in ``matrix`` to those of ``A + alpha z z^T`` (``z`` =
+    ``vector[:size]``, overwritten), in ``m^2`` operations rather than a new factorisation's
+    ``m^3 / 6``: Gill, Golub, Murray & Saunders (1974), method C1, for ``j = 0, 1, ...``:
+    ``p = z_j``, ``d_j' = d_j + alpha p^2``, ``beta = alpha p / d_j'``, ``alpha <- alpha d_j /
+    d_j'``, then for ``i > j``: ``z_i <- z_i - p l_ij``, ``l_ij <- l_ij + beta z_i``. Leading
+    zeros of ``z`` are skipped (a column of a tree's Jacobian is zero on the other limbs' rows).
+    Returns False (the factors then unusable) where a pivot ``d_j'`` is not positive: a
+    downdate (``alpha < 0``) that leaves ``A`` indefinite to working precision."""
+    for j in range(size):
+        p = vector[j]
+        if p == 0.0:
+            continue
+        diagonal = 1.0 / matrix[j, j]
+        updated = diagonal + alpha * p * p
+        if not updated > 0.0:
+            return False
+        beta = alpha * p / updated
+        alpha *= diagonal / updated
+        matrix[j, j] = 1.0 / updated
+        for i in range(j + 1, size):
+            vector[i] -= p * matrix[j, i]
+            matrix[j, i] += beta * vector[i]
     return True
 
 
@@ -82,28 +127,25 @@ def weighted_gram(jacobian, weights, row_start, row_end, gram, row):
 
 
 @kernel
-def downdate_gram(jacobian, column, weight, row_start, row_end, gram):
-    """``G - w_j J_j J_j^T`` in place (lower triangle and diagonal): :func:`weighted_gram`'s
-    ``gram`` with joint ``column``'s weight ``w_j`` = ``weight`` set to zero, at ``m^2 / 2``
-    operations rather than ``m^2 n / 2`` (rows where the column is zero skipped)."""
-    for a in range(row_end - row_start):
-        value = weight * jacobian[row_start + a, column]
-        if value != 0.0:
-            for b in range(a + 1):
-                gram[a, b] -= value * jacobian[row_start + b, column]
+def factor_gram(gram, damping, size):
+    """:func:`ldl_factor` of ``G + lambda^2 I`` (``damping`` is ``lambda^2``) in place of the
+    Gram matrix ``G`` = ``gram[:size, :size]`` (:func:`weighted_gram`'s lower triangle)."""
+    for a in range(size):
+        gram[a, a] += damping
+    return ldl_factor(gram, size)
 
 
 @kernel
-def solve_gram(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
-    """``dq = W J^T (G + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` from their Gram
-    matrix ``G = J W J^T`` in ``gram`` (:func:`weighted_gram`; factored in place), into ``step``
-    (n,); ``damping`` is ``lambda^2``, ``solution`` (m,) work space."""
+def gram_step(jacobian, error, weights, row_start, row_end, gram, factored, solution, step):
+    """``dq = W J^T (G + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` into ``step``
+    (n,), from the factors :func:`factor_gram` left in ``gram`` (``factored``: its answer; 0
+    where it refused the matrix). ``solution`` (m,): work space."""
     size = row_end - row_start
     dof = jacobian.shape[1]
     for a in range(size):
-        gram[a, a] += damping
-        solution[a] = error[row_start + a]
-    ldl_solve(gram, solution, size)
+        solution[a] = error[row_start + a] if factored else 0.0
+    if factored:
+        ldl_substitute(gram, solution, size)
     for j in range(dof):
         step[j] = 0.0
     for a in range(size):
@@ -118,10 +160,11 @@ def solve_gram(jacobian, error, weights, damping, row_start, row_end, gram, solu
 def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
     """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
     singularity-robust inverse, Nakamura & Hanafusa 1986; an LDL^T solve, no inverse), into
-    ``step`` (n,): :func:`weighted_gram` and :func:`solve_gram`. ``damping`` is ``lambda^2``;
-    ``gram`` (m, m) and ``solution`` (m,) are work space."""
+    ``step`` (n,): :func:`weighted_gram`, :func:`factor_gram`, :func:`gram_step`. ``damping`` is
+    ``lambda^2``; ``gram`` (m, m) and ``solution`` (m,) are work space."""
     weighted_gram(jacobian, weights, row_start, row_end, gram, step)
-    solve_gram(jacobian, error, weights, damping, row_start, row_end, gram, solution, step)
+    factored = factor_gram(gram, damping, row_end - row_start)
+    gram_step(jacobian, error, weights, row_start, row_end, gram, factored, solution, step)
 
 
 @kernel
@@ -144,9 +187,8 @@ def null_space_motion(jacobian, motion, weights, row_start, row_end, gram, solut
 def step_workspace(rows, dof):
     """Work arrays of :func:`limited_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt: (gram (m, m), solution (m,), image (m,), remaining (m,), projected (n,),
-    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool, the Gram matrix kept
-    across :func:`~ik_node.compiled.steps.limited_step`'s limit rounds (m, m)): slots ``GRAM``
-    ... ``KEPT_GRAM`` of :mod:`.bundles`."""
+    secondary (n,), weights (n,), pinned_motion (n,), pinned (n,) bool): slots ``GRAM`` ...
+    ``PINNED`` of :mod:`.bundles`."""
     return (
         np.empty((rows, rows)),  # GRAM
         np.empty(rows),  # SOLUTION
@@ -157,7 +199,6 @@ def step_workspace(rows, dof):
         np.empty(dof),  # STEP_WEIGHTS
         np.empty(dof),  # PINNED_MOTION
         np.empty(dof, dtype=np.bool_),  # PINNED
-        np.empty((rows, rows)),  # KEPT_GRAM
     )
 
 

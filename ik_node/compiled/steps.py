@@ -17,8 +17,8 @@ from .bundles import (
     FRAME_LINKS,
     FRAMES,
     GRAM,
+    IMAGE,
     IN_BASE_AXES,
-    KEPT_GRAM,
     LOWER,
     NEAR_COUNT,
     NEAR_PAIRS,
@@ -39,7 +39,7 @@ from .bundles import (
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
-from .linalg import downdate_gram, free_step, solve_gram, weighted_gram
+from .linalg import factor_gram, free_step, gram_step, ldl_rank_one, weighted_gram
 from .spatial import forward_kinematics, point_jacobian
 from .tasks import tip_points
 
@@ -63,20 +63,25 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
     is pinned at its limit and the task error its motion leaves is handed to the other joints
     (``e' = e - J dq_pinned``, the pinned joints' weights set to 0); twice at most. (The posture
     term is not part of the step: :func:`posture_refinement` runs once the task has converged.)
-    Without priority the Gram matrix ``J W J^T`` is made once: a pinned joint's column is taken
-    out of it (:func:`~ik_node.compiled.linalg.downdate_gram`) rather than the matrix made again
-    (a humanoid's 30 x 36: ~5 us each time; its steps pin joints in most iterations)."""
-    remaining, weights = work[REMAINING], work[STEP_WEIGHTS]
-    pinned_motion, pinned, kept_gram = work[PINNED_MOTION], work[PINNED], work[KEPT_GRAM]
+    Without priority ``J W J^T + lambda^2 I`` is made and factored once a step: a pinned joint
+    ``j`` is taken out of the factors by a rank-one downdate by ``-w_j J_j J_j^T``
+    (:func:`~ik_node.compiled.linalg.ldl_rank_one`, ``m^2`` operations) rather than the matrix
+    made and factored again (a humanoid's 30 x 36: ~11 us each time; its steps pin joints in most
+    iterations); where a downdate refuses (an indefinite result to working precision), the
+    matrix is made anew with the joints pinned so far."""
+    remaining, weights, gram = work[REMAINING], work[STEP_WEIGHTS], work[GRAM]
+    pinned_motion, pinned, column = work[PINNED_MOTION], work[PINNED], work[IMAGE]
     rows, dof = jacobian.shape
-    gram_kept = primary_rows == 0  # (with priority: free_step's two inverses, made each round)
+    factors_kept = primary_rows == 0  # (with priority: free_step's two inverses, made each round)
     for j in range(dof):
         weights[j] = joints[j, WEIGHT]
         pinned_motion[j] = 0.0
         pinned[j] = False
-    if gram_kept:
-        weighted_gram(jacobian, weights, FIRST_ROW, rows, kept_gram, step)
-        _kept_gram_step(jacobian, error, weights, damping, work, step)
+    factored = False
+    if factors_kept:
+        weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
+        factored = factor_gram(gram, damping, rows)
+        gram_step(jacobian, error, weights, FIRST_ROW, rows, gram, factored, work[SOLUTION], step)
     else:
         free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step)
     for _ in range(2):
@@ -90,8 +95,10 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
                 bound = joints[j, LOWER] if candidate < joints[j, LOWER] else joints[j, UPPER]
                 pinned[j], violating = True, True
                 pinned_motion[j] = bound - value
-                if gram_kept:
-                    downdate_gram(jacobian, j, weights[j], FIRST_ROW, rows, kept_gram)
+                if factored:
+                    for r in range(rows):
+                        column[r] = jacobian[r, j]
+                    factored = ldl_rank_one(gram, rows, column, -weights[j])
                 weights[j] = 0.0
         if not violating:
             break
@@ -100,24 +107,15 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
             for j in range(dof):
                 value -= jacobian[r, j] * pinned_motion[j]
             remaining[r] = value
-        if gram_kept:
-            _kept_gram_step(jacobian, remaining, weights, damping, work, step)
+        if factors_kept:
+            if not factored:
+                weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
+                factored = factor_gram(gram, damping, rows)
+            gram_step(jacobian, remaining, weights, FIRST_ROW, rows, gram, factored, work[SOLUTION], step)
         else:
             free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
         for j in range(dof):
             step[j] += pinned_motion[j]
-
-
-@inline_kernel
-def _kept_gram_step(jacobian, error, weights, damping, work, step):
-    """The damped step of every row from the Gram matrix :func:`limited_step` keeps (a copy of
-    its lower triangle factored: the kept one stays for the next limit round)."""
-    gram, kept_gram = work[GRAM], work[KEPT_GRAM]
-    rows = jacobian.shape[0]
-    for a in range(rows):
-        for b in range(a + 1):
-            gram[a, b] = kept_gram[a, b]
-    solve_gram(jacobian, error, weights, damping, FIRST_ROW, rows, gram, work[SOLUTION], step)
 
 
 @allocating_kernel
