@@ -92,13 +92,14 @@ def nearest_branches(
     tree's FK (``frames``, ``frame_links``), each joint at its ``θ + 2πk`` nearest the seed inside
     the limits (:func:`_nearest_turn`: the metric is a sum over joints, so the nearest variant of
     a branch is each joint's nearest; the same answer as the first of
-    :func:`~.solution_sets.solution_set`'s ordered set). The FK check runs only for a branch
-    nearer than the nearest found so far (2-3 of the 8 on average). ``found_out[t]``: whether one reached the
-    target (else ``q_out[t]`` is the seed and the errors infinite)."""
+    :func:`~.solution_sets.solution_set`'s ordered set). The FK check runs on the branches
+    nearest first, until one reaches the target (one FK for most targets). ``found_out[t]``:
+    whether one reached the target (else ``q_out[t]`` is the seed and the errors infinite)."""
     angles = np.empty((MAX_BRANCHES, 6))
     status = np.empty(MAX_BRANCHES, dtype=np.int64)
     branch = np.empty(MAX_BRANCHES, dtype=np.int64)
-    hint, candidate = np.empty(6), np.empty(reference.shape[0])
+    nearest, costs = np.empty((MAX_BRANCHES, reference.shape[0])), np.empty(MAX_BRANCHES)
+    hint = np.empty(6)
     poses, point, seen = np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4)), np.empty((4, 4))
     for t in range(targets.shape[0]):
         seed, target = seeds[t], targets[t]
@@ -106,9 +107,8 @@ def nearest_branches(
             hint[i] = seed[joints[i]] - reference[joints[i]]
         _as_solved(target, inverted, seen)
         count = _branches(kind, axes, offsets, tool_rotation, seen, hint, angles, status, branch)
-        found_out[t], best = False, math.inf
-        errors_out[t, 0] = errors_out[t, 1] = math.inf
         for r in range(count):
+            candidate = nearest[r]
             for j in range(reference.shape[0]):
                 candidate[j] = reference[j]
             for i in range(6):
@@ -118,16 +118,23 @@ def nearest_branches(
                 value = _nearest_turn(candidate[j], seed[j], lower[j], upper[j], periodic[j], continuous[j])
                 candidate[j] = value
                 cost += weights[j] * (value - seed[j]) ** 2
-            if not cost < best:  # (NaN, a joint with no turn inside its limits: never nearer)
-                continue
-            forward_kinematics(frames, frame_links, candidate, poses)  # (only for a nearer one)
+            costs[r] = cost if cost == cost else math.inf  # (NaN: a joint with no turn inside its limits)
+        found_out[t] = False
+        errors_out[t, 0] = errors_out[t, 1] = math.inf
+        for _ in range(count):  # (the nearest first: the first that reaches the target is the answer)
+            r = np.argmin(costs[:count])
+            if costs[r] == math.inf:
+                break
+            costs[r] = math.inf
+            forward_kinematics(frames, frame_links, nearest[r], poses)
             point_pose(poses, tip_frame, point_offset, point)
             position_error, orientation_error = pose_error(point, target)
             if position_error <= tolerances[0] and orientation_error <= tolerances[1]:
-                best, found_out[t] = cost, True
+                found_out[t] = True
                 for j in range(reference.shape[0]):
-                    q_out[t, j] = candidate[j]
+                    q_out[t, j] = nearest[r, j]
                 errors_out[t, 0], errors_out[t, 1] = position_error, orientation_error
+                break
         if not found_out[t]:
             for j in range(reference.shape[0]):
                 q_out[t, j] = seed[j]
