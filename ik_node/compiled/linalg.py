@@ -138,8 +138,8 @@ def factor_gram(gram, damping, size):
 @kernel
 def gram_step(jacobian, error, weights, row_start, row_end, gram, factored, solution, step):
     """``dq = W J^T (G + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` into ``step``
-    (n,), from the factors :func:`factor_gram` left in ``gram`` (``factored``: its answer; 0
-    where it refused the matrix). ``solution`` (m,): work space."""
+    (n,), from the factors :func:`factor_gram` left in ``gram`` (``factored``: its answer; the
+    step 0 where it refused the matrix). ``solution`` (m,): work space."""
     size = row_end - row_start
     dof = jacobian.shape[1]
     for a in range(size):

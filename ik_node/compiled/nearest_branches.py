@@ -118,7 +118,7 @@ def nearest_branches(
                 value = _nearest_turn(candidate[j], seed[j], lower[j], upper[j], periodic[j], continuous[j])
                 candidate[j] = value
                 cost += weights[j] * (value - seed[j]) ** 2
-            costs[r] = cost if cost == cost else math.inf  # (NaN: a joint with no turn inside its limits)
+            costs[r] = math.inf if math.isnan(cost) else cost  # (NaN: a joint with no turn inside its limits)
         found_out[t] = False
         errors_out[t, 0] = errors_out[t, 1] = math.inf
         for _ in range(count):  # (the nearest first: the first that reaches the target is the answer)

@@ -70,7 +70,7 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
     iterations); where a downdate refuses (an indefinite result to working precision), the
     matrix is made anew with the joints pinned so far."""
     remaining, weights, gram = work[REMAINING], work[STEP_WEIGHTS], work[GRAM]
-    pinned_motion, pinned, column = work[PINNED_MOTION], work[PINNED], work[IMAGE]
+    pinned_motion, pinned, column = work[PINNED_MOTION], work[PINNED], work[IMAGE]  # (column: J_j)
     rows, dof = jacobian.shape
     factors_kept = primary_rows == 0  # (with priority: free_step's two inverses, made each round)
     for j in range(dof):
@@ -79,9 +79,7 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
         pinned[j] = False
     factored = False
     if factors_kept:
-        weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
-        factored = factor_gram(gram, damping, rows)
-        gram_step(jacobian, error, weights, FIRST_ROW, rows, gram, factored, work[SOLUTION], step)
+        factored = _step_from_factors(jacobian, error, weights, damping, factored, work, step)
     else:
         free_step(jacobian, error, weights, damping, min_damping2, primary_rows, work, step)
     for _ in range(2):
@@ -108,14 +106,25 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
                 value -= jacobian[r, j] * pinned_motion[j]
             remaining[r] = value
         if factors_kept:
-            if not factored:
-                weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
-                factored = factor_gram(gram, damping, rows)
-            gram_step(jacobian, remaining, weights, FIRST_ROW, rows, gram, factored, work[SOLUTION], step)
+            factored = _step_from_factors(jacobian, remaining, weights, damping, factored, work, step)
         else:
             free_step(jacobian, remaining, weights, damping, min_damping2, primary_rows, work, step)
         for j in range(dof):
             step[j] += pinned_motion[j]
+
+
+@kernel
+def _step_from_factors(jacobian, error, weights, damping, factored, work, step):
+    """The damped step of every row for ``error`` (into ``step``) from the factors of ``J W J^T +
+    lambda^2 I`` in ``work[GRAM]`` (``factored``), or, where there are none, from the matrix made
+    and factored anew with ``weights``. Returns whether the factors are there (False: the matrix
+    was refused, the step 0)."""
+    rows, gram = jacobian.shape[0], work[GRAM]
+    if not factored:
+        weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
+        factored = factor_gram(gram, damping, rows)
+    gram_step(jacobian, error, weights, FIRST_ROW, rows, gram, factored, work[SOLUTION], step)
+    return factored
 
 
 @allocating_kernel
