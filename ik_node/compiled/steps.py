@@ -113,12 +113,13 @@ def limited_step(jacobian, error, joints, coordinates, q, damping, min_damping2,
             step[j] += pinned_motion[j]
 
 
-@kernel
+@inline_kernel
 def _step_from_factors(jacobian, error, weights, damping, factored, work, step):
     """The damped step of every row for ``error`` (into ``step``) from the factors of ``J W J^T +
     lambda^2 I`` in ``work[GRAM]`` (``factored``), or, where there are none, from the matrix made
     and factored anew with ``weights``. Returns whether the factors are there (False: the matrix
-    was refused, the step 0)."""
+    was refused, the step 0). Inlined at its two call sites: ``factored`` is a literal at the
+    first, a variable at the second (two compiled signatures otherwise)."""
     rows, gram = jacobian.shape[0], work[GRAM]
     if not factored:
         weighted_gram(jacobian, weights, FIRST_ROW, rows, gram, step)
