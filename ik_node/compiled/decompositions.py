@@ -33,7 +33,10 @@ from .subproblems import FREE, add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp
 
 __all__ = [
     "BRANCH_BITS",
+    "DECOMPOSITION_CODES",
     "MAX_BRANCHES",
+    "as_solved",
+    "branches_of",
     "spherical_two_intersecting",
     "spherical_two_parallel",
     "three_parallel_two_intersecting",
@@ -229,3 +232,36 @@ def three_parallel_two_intersecting(
                 branch_out[found] = 4 * shoulder + 2 * wrist + elbow
                 found += 1
     return found
+
+
+#: The decomposition kernels' codes (:func:`branches_of`' ``kind``), by name.
+DECOMPOSITION_CODES = {
+    "spherical_two_parallel": 0,
+    "spherical_two_intersecting": 1,
+    "three_parallel_two_intersecting": 2,
+}
+
+
+@kernel
+def branches_of(kind, axes, offsets, tool_rotation, target, hint, angles, status, branch):
+    """The branches (count returned) of decomposition ``kind`` (:data:`DECOMPOSITION_CODES`) for
+    ``target``, as its kernel writes them: one compiled entry for every kind."""
+    if kind == 0:
+        return spherical_two_parallel(axes, offsets, tool_rotation, target, hint, angles, status, branch)
+    if kind == 1:
+        return spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
+    return three_parallel_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
+
+
+@kernel
+def as_solved(target, inverted, out):
+    """``target`` (4x4) into ``out`` as the decomposition solves it: itself, or for an
+    ``inverted`` chain (read from the tool back) its inverse ``(Rᵀ, −Rᵀ p)``."""
+    for i in range(4):
+        for j in range(4):
+            out[i, j] = target[j, i] if inverted and i < 3 and j < 3 else target[i, j]
+    if inverted:
+        for i in range(3):
+            out[i, 3] = -(
+                target[0, i] * target[0, 3] + target[1, i] * target[1, 3] + target[2, i] * target[2, 3]
+            )

@@ -40,6 +40,7 @@ __all__ = [
     "BATCH_THREADS",
     "COLD_COMPILE",
     "COMPILED",
+    "CompiledCall",
     "IS_PYTHON_COPY",
     "SLOWDOWN_WITHOUT_NUMBA",
     "allocating_kernel",
@@ -160,6 +161,23 @@ def compiled_entry(dispatcher, arguments: tuple):
         return dispatcher.overloads[signature].entry_point
     except (AttributeError, KeyError):
         return dispatcher
+
+
+class CompiledCall:
+    """``dispatcher`` called with trailing arguments ``fixed`` (made once), through its compiled
+    function (:func:`compiled_entry`) from the call after the first (which compiles or loads it):
+    the leading arguments must have the same types at every call."""
+
+    def __init__(self, dispatcher, fixed: tuple):
+        self._dispatcher, self._fixed, self._entry = dispatcher, fixed, None
+
+    def __call__(self, *leading):
+        arguments = leading + self._fixed
+        if self._entry is not None:
+            return self._entry(*arguments)
+        result = self._dispatcher(*arguments)
+        self._entry = compiled_entry(self._dispatcher, arguments)
+        return result
 
 
 def kernel_ready(dispatcher, arguments: tuple) -> bool:

@@ -13,49 +13,12 @@ import math
 
 import numpy as np
 
-from .decompositions import (
-    MAX_BRANCHES,
-    spherical_two_intersecting,
-    spherical_two_parallel,
-    three_parallel_two_intersecting,
-)
+from .decompositions import MAX_BRANCHES, as_solved, branches_of
 from .jit import batch_kernel, kernel
 from .solution_sets import LIMIT_SLACK, TWO_PI, pose_error
 from .spatial import forward_kinematics, point_pose
 
-__all__ = ["DECOMPOSITION_CODES", "nearest_branches"]
-
-#: The decomposition kernels' codes (``nearest_branches``' ``kind``), by name.
-DECOMPOSITION_CODES = {
-    "spherical_two_parallel": 0,
-    "spherical_two_intersecting": 1,
-    "three_parallel_two_intersecting": 2,
-}
-
-
-@kernel
-def _branches(kind, axes, offsets, tool_rotation, target, hint, angles, status, branch):
-    """The branches (count returned) of decomposition ``kind`` (:data:`DECOMPOSITION_CODES`) for
-    ``target``, as its kernel writes them."""
-    if kind == 0:
-        return spherical_two_parallel(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-    if kind == 1:
-        return spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-    return three_parallel_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
-
-
-@kernel
-def _as_solved(target, inverted, out):
-    """``target`` (4x4) into ``out`` as the decomposition solves it: itself, or for an
-    ``inverted`` chain its inverse ``(Rᵀ, −Rᵀ p)``."""
-    for i in range(4):
-        for j in range(4):
-            out[i, j] = target[j, i] if inverted and i < 3 and j < 3 else target[i, j]
-    if inverted:
-        for i in range(3):
-            out[i, 3] = -(
-                target[0, i] * target[0, 3] + target[1, i] * target[1, 3] + target[2, i] * target[2, 3]
-            )
+__all__ = ["nearest_branches"]
 
 
 @kernel
@@ -85,7 +48,8 @@ def nearest_branches(
     """For each target ``targets[t]`` (N, 4, 4) and seed ``seeds[t]`` (N, n): the solution nearest
     the seed (``q_out[t]``) in ``Σ w_j (q_j − s_j)² `` (``weights``) and its (position [m],
     orientation [rad]) error (``errors_out[t]``) among the branches of decomposition ``kind`` with
-    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``inverted``, ``axes``,
+    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``kind`` its
+    :data:`~.decompositions.DECOMPOSITION_CODES`, ``inverted``, ``axes``,
     ``offsets``, ``tool_rotation``, ``reference``, ``joints``; a singularity's free joint at the
     seed's value; an ``inverted`` chain solved for the target's inverse)
     that reach the target within ``tolerances`` at ``tip_frame``'s point ``point_offset`` by the
@@ -105,8 +69,8 @@ def nearest_branches(
         seed, target = seeds[t], targets[t]
         for i in range(6):
             hint[i] = seed[joints[i]] - reference[joints[i]]
-        _as_solved(target, inverted, seen)
-        count = _branches(kind, axes, offsets, tool_rotation, seen, hint, angles, status, branch)
+        as_solved(target, inverted, seen)
+        count = branches_of(kind, axes, offsets, tool_rotation, seen, hint, angles, status, branch)
         for r in range(count):
             candidate = nearest[r]
             for j in range(reference.shape[0]):

@@ -13,10 +13,12 @@ import math
 
 import numpy as np
 
-from .bundles import SEED_NOT_FINITE
+from .bundles import MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE, SEED_NOT_FINITE, TARGET_NOT_USABLE
+from .decompositions import MAX_BRANCHES, as_solved, branches_of
 from .jit import allocating_kernel, inline_allocating_kernel, inline_kernel, kernel
 from .spatial import forward_kinematics, point_pose
 from .subproblems import FREE, LEAST_SQUARES
+from .tasks import POSE_OK, check_poses
 
 __all__ = [
     "DUPLICATE_TOLERANCE",
@@ -201,37 +203,44 @@ def branch_configurations(angles, count, reference, joints):
 
 @allocating_kernel
 def closed_form_set(
-    target, angles, count, status, branch, seed, seeded, reference, joints, frames, frame_links, tip_frame,
-    point_offset, tolerances, lower, upper, periodic, continuous, weights,
+    targets, seed, seeded, kind, inverted, axes, offsets, tool_rotation, reference, joints, frames,
+    frame_links, tip_frame, point_offset, tolerances, lower, upper, periodic, continuous, weights,
 ):  # fmt: skip
-    """The solutions of an exactly decomposable chain for ``target`` (4x4 ``T_base_point``) from
-    its decomposition kernel's output (``count`` rows of ``angles`` (8, 6), ``status`` and
-    ``branch`` (8,); the arguments of :class:`~ik_node.solver.closed_form.ClosedForm`:
-    ``reference`` (n,), ``joints`` (6,)) in one call from Python (each call and its arguments
-    cost ~3 µs): where ``seeded``, the ``seed`` (n,; inside the limits) checked (finite, else
-    refused); :func:`branch_configurations` and their :func:`solution_set` (ordered nearest the
-    seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``). Returns ``(problem, q (m, n), branch (m,),
-    position_error (m,) [m], orientation_error (m,) [rad], success, singular)``: ``problem`` is
-    :data:`SET_MADE` or :data:`~.bundles.SEED_NOT_FINITE` (then nothing is solved); per solution
-    the choice of roots of the branch it came from and that branch's errors; ``singular``: one
-    came from a branch with a free joint."""
+    """The solutions of an exactly decomposable chain for ``targets[0]`` ((1, 4, 4),
+    ``T_base_point``) in one call from Python (a call and its arguments cost more than the
+    decomposition): the target checked (:func:`~.tasks.check_poses`); where ``seeded``, the
+    ``seed`` (n,) checked (finite) and clipped into the limits; decomposition ``kind``
+    (:data:`~.decompositions.DECOMPOSITION_CODES`; for an ``inverted`` chain, of the target's
+    inverse) with the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``,
+    ``offsets``, ``tool_rotation``, ``reference`` (n,), ``joints`` (6,)), a singularity's free
+    joint at the seed's value (else the reference's); :func:`branch_configurations` and their
+    :func:`solution_set` (ordered nearest the seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``).
+    Returns ``(problem, q (m, n), branch (m,), position_error (m,) [m], orientation_error (m,)
+    [rad], success, singular)``: ``problem`` is :data:`SET_MADE`, or
+    :data:`~.bundles.TARGET_NOT_USABLE` / :data:`~.bundles.SEED_NOT_FINITE` (then nothing is
+    solved); per solution the choice of roots of the branch it came from and that branch's
+    errors; ``singular``: one came from a branch with a free joint."""
     n = reference.shape[0]
-    near, order = np.zeros(n), np.zeros(n)
+    problem = SET_MADE
+    if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
+        problem = TARGET_NOT_USABLE
+    near, order, hint = np.zeros(n), np.zeros(n), np.zeros(6)
     if seeded:
         for j in range(n):
-            if not math.isfinite(seed[j]):
-                nothing = np.empty(0)
-                return (
-                    SEED_NOT_FINITE,
-                    np.empty((0, n)),
-                    np.empty(0, np.int64),
-                    nothing,
-                    nothing,
-                    False,
-                    False,
-                )
-            near[j] = seed[j]
+            if problem == SET_MADE and not math.isfinite(seed[j]):
+                problem = SEED_NOT_FINITE  # (after the target's problem, if any)
+            near[j] = min(max(seed[j], lower[j]), upper[j])
             order[j] = weights[j]
+        for i in range(6):
+            hint[i] = near[joints[i]] - reference[joints[i]]
+    if problem != SET_MADE:
+        nothing = np.empty(0)
+        return problem, np.empty((0, n)), np.empty(0, np.int64), nothing, nothing, False, False
+    target, solved = targets[0], np.empty((4, 4))
+    as_solved(target, inverted, solved)
+    angles = np.empty((MAX_BRANCHES, 6))
+    status, branch = np.empty(MAX_BRANCHES, dtype=np.int64), np.empty(MAX_BRANCHES, dtype=np.int64)
+    count = branches_of(kind, axes, offsets, tool_rotation, solved, hint, angles, status, branch)
     candidates = branch_configurations(angles, count, reference, joints)
     q, origin, errors, success = solution_set(
         frames, frame_links, tip_frame, point_offset, target, candidates, status[:count], tolerances, lower,

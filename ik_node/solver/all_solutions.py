@@ -29,13 +29,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..compiled import solution_sets
-from ..compiled.jit import cache_is_cold
+from ..compiled.jit import CompiledCall, cache_is_cold
 from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
-from .inputs import check_pose
+from .inputs import c_array, check_pose, pose_stack
 from .results import IKResult, outcome_reason
 
 __all__ = [
@@ -329,17 +329,19 @@ def solve_nearest(solver, targets, seed, timeout: float | None) -> IKResult | No
     answers). With ``max_joint_move``, one that moves a joint farther is no success
     (``reason='joint_move'``)."""
     start = time.perf_counter()
-    seed_vector = np.clip(solver._seed(seed), solver.lower, solver.upper)
     if not has_closed_form(solver):
         return None
+    seed_vector = solver._seed(seed)  # (solve_all clips it into the limits)
     found = solve_all(solver, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT, None)
     if not (found.complete and found.success):
         return None
     q = found.q[0].copy()
     outcome = kernels.CONVERGED
     max_joint_move = solver.options.max_joint_move
-    if max_joint_move is not None and np.abs(solver.tree.difference(seed_vector, q)).max() > max_joint_move:
-        outcome = kernels.JOINT_MOVE
+    if max_joint_move is not None:
+        clipped = np.clip(seed_vector, solver.lower, solver.upper)
+        if np.abs(solver.tree.difference(clipped, q)).max() > max_joint_move:
+            outcome = kernels.JOINT_MOVE
     errors = (float(found.position_error[0]), float(found.orientation_error[0]))
     return IKResult(
         q=q,
@@ -366,12 +368,13 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
-    target = check_pose(tip, targets[tip] if isinstance(targets, Mapping) else targets)
-    if target.ndim != 2:
-        raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
+    pose = targets[tip] if isinstance(targets, Mapping) else targets
     closed = chain_closed_form(solver, key, reference)
     if closed is not None and closed.exact:
-        return _exact(solver, key, closed, target, seed, start)
+        return _exact(solver, key, closed, tip, pose, seed, start)
+    target = check_pose(tip, pose)
+    if target.ndim != 2:
+        raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     if closed is None:
         return _searched(solver, key, targets, seed, target, start + timeout, start)
     seed_vector = _clipped_seed(solver, seed)
@@ -397,19 +400,20 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     return _collision_free(solver, found)
 
 
-def _exact(solver, key: tuple, closed: ClosedForm, target, seed, start: float) -> IKSolutions:
-    """:func:`solve_all` of one tip's checked ``target`` on a chain that decomposes exactly: the
-    decomposition kernel (:meth:`ClosedForm.solve`), then one compiled call for the set
-    (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks the seed, orders the
-    solutions and picks each one's branch and errors; done here in Python, with a call for the
-    configurations, the solve took 2.5× as long)."""
+def _exact(solver, key: tuple, closed: ClosedForm, tip: str, pose, seed, start: float) -> IKSolutions:
+    """:func:`solve_all` of one tip's ``pose`` on a chain that decomposes exactly: one compiled
+    call (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks the target and the
+    seed, decomposes, orders the solutions and picks each one's branch and errors) without
+    numba's dispatch (:func:`_exact_call`); the Python around it is what EAIK's call costs."""
     seeded = seed is not None
-    seed_vector = _clipped_seed(solver, seed) if seeded else closed.reference
-    say_if_cold(closed.kernel, solution_sets.closed_form_set)
-    problem, q, branch, position_error, orientation_error, success, singular = solution_sets.closed_form_set(
-        target, *closed.solve(target, seed_vector), seed_vector, seeded,
-        *_exact_arguments(solver, key, closed),
-    )  # fmt: skip
+    seed_vector = c_array(solver._seed(seed)) if seeded else closed.reference
+    say_if_cold(solution_sets.closed_form_set)
+    solve = _exact_call(solver, key, closed)
+    problem, q, branch, position_error, orientation_error, success, singular = solve(
+        pose_stack(tip, pose), seed_vector, seeded
+    )
+    if problem == kernels.TARGET_NOT_USABLE:
+        check_pose(tip, pose)  # raises, saying why
     if problem == kernels.SEED_NOT_FINITE:
         solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints
     names = branch_labels(closed.root_names)
@@ -433,25 +437,21 @@ def _clipped_seed(solver, seed) -> np.ndarray | None:
     return None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
 
 
-def _exact_arguments(solver, key: tuple, closed: ClosedForm) -> tuple:
-    """:func:`~ik_node.compiled.solution_sets.closed_form_set`'s arguments after the seed, made
-    once per solver and locked joints: the decomposition's, the tree's and the tip task's
-    (tolerances), the limits and the metric."""
-    cache = solver.__dict__.setdefault("_exact_arguments", {})
+def _exact_call(solver, key: tuple, closed: ClosedForm) -> CompiledCall:
+    """:func:`~ik_node.compiled.solution_sets.closed_form_set` with its arguments after the
+    seed made once per solver and locked joints (the decomposition's, the tree's and the tip
+    task's tolerances, the limits and the metric): called with the targets (1, 4, 4), the seed
+    (n,) and whether it was given."""
+    cache = solver.__dict__.setdefault("_exact_calls", {})
     if key not in cache:
         task = solver.tasks[solver.tip_links[0]]
         tolerances = np.array((task.position_tolerance, task.orientation_tolerance))
         frames, links, tip_frame, offset, *limits_and_metric = solution_set_arrays(solver)
-        cache[key] = (
-            closed.reference,
-            closed.joints,
-            frames,
-            links,
-            tip_frame,
-            offset,
-            tolerances,
-            *limits_and_metric,
-        )
+        fixed = (
+            closed.code, closed.inverted, closed.axes, closed.offsets, closed.tool_rotation, closed.reference,
+            closed.joints, frames, links, tip_frame, offset, tolerances, *limits_and_metric,
+        )  # fmt: skip
+        cache[key] = CompiledCall(solution_sets.closed_form_set, fixed)
     return cache[key]
 
 

@@ -146,8 +146,9 @@ def branch_labels(root_names: tuple) -> tuple:
 
 
 class ClosedForm:
-    """A chain's nominal decomposable geometry and its kernel: ``kind`` (the kernel's name),
-    ``joints`` (indices of the six solved joints in the solver's order, in the kernel's order),
+    """A chain's nominal decomposable geometry and its kernel: ``kind`` (the kernel's name; its
+    code ``code``, :data:`~ik_node.compiled.decompositions.DECOMPOSITION_CODES`), ``joints``
+    (indices of the six solved joints in the solver's order, in the kernel's order),
     ``reference`` (q_ref, nq), ``deviation`` [rad, m] of the real axes from the nominal ones,
     ``exact`` (deviation within :data:`EXACT_TOLERANCE`: the branches need no polish), ``length``
     [m] the sum of the offsets' lengths (at least 1: the scale a direction's deviation moves the
@@ -169,6 +170,7 @@ class ClosedForm:
         self.tool_rotation = np.ascontiguousarray(tool[:3, :3])
         self.length = max(1.0, float(np.linalg.norm(self.offsets, axis=1).sum()))
         self.kernel = getattr(decompositions, kind)
+        self.code = np.int64(decompositions.DECOMPOSITION_CODES[kind])  # (the compiled sets' kind)
         roots = decompositions.BRANCH_BITS[kind]
         swapped = {"shoulder": "wrist", "wrist": "shoulder", "elbow": "elbow"}
         self.root_names = tuple(swapped[root] for root in roots) if inverted else roots

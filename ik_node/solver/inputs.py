@@ -14,6 +14,7 @@ from . import kernels
 from .options import tip_task
 
 __all__ = [
+    "c_array",
     "check_movable",
     "check_pose",
     "joint_vector",
@@ -147,17 +148,25 @@ def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:
     return pose
 
 
-def pose_stack(tip: str, pose: np.ndarray) -> np.ndarray:
-    """A 4x4 ``pose`` array as (1, 4, 4), writable, C-contiguous float (one compiled signature;
-    copied only where it is not already), or a :class:`TargetError` naming ``tip`` for another
-    shape. Its values are not checked here: the search refuses a pose :func:`check_pose` would
-    (``kernels.TARGET_NOT_USABLE``), without a call of its own, and the caller asks
-    :func:`check_pose` why."""
-    flags = pose.flags  # (a new object at each access)
-    if not (pose.dtype == np.float64 and flags.c_contiguous and flags.writeable and flags.aligned):
-        pose = np.array(pose, dtype=float, order="C")
+def c_array(values) -> np.ndarray:
+    """``values`` as a writable, aligned, C-contiguous float array: itself where it is one, else
+    a copy (what a compiled entry called without numba's dispatch takes: one type for every
+    call, see :func:`~ik_node.compiled.jit.compiled_entry`)."""
+    if type(values) is np.ndarray and values.dtype == np.float64:
+        flags = values.flags  # (a new object at each access)
+        if flags.c_contiguous and flags.writeable and flags.aligned:
+            return values
+    return np.array(values, dtype=float, order="C")
+
+
+def pose_stack(tip: str, pose) -> np.ndarray:
+    """A 4x4 ``pose`` as (1, 4, 4), writable, C-contiguous float (:func:`c_array`), or a
+    :class:`TargetError` naming ``tip`` for another shape. Its values are not checked here: the
+    compiled callers refuse a pose :func:`check_pose` would (``kernels.TARGET_NOT_USABLE``),
+    without a call of its own, and the caller asks :func:`check_pose` why."""
+    pose = c_array(pose)
     if pose.shape != (4, 4):
-        raise TargetError(f"target for tip '{tip}' must be a 4x4 pose, got shape {pose.shape}")
+        raise TargetError(f"target for tip '{tip}' must be one 4x4 pose, got shape {pose.shape}")
     return pose.reshape(1, 4, 4)
 
 

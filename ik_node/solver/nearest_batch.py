@@ -65,7 +65,7 @@ def nearest_in_closed_form(solver: IKSolver, targets: np.ndarray, seeds: np.ndar
 
     def nearest_slice(first: int, stop: int) -> None:
         compiled.nearest_branches(
-            np.int64(compiled.DECOMPOSITION_CODES[closed.kind]), np.bool_(closed.inverted), closed.axes,
+            closed.code, np.bool_(closed.inverted), closed.axes,
             closed.offsets, closed.tool_rotation, closed.reference, closed.joints, frames, links, tip_frame,
             offset, tolerances, lower, upper, periodic, continuous, weights, poses[first:stop],
             seeds[first:stop], q[first:stop], errors[first:stop], converged[first:stop],
