@@ -287,6 +287,31 @@ def test_other_chains_are_searched_and_say_so():
     assert not found.complete and found.success and len(found.q) >= 1
 
 
+def test_solve_all_takes_targets_and_seeds_of_any_layout():
+    """The exact closed form's compiled call reads C float arrays of one type at every call
+    (after its first, without numba's type checks): a Fortran-ordered, read-only or nested-list
+    target and a list, read-only, strided or mapping seed give the same set, in the same order,
+    as C arrays, in any order of calls."""
+    kuka = Arm("kuka_kr").solver
+    q = np.array([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
+    pose = np.ascontiguousarray(kuka.tree.forward(q))
+    expected = kuka.solve_all(pose, seed=q)
+    read_only_pose, read_only_seed = pose.copy(), q.copy()
+    read_only_pose.flags.writeable = read_only_seed.flags.writeable = False
+    inputs = [
+        (np.asfortranarray(pose), q.tolist()),
+        (read_only_pose, read_only_seed),
+        (pose.tolist(), np.repeat(q, 2)[::2]),
+        ({"tool0": pose}, dict(zip(kuka.joint_names, q))),
+        (pose, q),
+    ]
+    assert len(expected.q) >= 2, "an order to keep"
+    for target, seed in inputs:
+        found = kuka.solve_all(target, seed=seed)
+        assert np.array_equal(found.q, expected.q) and found.labels == expected.labels
+        assert np.array_equal(found.position_error, expected.position_error)
+
+
 def test_bad_input_is_named():
     iiwa = Arm("iiwa").solver
     with pytest.raises(IKNodeError, match=r"joint3.*\[-2\.96, 2\.96\]"):
