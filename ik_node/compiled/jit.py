@@ -165,11 +165,16 @@ def compiled_entry(dispatcher, arguments: tuple):
 
 class CompiledCall:
     """``dispatcher`` called with trailing arguments ``fixed`` (made once), through its compiled
-    function (:func:`compiled_entry`) from the call after the first (which compiles or loads it):
-    the leading arguments must have the same types at every call."""
+    function (:func:`compiled_entry`) from the call after the first (which compiles or loads it),
+    or from the first where ``leading`` (arguments of the calls' types) finds it compiled in this
+    process already (not looked up inside the first call's time budget then): the leading
+    arguments must have the same types at every call."""
 
-    def __init__(self, dispatcher, fixed: tuple):
+    def __init__(self, dispatcher, fixed: tuple, leading: tuple | None = None):
         self._dispatcher, self._fixed, self._entry = dispatcher, fixed, None
+        if leading is not None:
+            entry = compiled_entry(dispatcher, leading + fixed)
+            self._entry = None if entry is dispatcher else entry
 
     def __call__(self, *leading):
         arguments = leading + self._fixed

@@ -4,7 +4,7 @@ and the bundles it takes (:func:`search_arguments`).
 A re-solve (the goal moved a little, seeded at the last answer) converges in 1-3 iterations,
 ~1 us each compiled; what a call costs around them is Python's. :class:`SearchCall` pays once
 what every call would: the bundles' tuple (:func:`search_arguments`), the compiled
-function for their types (:func:`~ik_node.compiled.jit.compiled_entry`: no dispatch by type),
+function for their types (:class:`~ik_node.compiled.jit.CompiledCall`: no dispatch by type),
 and the call's input and output arrays (the *frame*, reused: each call copies the target and
 seed in and the answer out). A call made while another thread's is in the frame (the node's
 solves and a user's, say) gets a frame of its own.
@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..compiled import bundles
-from ..compiled.jit import compiled_entry
+from ..compiled.jit import CompiledCall
 from . import kernels
 from .options import METHODS, SOLVE_TYPES, SolverOptions
 from .problem import Problem
@@ -116,11 +116,11 @@ class SearchCall:
 
     def __init__(self, kernel_set, arguments: SearchArguments, tips: int, nq: int):
         self.arguments = arguments
-        self._search_many = kernel_set.search_many
         self._shape = (tips, nq)
         self._frame = _frame(tips, nq)
         self._frame_free = threading.Lock()
-        self._entry = self._compiled_entry()  # (None: found at the first call, once compiled)
+        leading = self._leading(self._frame, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
+        self._search = CompiledCall(kernel_set.search_many, tuple(arguments), leading)
 
     def __call__(
         self, targets: np.ndarray, seed: np.ndarray, deadline: int, primary_rows: int = kernels.NO_PRIORITY
@@ -134,31 +134,19 @@ class SearchCall:
         finally:
             self._frame_free.release()
 
-    def _compiled_entry(self):
-        """The compiled function for this search's argument types where it is loaded in this
-        process already (another solver's search of the same types: found now, not inside the
-        first call's budget), else None."""
-        entry = compiled_entry(
-            self._search_many, self._call(self._frame, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
-        )
-        return None if entry is self._search_many else entry
-
-    def _call(self, frame: tuple, deadline: int, primary_rows: int) -> tuple:
-        """``search_many``'s arguments for one target with ``frame`` (:func:`_frame`'s arrays)."""
+    @staticmethod
+    def _leading(frame: tuple, deadline: int, primary_rows: int) -> tuple:
+        """``search_many``'s arguments before the bundles, for one target with ``frame``
+        (:func:`_frame`'s arrays)."""
         target_in, seed_in, q_out, norms_out, results = frame
-        return (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results, *self.arguments)
+        return (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
 
     def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
         """The call with ``frame`` (:func:`_frame`'s arrays)."""
         target_in, seed_in, q_out, norms_out, results = frame
         target_in[0] = targets
         seed_in[0] = seed
-        call = self._call(frame, deadline, primary_rows)
-        if self._entry is None:
-            self._search_many(*call)
-            self._entry = compiled_entry(self._search_many, call)
-        else:
-            self._entry(*call)
+        self._search(*self._leading(frame, deadline, primary_rows))
         result = results[0].tolist()
         return SearchResult(
             outcome=result[kernels.OUTCOME],
