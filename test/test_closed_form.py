@@ -14,6 +14,7 @@ singularity.
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -291,7 +292,7 @@ def test_solve_all_takes_targets_and_seeds_of_any_layout():
     """The exact closed form's compiled call reads C float arrays of one type at every call
     (after its first, without numba's type checks): a Fortran-ordered, read-only or nested-list
     target and a list, read-only, strided or mapping seed give the same set, in the same order,
-    as C arrays, in any order of calls."""
+    as C arrays, in any order of calls, and in a pickled copy of the solver."""
     kuka = Arm("kuka_kr").solver
     q = np.array([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
     pose = np.ascontiguousarray(kuka.tree.forward(q))
@@ -306,10 +307,12 @@ def test_solve_all_takes_targets_and_seeds_of_any_layout():
         (pose, q),
     ]
     assert len(expected.q) >= 2, "an order to keep"
-    for target, seed in inputs:
-        found = kuka.solve_all(target, seed=seed)
-        assert np.array_equal(found.q, expected.q) and found.labels == expected.labels
-        assert np.array_equal(found.position_error, expected.position_error)
+    copy = pickle.loads(pickle.dumps(kuka))  # (a solver sent to a worker, after its calls)
+    for solver in (kuka, copy):
+        for target, seed in inputs:
+            found = solver.solve_all(target, seed=seed)
+            assert np.array_equal(found.q, expected.q) and found.labels == expected.labels
+            assert np.array_equal(found.position_error, expected.position_error)
 
 
 def test_bad_input_is_named():

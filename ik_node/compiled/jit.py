@@ -184,6 +184,11 @@ class CompiledCall:
         self._entry = compiled_entry(self._dispatcher, arguments)
         return result
 
+    def __reduce__(self):
+        """Pickled (with a solver sent to a Dask worker, say) without the compiled function, a
+        pointer into this process: the copy finds its own at its first call."""
+        return CompiledCall, (self._dispatcher, self._fixed)
+
 
 def kernel_ready(dispatcher, arguments: tuple) -> bool:
     """Whether calling ``dispatcher`` (a :func:`kernel`) with ``arguments`` runs without

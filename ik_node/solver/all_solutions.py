@@ -404,7 +404,7 @@ def _exact(solver, key: tuple, closed: ClosedForm, tip: str, pose, seed, start: 
     """:func:`solve_all` of one tip's ``pose`` on a chain that decomposes exactly: one compiled
     call (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks the target and the
     seed, decomposes, orders the solutions and picks each one's branch and errors) without
-    numba's dispatch (:func:`_exact_call`); the Python around it is what EAIK's call costs."""
+    numba's dispatch (:func:`_exact_call`)."""
     seeded = seed is not None
     seed_vector = c_array(solver._seed(seed)) if seeded else closed.reference
     say_if_cold(solution_sets.closed_form_set)
