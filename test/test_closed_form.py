@@ -334,6 +334,10 @@ def test_bad_input_is_named():
         kuka.solve_all(pose, seed=seed)
     with pytest.raises(IKNodeError, match="target for tip 'tool0' contains NaN"):
         kuka.solve_all(np.full((4, 4), np.nan), seed=seed)
+    with pytest.raises(IKNodeError, match=r"'tool0' must be one 4x4 pose, got shape \(2, 4, 4\)"):
+        kuka.solve_all(np.repeat(pose[None], 2, axis=0))
+    with pytest.raises(IKNodeError, match="seed"):
+        kuka.solve_all(pose, seed=[0.1, 0.2])  # (six joints)
 
 
 def test_the_default_solve_compiles_no_subproblem_kernel():

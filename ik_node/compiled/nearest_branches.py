@@ -47,9 +47,9 @@ def nearest_branches(
 ):  # fmt: skip
     """For each target ``targets[t]`` (N, 4, 4) and seed ``seeds[t]`` (N, n): the solution nearest
     the seed (``q_out[t]``) in ``Σ w_j (q_j − s_j)² `` (``weights``) and its (position [m],
-    orientation [rad]) error (``errors_out[t]``) among the branches of decomposition ``kind`` with
-    the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``kind`` its
-    :data:`~.decompositions.DECOMPOSITION_CODES`, ``inverted``, ``axes``,
+    orientation [rad]) error (``errors_out[t]``) among the branches of decomposition ``kind``
+    (:data:`~.decompositions.DECOMPOSITION_CODES`) with the arguments of
+    :class:`~ik_node.solver.closed_form.ClosedForm` (``inverted``, ``axes``,
     ``offsets``, ``tool_rotation``, ``reference``, ``joints``; a singularity's free joint at the
     seed's value; an ``inverted`` chain solved for the target's inverse)
     that reach the target within ``tolerances`` at ``tip_frame``'s point ``point_offset`` by the
