@@ -127,45 +127,43 @@ class SearchCall:
     ) -> SearchResult:
         """Search for ``targets`` (T, 4, 4) [base frame, m] from ``seed`` (nq,) until ``deadline``
         [ns, ``time.monotonic_ns``]."""
-        if not self._frame_free.acquire(blocking=False):
+        frame_free = self._frame_free
+        if not frame_free.acquire(False):
             return self._run(_frame(*self._shape), targets, seed, deadline, primary_rows)
         try:
             return self._run(self._frame, targets, seed, deadline, primary_rows)
         finally:
-            self._frame_free.release()
+            frame_free.release()
 
     @staticmethod
     def _leading(frame: tuple, deadline: int, primary_rows: int) -> tuple:
         """``search_many``'s arguments before the bundles, for one target with ``frame``
         (:func:`_frame`'s arrays)."""
-        target_in, seed_in, q_out, norms_out, results = frame
+        target_in, seed_in, q_out, norms_out, results, _ = frame
         return (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
 
     def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
-        """The call with ``frame`` (:func:`_frame`'s arrays)."""
-        target_in, seed_in, q_out, norms_out, results = frame
-        target_in[0] = targets
-        seed_in[0] = seed
-        self._search(*self._leading(frame, deadline, primary_rows))
-        result = results[0].tolist()
-        return SearchResult(
-            outcome=result[kernels.OUTCOME],
-            iterations=result[kernels.ITERATIONS_USED],
-            attempts=result[kernels.ATTEMPTS],
-            deadline_reached=bool(result[kernels.DEADLINE_REACHED]),
-            q=q_out[0].copy(),
-            errors=norms_out[0].tolist(),
-        )
+        """The call with ``frame`` (:func:`_frame`'s arrays; the same steps as :meth:`_leading`'s
+        tuple, unrolled: this is a re-solve's Python)."""
+        target_in, seed_in, q_out, norms_out, results, answer = frame
+        target_in[...] = targets
+        seed_in[...] = seed
+        self._search(target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
+        outcome, iterations, attempts, deadline_reached = results.tolist()[0]  # (bundles.OUTCOME ...)
+        errors = norms_out.tolist()[0]
+        return SearchResult(outcome, iterations, attempts, deadline_reached == 1, answer.copy(), errors)
 
 
 def _frame(tips: int, nq: int) -> tuple:
     """A call's arrays: the target (1, T, 4, 4) and seed (1, nq) in; q (1, nq), norms (1, T, 2)
     and the results (1, ``RESULT_COLUMNS``) out (writable, aligned C arrays: one compiled
-    signature)."""
+    signature); and the answer, q's row (nq,)."""
+    q_out = np.empty((1, nq))
     return (
         np.empty((1, tips, 4, 4)),
         np.empty((1, nq)),
-        np.empty((1, nq)),
+        q_out,
         np.empty((1, tips, 2)),
         np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64),
+        q_out[0],
     )
