@@ -38,6 +38,7 @@ callback there: changes are applied in the validating callback).
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import time
 import warnings
@@ -347,6 +348,7 @@ def main(argv=None) -> int:
     """Run the node: ``ik_node --ros-args --params-file FILE`` (or ``ros2 run ik_node ik_node``).
     Returns 0 on SIGINT/SIGTERM, 2 when the configuration is unusable."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    interrupt_handler = _stop_without_keyboard_interrupt()
     rclpy.init(args=["ik_node", *arguments])
     node = None
     # Made before the node: a signal that lands while an executor is being built leaves a
@@ -377,7 +379,24 @@ def main(argv=None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        if interrupt_handler is not None:
+            signal.signal(signal.SIGINT, interrupt_handler)
     return 0
+
+
+def _stop_without_keyboard_interrupt():
+    """Let a SIGINT stop the node as a SIGTERM does, and return Python's SIGINT handler it
+    replaced (None where this thread cannot set one).
+
+    rclpy's handler (installed by ``rclpy.init``, after this) shuts the context down, so that the
+    executor stops between callbacks, then calls the handler it found: Python's, which raises
+    ``KeyboardInterrupt`` at whatever line runs. Once that line was in rclpy's ``Task``
+    constructor (Jazzy), and the half-made task's finaliser printed a traceback at exit. The
+    handler set here does nothing: the context's shutdown alone stops the node."""
+    try:
+        return signal.signal(signal.SIGINT, lambda signal_number, frame: None)
+    except ValueError:  # not the main thread: Python's handler stays
+        return None
 
 
 if __name__ == "__main__":
