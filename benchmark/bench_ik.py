@@ -59,9 +59,9 @@ LIMIT_SLACK = 1e-9  # rad or m: a joint this far past a limit still counts as wi
 WARMUP_SOLVES = 5  # untimed solves per solver and robot before the timed ones
 NEARBY_DISTANCE = 0.01  # m: largest target move of the re-solve test
 NEARBY_ANGLE = np.radians(1.0)  # rad: largest target rotation of the re-solve test
-GOAL_NEARBY_MEDIAN = 20e-6  # s: re-solve median of every single chain
+GOAL_NEARBY_MEDIAN = 15e-6  # s: re-solve median of every single chain
 GOAL_TREE_RATE, GOAL_TREE_MEAN = 99.5, 1e-3  # %, s: trees (several tips) within the budget
-GOAL_TRAC_IK_RATIO = 0.2  # ik_node's mean time per call at most this times TRAC-IK's
+GOAL_TRAC_IK_RATIO = 0.15  # ik_node's mean time per call at most this times TRAC-IK's
 # Each peer's own convergence test (benchmark/peers.py): KDL and TRAC-IK bound every component of
 # the error twist by eps, so |dp| and the rotation angle can reach sqrt(3) eps; RTB bounds the norm
 # of the 6-vector. "implied" hands each peer the eps whose test implies the harness's check.
