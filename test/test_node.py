@@ -311,6 +311,26 @@ def test_clean_shutdown_on_signals(signal_number):
     assert "Traceback" not in process.log()
 
 
+def test_sigint_shuts_down_without_a_keyboard_interrupt_at_any_line():
+    """What keeps a SIGINT from landing inside rclpy's own objects (a half-made Task's finaliser
+    printed a traceback once): while the node runs, Python's SIGINT handler raises nothing (rclpy's
+    handler, chained before it, shuts the context down); afterwards the previous one is back."""
+    import os
+
+    from ik_node.ros.node import _stop_without_keyboard_interrupt
+
+    previous = _stop_without_keyboard_interrupt()
+    try:
+        assert previous is signal.default_int_handler
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # (Python runs its handler between bytecodes: a KeyboardInterrupt here)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+
+
 def test_unusable_configuration_exits_with_a_clear_error():
     process = NodeProcess("-p", "robot_description_file:=package://ik_node/urdf/arm7.urdf")
     assert process.process.wait(30) == 2
