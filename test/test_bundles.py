@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from ik_node.compiled import bundles, search
+from ik_node.compiled import bundles, context, search
 from ik_node.solver.search_call import SearchArguments
 
 BUILDERS = [
@@ -28,7 +28,14 @@ def test_each_keyword_lands_at_the_slot_of_its_name(builder):
     assert {name: bundle[getattr(bundles, name.upper())] for name in names} == {name: name for name in names}
 
 
-def test_the_search_arguments_are_search_many_s_trailing_parameters():
-    kernel = getattr(search.search_many, "py_func", search.search_many)
-    parameters = list(inspect.signature(kernel).parameters)
-    assert list(SearchArguments._fields) == parameters[-len(SearchArguments._fields) :]
+def test_the_search_arguments_are_search_many_s_trailing_parameters_and_its_context_s():
+    def parameters(function) -> list:
+        return list(inspect.signature(getattr(function, "py_func", function)).parameters)
+
+    trailing = ["settings", "method", "solve_type", "posture", "collision"]
+    assert parameters(search.search_many)[-len(trailing) :] == trailing
+    named = SearchArguments(**{field: field for field in SearchArguments._fields})
+    assert named.trailing == tuple(trailing)
+    assert set(SearchArguments._fields) == set(trailing) | set(parameters(search.search_context)) - {"nq"}
+    assert parameters(search.search_context)[:4] == list(context.CONTEXT_FIELDS[:4])
+    assert context.CONTEXT_FIELDS[4] == "workspace"

@@ -580,16 +580,16 @@ def test_the_search_tries_the_nearest_table_entries_in_turn(arm7):
     seed = np.clip(middle - 0.8, solver.lower, solver.upper)
     q_out, norms_out = np.empty((1, 7)), np.empty((1, 1, 2))
     results = np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64)
+    table = (
+        problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
+        blocked(table_features.mean(axis=0)[None], [0, 1]), np.array([0, 5]),
+        problem.limb_frames, problem.limb_starts, problem.limb_coordinates, problem.limb_scale,
+        np.zeros((0, 7)), np.zeros((1, kernels.TIP_FEATURES, 0), dtype=np.float32),
+    )  # (one cell; no limbs)  # fmt: skip
+    context = kernels.search_context(problem.tree_arrays, problem.task, problem.joints, table, None, 7)
     kernels.search_many(
-        targets[None], seed[None], -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY, q_out, norms_out, results,
-        problem.tree_arrays, problem.task, problem.joints,
-        (
-            problem.feature_spec, problem.feature_scale, table_q, blocked(table_features, [0, 5]), 1e-3,
-            blocked(table_features.mean(axis=0)[None], [0, 1]), np.array([0, 5]),
-            problem.limb_frames, problem.limb_starts, problem.limb_coordinates, problem.limb_scale,
-            np.zeros((0, 7)), np.zeros((1, kernels.TIP_FEATURES, 0), dtype=np.float32),
-        ),  # (one cell; no limbs)
-        (1e-3, 1, 6, 0, 0.0),
+        context, targets[None], seed[None], -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY, q_out, norms_out,
+        results, (1e-3, 1, 6, 0, 0.0),
         None, None, None, None,  # (dls, speed, no posture, no collision)
     )  # fmt: skip
     outcome, attempts, q_out = results[0, kernels.OUTCOME], results[0, kernels.ATTEMPTS], q_out[0]

@@ -5,7 +5,8 @@ other, and numba only through :mod:`.jit`.
 :mod:`.jit` (numba or plain Python, the kernel decorators, the cache), :mod:`.spatial` (kinematics
 of a tree: FK, Jacobians, the configuration manifold; also :mod:`ik_node.kinematics`'),
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
-:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve),
+:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve;
+:mod:`.context` the record its calls take),
 :mod:`.fitting` (a free base placed from its targets), :mod:`.contacts` and :mod:`.gjk`
 (collision distances and rows; ``shapes`` is theirs), :mod:`.subproblems`,
 :mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R arms whose axes decompose
@@ -17,6 +18,7 @@ __all__ = [
     "attempt",
     "bundles",
     "contacts",
+    "context",
     "decompositions",
     "fitting",
     "gjk",

@@ -55,8 +55,11 @@ __all__ = [
     "compiled_entry",
     "kernel_ready",
     "monotonic_ns",
+    "numba_types",
+    "overload",
     "python_module",
     "reduction_kernel",
+    "structref",
 ]
 
 #: Measured on arm7 (solve from the mid-range seed, 5 ms budget): plain Python iterations are
@@ -423,3 +426,10 @@ if COMPILED:
 
 else:
     monotonic_ns = time.monotonic_ns
+
+if COMPILED:  # (what :mod:`.context` defines its record type with: numba only through this module)
+    from numba.core import types as numba_types
+    from numba.core.extending import overload
+    from numba.experimental import structref
+else:
+    numba_types = overload = structref = None

@@ -66,6 +66,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
+from .context import new_context
 from .fitting import fit_workspace, floating_root, place_free_base
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
@@ -533,23 +534,21 @@ def _attempt(
 
 @inline_kernel
 def search_workspace(tree, task, joints, table, collision, nq):
-    """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per search
-    or batch (:func:`search_many`): (the clipped seed, the next start, the
-    attempt's q (nq,) each; the target's and the seed's features (F,); draws and displacement
-    (nv,); the probed cells' entries' distances (P times the largest cell); the nearest entries
-    (K,) int and their distances (K,); norms (T, 2); the attempts'
+    """Work arrays of :func:`search_in` for ``nq`` configuration coordinates, made once per solver
+    or batch slice in its :func:`search_context` and used by every search there: (the clipped seed,
+    the next start, the attempt's q (nq,) each; the target's and the seed's features (F,); draws
+    and displacement (nv,); the probed cells' entries' distances (P times the largest cell); the
+    nearest entries (K,) int and their distances (K,); norms (T, 2); the attempts'
     :func:`~ik_node.compiled.attempt.attempt_workspace`; the index's cell distances (C,), the
-    probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps
-    (nv,) bool; a limb's features (12,), the table's distances from them (S,) and the entries
-    ranked nearest (``PARTIAL_RESTARTS``,) int with their distances; the continuation's pieces
-    space; the free base's :func:`~ik_node.compiled.fitting.fit_workspace`; the search's
-    state (``STATE_SLOTS``,) int, slot ``STATE``). Their size
-    does not grow with the table's (a solve's work space is made at each call from Python).
+    probed cells (P,) int and their distances (P,); the coordinates a partial restart keeps (nv,)
+    bool; a limb's features (12,), the table's distances from them (S,) and the entries ranked
+    nearest (``PARTIAL_RESTARTS``,) int with their distances; the continuation's pieces space; the
+    free base's :func:`~ik_node.compiled.fitting.fit_workspace`; the search's state
+    (``STATE_SLOTS``,) int, slot ``STATE``). Their size does not grow with the table's. A search
+    writes each before it reads it.
 
-    Inlined into :func:`search_many`, its one caller, which counts references (so these arrays
-    may be made there): as an :func:`allocating_kernel` of its own it compiled the boxing of this
-    nested tuple and :func:`~ik_node.compiled.attempt.attempt_workspace` once more (~2 s of the
-    default problem's cold compile). Not for a caller without reference counting."""
+    Inlined into :func:`search_context`, its one caller, which counts references (so these arrays
+    may be made there). Not for a caller without reference counting."""
     features, table_size, dof = table[FEATURE_SPEC].shape[0], table[TABLE_Q].shape[0], joints.shape[0]
     cell_starts = table[CELL_STARTS]
     tips = task[TIP_FRAMES].shape[0]
@@ -1016,19 +1015,32 @@ def search_in(
     return outcome, state[ITERATIONS_SPENT], state[ATTEMPTS_MADE], state[DEADLINE_HIT] == 1
 
 
+@allocating_kernel
+def search_context(tree, task, joints, table, collision, nq):
+    """A :mod:`~.context` record of the bundles ``tree``, ``task``, ``joints``, ``table`` and a
+    :func:`search_workspace` for ``nq`` configuration coordinates (and ``collision``'s pairs):
+    what :func:`search_many` takes, made once per solver (and per batch slice) and used by every
+    call, the work arrays included."""
+    workspace = search_workspace(tree, task, joints, table, collision, nq)
+    return new_context(tree, task, joints, table, workspace)
+
+
 @batch_kernel
 def search_many(
-    targets, seeds, timeout_ns, deadline, primary_rows, q_out, norms_out, results, tree, task, joints, table,
-    settings, method, solve_type, posture, collision,
+    context, targets, seeds, timeout_ns, deadline, primary_rows, q_out, norms_out, results, settings, method,
+    solve_type, posture, collision,
 ):  # fmt: skip
-    """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn (one
-    :func:`search_workspace` for all), without the GIL (:meth:`IKSolver.solve_many` runs slices of
-    a batch on several threads; :meth:`IKSolver.solve` one target: one compiled entry for both).
+    """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn, in
+    ``context`` (:func:`search_context`: the bundles and the work arrays, one context per thread),
+    without the GIL (:meth:`IKSolver.solve_many` runs slices of a batch on several threads, each
+    with a context of its own; :meth:`IKSolver.solve` one target: one compiled entry for both).
     Each target's deadline [ns] is ``deadline`` (``NO_DEADLINE``: none), or ``timeout_ns`` after
     its own start when that comes first (< 0: none). ``results`` (N, ``RESULT_COLUMNS``) receives
     each search's outcome, iterations, attempts and whether the deadline ended it; the other
     arguments are :func:`search_in`'s."""
-    workspace = search_workspace(tree, task, joints, table, collision, seeds.shape[1])
+    tree, task, joints, table, workspace = (
+        context.tree, context.task, context.joints, context.table, context.workspace,
+    )  # fmt: skip
     for index in range(targets.shape[0]):
         target_deadline = deadline
         if timeout_ns >= 0:

@@ -22,6 +22,7 @@ from .results import BatchResult, Outcome
 
 if TYPE_CHECKING:
     from .ik_solver import IKSolver
+    from .search_call import SearchArguments
 
 __all__ = ["solution_figures", "solve_many"]
 
@@ -73,18 +74,20 @@ def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchR
     )
 
 
-def _search_batch(arguments: tuple, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
+def _search_batch(arguments: SearchArguments, targets: np.ndarray, seeds: np.ndarray, budget: int) -> tuple:
     """:func:`kernels.search_many` with ``arguments`` (:func:`.search_call.search_arguments`)
-    over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous), in slices on the batch threads.
-    Returns q (N, n), norms (N, T, 2) and outcomes (N,)."""
+    over targets (N, T, 4, 4) and seeds (N, n) (C-contiguous), in slices on the batch threads,
+    each slice in a search context of its own. Returns q (N, n), norms (N, T, 2) and outcomes
+    (N,)."""
     count = len(targets)
     q, norms = np.empty(seeds.shape), np.empty((count, targets.shape[1], 2))
     results = np.empty((count, kernels.RESULT_COLUMNS), dtype=np.int64)
 
     def search_slice(first: int, stop: int) -> None:
         kernels.search_many(
-            targets[first:stop], seeds[first:stop], budget, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-            q[first:stop], norms[first:stop], results[first:stop], *arguments,
+            arguments.context(kernels, seeds.shape[1]), targets[first:stop], seeds[first:stop], budget,
+            kernels.NO_DEADLINE, kernels.NO_PRIORITY, q[first:stop], norms[first:stop], results[first:stop],
+            *arguments.trailing,
         )  # fmt: skip
 
     in_slices(count, search_slice)

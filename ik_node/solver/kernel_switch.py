@@ -64,11 +64,22 @@ def kernels_ready(arguments: SearchArguments) -> bool:
     """Whether the search for a solver's ``arguments`` (:func:`.search_call.search_arguments`)
     runs without compiling: compiled in this process or cached for this machine (what is
     compiled depends on the arguments' types only, which these stand-ins share with a solve's)."""
+    context_arguments = (
+        arguments.tree,
+        arguments.task,
+        arguments.joints,
+        arguments.table,
+        arguments.collision,
+        1,
+    )
+    if not kernel_ready(kernels.search_context, context_arguments):
+        return False
     leading = (
-        np.zeros((1, 1, 4, 4)), np.zeros((1, 1)), -1, kernels.NO_DEADLINE, kernels.NO_PRIORITY,
-        np.zeros((1, 1)), np.zeros((1, 1, 2)), np.zeros((1, kernels.RESULT_COLUMNS), dtype=np.int64),
+        arguments.context(kernels, 1), np.zeros((1, 1, 4, 4)), np.zeros((1, 1)), -1, kernels.NO_DEADLINE,
+        kernels.NO_PRIORITY, np.zeros((1, 1)), np.zeros((1, 1, 2)),
+        np.zeros((1, kernels.RESULT_COLUMNS), dtype=np.int64),
     )  # fmt: skip
-    return kernel_ready(kernels.search_many, leading + arguments)
+    return kernel_ready(kernels.search_many, leading + arguments.trailing)
 
 
 def _helper_compile(key: tuple) -> HelperCompile | None:

@@ -2,12 +2,13 @@
 and the bundles it takes (:func:`search_arguments`).
 
 A re-solve (the goal moved a little, seeded at the last answer) converges in 1-3 iterations,
-~1 us each compiled; what a call costs around them is Python's. :class:`SearchCall` pays once
-what every call would: the bundles' tuple (:func:`search_arguments`), the compiled
-function for their types (:class:`~ik_node.compiled.jit.CompiledCall`: no dispatch by type),
-and the call's input and output arrays (the *frame*, reused: each call copies the target and
-seed in and the answer out). A call made while another thread's is in the frame (the node's
-solves and a user's, say) gets a frame of its own.
+~1 us each compiled; what a call costs around them is Python's and numba's call. :class:`SearchCall`
+pays once what every call would: the search's context (:func:`kernels.search_context`: the
+bundles and the work arrays in one record, passed as one pointer), the compiled function for the
+arguments' types (:class:`~ik_node.compiled.jit.CompiledCall`: no dispatch by type), and the
+call's input and output arrays (the *frame*, reused: each call copies the target and seed in and
+the answer out). A call made while another thread's is in the frame (the node's solves and a
+user's, say) gets a frame of its own, with a context of its own.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ __all__ = ["SearchArguments", "SearchCall", "SearchResult", "search_arguments", 
 
 
 class SearchArguments(NamedTuple):
-    """What :func:`kernels.search_many` takes after its targets, seeds, budget, task priority and
-    outputs, in its order (passed as ``*arguments``: numba sees the bundles, not this tuple): the
-    bundles (see :mod:`ik_node.compiled.bundles`) and the feature switches (None where the problem
-    does not use the feature, so that it compiles only the kernels it uses)."""
+    """What a search of one problem takes: the bundles (see :mod:`ik_node.compiled.bundles`; the
+    tree, task, joints and table reach :func:`kernels.search_many` in its context,
+    :meth:`context`), the settings and the feature switches (None where the problem does not use
+    the feature, so that it compiles only the kernels it uses), :meth:`trailing` in
+    ``search_many``'s order."""
 
     tree: tuple
     task: tuple
@@ -47,6 +49,17 @@ class SearchArguments(NamedTuple):
     def switches(self) -> tuple:
         """The feature switches: ``method``, ``solve_type``, ``posture``, ``collision``."""
         return (self.method, self.solve_type, self.posture, self.collision)
+
+    @property
+    def trailing(self) -> tuple:
+        """What :func:`kernels.search_many` takes after its outputs: the settings and the switches
+        (the bundles reach it in its context, :meth:`context`)."""
+        return (self.settings, *self.switches)
+
+    def context(self, kernel_set, nq: int):
+        """A context of ``kernel_set`` (:func:`kernels.search_context`) for these bundles and ``nq``
+        configuration coordinates: one per thread that searches."""
+        return kernel_set.search_context(self.tree, self.task, self.joints, self.table, self.collision, nq)
 
 
 class SearchResult(NamedTuple):
@@ -111,16 +124,16 @@ def search_settings(options: SolverOptions, **overrides) -> tuple:
 
 
 class SearchCall:
-    """:func:`kernels.search_many` of ``kernel_set`` for one target with ``arguments`` (the
-    bundles after the outputs), for ``tips`` tips and ``nq`` configuration coordinates."""
+    """:func:`kernels.search_many` of ``kernel_set`` for one target with ``arguments``, for
+    ``tips`` tips and ``nq`` configuration coordinates."""
 
     def __init__(self, kernel_set, arguments: SearchArguments, tips: int, nq: int):
         self.arguments = arguments
-        self._shape = (tips, nq)
-        self._frame = _frame(tips, nq)
+        self._kernel_set, self._shape = kernel_set, (tips, nq)
+        self._frame = self._new_frame()
         self._frame_free = threading.Lock()
         leading = self._leading(self._frame, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
-        self._search = CompiledCall(kernel_set.search_many, tuple(arguments), leading)
+        self._search = CompiledCall(kernel_set.search_many, arguments.trailing, leading)
 
     def __call__(
         self, targets: np.ndarray, seed: np.ndarray, deadline: int, primary_rows: int = kernels.NO_PRIORITY
@@ -129,7 +142,7 @@ class SearchCall:
         [ns, ``time.monotonic_ns``]."""
         frame_free = self._frame_free
         if not frame_free.acquire(False):
-            return self._run(_frame(*self._shape), targets, seed, deadline, primary_rows)
+            return self._run(self._new_frame(), targets, seed, deadline, primary_rows)
         try:
             return self._run(self._frame, targets, seed, deadline, primary_rows)
         finally:
@@ -137,33 +150,34 @@ class SearchCall:
 
     @staticmethod
     def _leading(frame: tuple, deadline: int, primary_rows: int) -> tuple:
-        """``search_many``'s arguments before the bundles, for one target with ``frame``
-        (:func:`_frame`'s arrays)."""
-        target_in, seed_in, q_out, norms_out, results, _ = frame
-        return (target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
+        """``search_many``'s arguments before the settings, for one target with ``frame``
+        (:meth:`_new_frame`'s)."""
+        target_in, seed_in, q_out, norms_out, results, _, context = frame
+        return (context, target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
 
     def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
-        """The call with ``frame`` (:func:`_frame`'s arrays; the same steps as :meth:`_leading`'s
+        """The call with ``frame`` (:meth:`_new_frame`'s; the same steps as :meth:`_leading`'s
         tuple, unrolled: this is a re-solve's Python)."""
-        target_in, seed_in, q_out, norms_out, results, answer = frame
+        target_in, seed_in, q_out, norms_out, results, answer, context = frame
         target_in[...] = targets
         seed_in[...] = seed
-        self._search(target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
+        self._search(context, target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
         outcome, iterations, attempts, deadline_reached = results.tolist()[0]  # (bundles.OUTCOME ...)
         errors = norms_out.tolist()[0]
         return SearchResult(outcome, iterations, attempts, deadline_reached == 1, answer.copy(), errors)
 
-
-def _frame(tips: int, nq: int) -> tuple:
-    """A call's arrays: the target (1, T, 4, 4) and seed (1, nq) in; q (1, nq), norms (1, T, 2)
-    and the results (1, ``RESULT_COLUMNS``) out (writable, aligned C arrays: one compiled
-    signature); and the answer, q's row (nq,)."""
-    q_out = np.empty((1, nq))
-    return (
-        np.empty((1, tips, 4, 4)),
-        np.empty((1, nq)),
-        q_out,
-        np.empty((1, tips, 2)),
-        np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64),
-        q_out[0],
-    )
+    def _new_frame(self) -> tuple:
+        """A call's arrays: the target (1, T, 4, 4) and seed (1, nq) in; q (1, nq), norms (1, T, 2)
+        and the results (1, ``RESULT_COLUMNS``) out (writable, aligned C arrays: one compiled
+        signature); the answer, q's row (nq,); and a search context of its own."""
+        tips, nq = self._shape
+        q_out = np.empty((1, nq))
+        return (
+            np.empty((1, tips, 4, 4)),
+            np.empty((1, nq)),
+            q_out,
+            np.empty((1, tips, 2)),
+            np.empty((1, kernels.RESULT_COLUMNS), dtype=np.int64),
+            q_out[0],
+            self.arguments.context(self._kernel_set, nq),
+        )
