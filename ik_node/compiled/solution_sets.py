@@ -14,20 +14,28 @@ import math
 import numpy as np
 
 from .bundles import MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE, SEED_NOT_FINITE, TARGET_NOT_USABLE
+from .context import new_closed_form_context
 from .decompositions import MAX_BRANCHES, as_solved, branches_of
-from .jit import allocating_kernel, inline_allocating_kernel, inline_kernel, kernel
-from .spatial import forward_kinematics, point_pose
+from .jit import allocating_kernel, inline_kernel, kernel
+from .spatial import first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
 from .subproblems import FREE, LEAST_SQUARES
 from .tasks import POSE_OK, check_poses
 
 __all__ = [
+    "BRANCH",
     "DUPLICATE_TOLERANCE",
     "LIMIT_SLACK",
+    "MORE_ROWS",
+    "ORIENTATION_ERROR",
+    "POSITION_ERROR",
+    "SET_COLUMNS",
     "SET_MADE",
     "branch_configurations",
+    "closed_form_context",
     "closed_form_set",
     "pose_error",
     "solution_set",
+    "write_branch_configurations",
 ]
 
 #: Two solutions closer than this in every joint [rad, m] (revolute joints modulo 2π) are one.
@@ -35,8 +43,15 @@ DUPLICATE_TOLERANCE = 1e-6
 #: Slack [rad] on the limits when fitting a solution into them (the kernels' rounding).
 LIMIT_SLACK = 1e-9
 TWO_PI = 2.0 * math.pi
-#: :func:`closed_form_set` made the set (else it says which input it refused).
+#: :func:`closed_form_set` made the set (else it says which input it refused, or
+#: :data:`MORE_ROWS`).
 SET_MADE = 0
+#: :func:`closed_form_set`'s ``out`` has fewer rows than the set's solutions (nothing written).
+MORE_ROWS = 1
+#: Columns of :func:`closed_form_set`'s rows after the n joint values: the position error [m],
+#: the orientation error [rad], the branch's choice of roots.
+POSITION_ERROR, ORIENTATION_ERROR, BRANCH = 0, 1, 2
+SET_COLUMNS = 3
 
 
 @kernel
@@ -81,7 +96,124 @@ def _largest_gap(a, b, periodic):
     return largest
 
 
-@inline_allocating_kernel
+@kernel
+def _checked_candidates(
+    frames, frame_links, tip_frame, point_offset, target, candidates, count, status, tolerances, periodic,
+    poses, point, errors, reached, picked,
+):  # fmt: skip
+    """Steps (1)-(3) of :func:`solution_set` over the first ``count`` rows of ``candidates``:
+    each one's FK error into ``errors`` (rows, 2) and whether it reaches the target into
+    ``reached``; the distinct ones among those that reach it (else the least-squares ones) into
+    ``picked``. ``poses`` (F + 1, 4, 4) and ``point`` (4, 4) are work arrays. Returns ``(kept,
+    whether any candidate reached the target)``."""
+    success = False
+    for c in range(count):
+        if c == 0:
+            forward_kinematics(frames, frame_links, candidates[c], poses)
+        else:  # (only the frames after the first joint that moved: branches share their first joints)
+            first = first_moved_frame(frame_links, candidates[c], candidates[c - 1])
+            forward_kinematics_from(frames, frame_links, candidates[c], poses, first)
+        point_pose(poses, tip_frame, point_offset, point)
+        errors[c, 0], errors[c, 1] = pose_error(point, target)
+        reached[c] = errors[c, 0] <= tolerances[0] and errors[c, 1] <= tolerances[1]
+        success |= reached[c]
+    kept = 0
+    for c in range(count):
+        if not (reached[c] if success else (status[c] & LEAST_SQUARES) != 0):
+            continue
+        duplicate = False
+        for other in range(kept):
+            if _largest_gap(candidates[c], candidates[picked[other]], periodic) <= DUPLICATE_TOLERANCE:
+                duplicate = True
+                break
+        if not duplicate:
+            picked[kept] = c
+            kept += 1
+    return kept, success
+
+
+@kernel
+def _fitted_choices(
+    candidates, picked, kept, lower, upper, periodic, continuous, seed, shifted, choices, variants
+):
+    """Step (4)'s count, per picked candidate (the first ``kept`` of ``picked``) and joint: the
+    value with a continuous joint moved nearest the seed and a bounded revolute one moved to its
+    lowest ``θ + 2πk`` inside the limits (into ``shifted``), how many values ``θ + 2πk`` fit
+    (``choices``: 1 for the others), and the variants per row (``variants``). Returns the number
+    of variants in all."""
+    n = candidates.shape[1]
+    total = 0
+    for r in range(kept):
+        variants[r] = 1
+        for j in range(n):
+            value = candidates[picked[r], j]
+            choices[r, j] = 1
+            if periodic[j] and continuous[j]:
+                value -= TWO_PI * math.floor((value - seed[j]) / TWO_PI + 0.5)
+            elif periodic[j]:
+                first = math.ceil((lower[j] - LIMIT_SLACK - value) / TWO_PI)
+                last = math.floor((upper[j] + LIMIT_SLACK - value) / TWO_PI)
+                choices[r, j] = max(last - first + 1, 0)
+                value += TWO_PI * first
+            shifted[r, j] = value
+            variants[r] *= choices[r, j]
+        total += variants[r]
+    return total
+
+
+@kernel
+def _write_variants(
+    shifted, choices, variants, picked, kept, lower, upper, periodic, continuous, digits, out
+):
+    """Step (4): every variant of the first ``kept`` rows into the rows of ``out`` (≥ n + 1
+    columns): ``shifted + 2π digit`` per joint in its first n columns, the digits counting in
+    mixed radix ``choices`` (an odometer, the last joint fastest: no integer division per value),
+    bounded revolute joints clipped into the limits; the candidate each came from (``picked``)
+    in column n. ``digits`` (n,) is a work array."""
+    n = shifted.shape[1]
+    index = 0
+    for r in range(kept):
+        for j in range(n):
+            digits[j] = 0
+        for _ in range(variants[r]):
+            for j in range(n):
+                value = shifted[r, j] + TWO_PI * digits[j]
+                if periodic[j] and not continuous[j]:
+                    value = min(max(value, lower[j]), upper[j])
+                out[index, j] = value
+            out[index, n] = picked[r]
+            index += 1
+            j = n - 1  # (the next variant: the last digit up, carried leftwards)
+            while j >= 0 and digits[j] + 1 == choices[r, j]:
+                digits[j] = 0
+                j -= 1
+            if j >= 0:
+                digits[j] += 1
+
+
+@allocating_kernel
+def _order_by_distance(out, rows, seed, weights):
+    """Step (5): the first ``rows`` rows of ``out`` (their first n columns a configuration)
+    ordered by the weighted distance ``Σ w_j (q_j − s_j)²`` from ``seed`` (n,), stable, whole
+    rows moved; as they are when ``weights`` is all zero."""
+    n = seed.shape[0]
+    weighted = False
+    for j in range(n):
+        weighted |= weights[j] != 0.0
+    if not weighted or rows < 2:
+        return
+    distance = np.zeros(rows)
+    for row in range(rows):
+        for j in range(n):
+            distance[row] += weights[j] * (out[row, j] - seed[j]) ** 2
+    order = np.argsort(distance, kind="mergesort")
+    unordered = out[:rows].copy()
+    for row in range(rows):
+        for column in range(out.shape[1]):
+            out[row, column] = unordered[order[row], column]
+
+
+@allocating_kernel
 def solution_set(
     frames, frame_links, tip_frame, point_offset, target, candidates, status, tolerances,
     lower, upper, periodic, continuous, seed, weights,
@@ -95,158 +227,143 @@ def solution_set(
     :data:`LIMIT_SLACK`), one value of a continuous joint (the nearest ``seed``'s; pass zeros for
     none), other joints as they are; (5) ordered by the weighted distance ``Σ w_j (q_j − s_j)²``
     from ``seed`` when ``weights`` is not all zero (stable). Returns ``(q (m, n), origin (m,):
-    the candidate each came from, errors (k, 2), whether any candidate reached the target)``."""
+    the candidate each came from, errors (k, 2), whether any candidate reached the target)``.
+    (:func:`closed_form_set` takes the same steps in its context's work arrays.)"""
     count, n = candidates.shape
-    poses = np.empty((frames.shape[0] + 1, 4, 4))
-    point = np.empty((4, 4))
-    errors = np.empty((count, 2))
-    reached = np.zeros(count, dtype=np.bool_)
-    for c in range(count):
-        forward_kinematics(frames, frame_links, candidates[c], poses)
-        point_pose(poses, tip_frame, point_offset, point)
-        errors[c, 0], errors[c, 1] = pose_error(point, target)
-        reached[c] = errors[c, 0] <= tolerances[0] and errors[c, 1] <= tolerances[1]
-    success = reached.any()
-    picked = np.empty(count, dtype=np.int64)
-    kept = 0
-    for c in range(count):
-        if not (reached[c] if success else (status[c] & LEAST_SQUARES) != 0):
-            continue
-        duplicate = False
-        for other in range(kept):
-            if _largest_gap(candidates[c], candidates[picked[other]], periodic) <= DUPLICATE_TOLERANCE:
-                duplicate = True
-                break
-        if not duplicate:
-            picked[kept] = c
-            kept += 1
-    picked = picked[:kept]
-    shifted, choices, variants = _fitted_choices(candidates, picked, lower, upper, periodic, continuous, seed)
-    q, origin = _variants(shifted, choices, variants, picked, lower, upper, periodic, continuous)
-    if np.any(weights != 0.0) and q.shape[0] > 1:
-        distance = np.zeros(q.shape[0])
-        for row in range(q.shape[0]):
-            for j in range(n):
-                distance[row] += weights[j] * (q[row, j] - seed[j]) ** 2
-        order = np.argsort(distance, kind="mergesort")
-        return q[order], origin[order], errors, success
+    poses, point, errors = np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4)), np.empty((count, 2))
+    reached, picked = np.empty(count, dtype=np.bool_), np.empty(count, dtype=np.int64)
+    kept, success = _checked_candidates(
+        frames, frame_links, tip_frame, point_offset, target, candidates, count, status, tolerances, periodic,
+        poses, point, errors, reached, picked,
+    )  # fmt: skip
+    shifted, choices, variants = (
+        np.empty((count, n)),
+        np.empty((count, n), np.int64),
+        np.empty(count, np.int64),
+    )
+    rows = _fitted_choices(
+        candidates, picked, kept, lower, upper, periodic, continuous, seed, shifted, choices, variants
+    )
+    out = np.empty((rows, n + 1))
+    digits = np.empty(n, dtype=np.int64)
+    _write_variants(shifted, choices, variants, picked, kept, lower, upper, periodic, continuous, digits, out)
+    _order_by_distance(out, rows, seed, weights)
+    q = np.empty((rows, n))
+    origin = np.empty(rows, dtype=np.int64)
+    for row in range(rows):
+        for j in range(n):
+            q[row, j] = out[row, j]
+        origin[row] = int(out[row, n])
     return q, origin, errors, success
 
 
-@allocating_kernel
-def _fitted_choices(candidates, picked, lower, upper, periodic, continuous, seed):
-    """Per picked candidate and joint: the value with a continuous joint moved nearest the seed
-    and a bounded revolute one moved to its lowest ``θ + 2πk`` inside the limits (``shifted``),
-    how many values ``θ + 2πk`` fit (``choices``: 1 for the others), and the variants per row."""
-    rows, n = picked.shape[0], candidates.shape[1]
-    shifted = np.empty((rows, n))
-    choices = np.ones((rows, n), dtype=np.int64)
-    variants = np.ones(rows, dtype=np.int64)
-    for r in range(rows):
-        for j in range(n):
-            value = candidates[picked[r], j]
-            if periodic[j] and continuous[j]:
-                value -= TWO_PI * math.floor((value - seed[j]) / TWO_PI + 0.5)
-            elif periodic[j]:
-                first = math.ceil((lower[j] - LIMIT_SLACK - value) / TWO_PI)
-                last = math.floor((upper[j] + LIMIT_SLACK - value) / TWO_PI)
-                choices[r, j] = max(last - first + 1, 0)
-                value += TWO_PI * first
-            shifted[r, j] = value
-            variants[r] *= choices[r, j]
-    return shifted, choices, variants
-
-
-@allocating_kernel
-def _variants(shifted, choices, variants, picked, lower, upper, periodic, continuous):
-    """Every variant of each row: ``shifted + 2π digit`` per joint, the digits counting in mixed
-    radix ``choices`` (an odometer, the last joint fastest: no integer division per value),
-    bounded revolute joints clipped into the limits. Returns the variants (m, n) and the
-    candidate each came from (m,)."""
-    rows, n = shifted.shape
-    q = np.empty((variants.sum(), n))
-    origin = np.empty(variants.sum(), dtype=np.int64)
-    digits = np.empty(n, dtype=np.int64)
-    index = 0
-    for r in range(rows):
-        digits[:] = 0
-        for _ in range(variants[r]):
-            for j in range(n):
-                value = shifted[r, j] + TWO_PI * digits[j]
-                if periodic[j] and not continuous[j]:
-                    value = min(max(value, lower[j]), upper[j])
-                q[index, j] = value
-            origin[index] = picked[r]
-            index += 1
-            j = n - 1  # (the next variant: the last digit up, carried leftwards)
-            while j >= 0 and digits[j] + 1 == choices[r, j]:
-                digits[j] = 0
-                j -= 1
-            if j >= 0:
-                digits[j] += 1
-    return q, origin
-
-
-@inline_allocating_kernel
-def branch_configurations(angles, count, reference, joints):
-    """Full configurations (count, n) of the first ``count`` branches ``angles`` (8, 6) of a
-    decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the branch's angles
-    wrapped into [−π, π) [rad]."""
-    q = np.empty((count, reference.shape[0]))
+@kernel
+def write_branch_configurations(angles, count, reference, joints, q):
+    """Full configurations (count, n) into ``q`` of the first ``count`` branches ``angles``
+    (8, 6) of a decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the
+    branch's angles wrapped into [−π, π) [rad]."""
     for r in range(count):
         for j in range(reference.shape[0]):
             q[r, j] = reference[j]
         for i in range(joints.shape[0]):
             q[r, joints[i]] += wrapped_angle(angles[r, i])
+
+
+@allocating_kernel
+def branch_configurations(angles, count, reference, joints):
+    """:func:`write_branch_configurations` into a new array (count, n)."""
+    q = np.empty((count, reference.shape[0]))
+    write_branch_configurations(angles, count, reference, joints, q)
     return q
 
 
 @allocating_kernel
-def closed_form_set(
-    targets, seed, seeded, kind, inverted, axes, offsets, tool_rotation, reference, joints, frames,
-    frame_links, tip_frame, point_offset, tolerances, lower, upper, periodic, continuous, weights,
+def closed_form_context(
+    kind, inverted, axes, offsets, tool_rotation, reference, joints, frames, frame_links, tip_frame,
+    point_offset, tolerances, lower, upper, periodic, continuous, weights,
 ):  # fmt: skip
-    """The solutions of an exactly decomposable chain for ``targets[0]`` ((1, 4, 4),
-    ``T_base_point``) in one call from Python (a call and its arguments cost more than the
-    decomposition): the target checked (:func:`~.tasks.check_poses`); where ``seeded``, the
-    ``seed`` (n,) checked (finite) and clipped into the limits; decomposition ``kind``
+    """The :mod:`~.context` record :func:`closed_form_set` takes, made once per solver (and set
+    of locked joints): ``decomposition``, decomposition ``kind``
     (:data:`~.decompositions.DECOMPOSITION_CODES`; for an ``inverted`` chain, of the target's
     inverse) with the arguments of :class:`~ik_node.solver.closed_form.ClosedForm` (``axes``,
-    ``offsets``, ``tool_rotation``, ``reference`` (n,), ``joints`` (6,)), a singularity's free
-    joint at the seed's value (else the reference's); :func:`branch_configurations` and their
-    :func:`solution_set` (ordered nearest the seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``).
-    Returns ``(problem, q (m, n), branch (m,), position_error (m,) [m], orientation_error (m,)
-    [rad], success, singular)``: ``problem`` is :data:`SET_MADE`, or
-    :data:`~.bundles.TARGET_NOT_USABLE` / :data:`~.bundles.SEED_NOT_FINITE` (then nothing is
-    solved); per solution the choice of roots of the branch it came from and that branch's
-    errors; ``singular``: one came from a branch with a free joint."""
+    ``offsets``, ``tool_rotation``, ``reference`` (n,), ``joints`` (6,)); ``check``, the FK
+    check's tree ``frames``, ``frame_links``, ``tip_frame``, ``point_offset`` (3,) [m] and
+    ``tolerances`` (position [m], orientation [rad]); ``limits``, ``lower``, ``upper``,
+    ``periodic``, ``continuous`` and the metric's ``weights`` (n,); and the work arrays of one
+    call."""
+    n = reference.shape[0]
+    workspace = (
+        np.zeros(n), np.zeros(n), np.zeros(6), np.empty((4, 4)), np.empty((MAX_BRANCHES, 6)),
+        np.empty(MAX_BRANCHES, np.int64), np.empty(MAX_BRANCHES, np.int64), np.empty((MAX_BRANCHES, n)),
+        np.empty((frames.shape[0] + 1, 4, 4)), np.empty((4, 4)), np.empty((MAX_BRANCHES, 2)),
+        np.empty(MAX_BRANCHES, np.bool_), np.empty(MAX_BRANCHES, np.int64), np.empty((MAX_BRANCHES, n)),
+        np.empty((MAX_BRANCHES, n), np.int64), np.empty(MAX_BRANCHES, np.int64), np.empty(n, np.int64),
+    )  # fmt: skip
+    return new_closed_form_context(
+        (kind, inverted, axes, offsets, tool_rotation, reference, joints),
+        (frames, frame_links, tip_frame, point_offset, tolerances),
+        (lower, upper, periodic, continuous, weights),
+        workspace,
+    )
+
+
+@allocating_kernel
+def closed_form_set(context, target, seed, seeded, out):
+    """The solutions of an exactly decomposable chain for ``target`` (4x4, ``T_base_point``) in
+    one call from Python (a call, its arguments and the arrays it returns cost more than the
+    decomposition), in ``context`` (:func:`closed_form_context`): the target checked
+    (:func:`~.tasks.check_poses`); where ``seeded``, the ``seed`` (n,) checked (finite) and
+    clipped into the limits; every branch of the decomposition (a singularity's free joint at the
+    seed's value, else the reference's), their configurations and :func:`solution_set`'s steps
+    (ordered nearest the seed in ``Σ w_j (q_j − s_j)²`` where ``seeded``), written into the rows
+    of ``out`` (≥ n + 3 columns): per solution its n joint values, the position error [m] and
+    orientation error [rad] of the branch it came from, and that branch's choice of roots.
+
+    Returns ``(problem, rows, success, singular)``: ``problem`` is :data:`SET_MADE`,
+    :data:`MORE_ROWS` (``out`` has fewer rows than the ``rows`` solutions: nothing written, call
+    again with enough), or :data:`~.bundles.TARGET_NOT_USABLE` / :data:`~.bundles.SEED_NOT_FINITE`
+    (then nothing is solved); ``singular``: a solution came from a branch with a free joint."""
+    kind, inverted, axes, offsets, tool_rotation, reference, joints = context.decomposition
+    frames, frame_links, tip_frame, point_offset, tolerances = context.check
+    lower, upper, periodic, continuous, weights = context.limits
+    (
+        near, order, hint, solved, angles, status, branch, candidates, poses, point, errors, reached, picked,
+        shifted, choices, variants, digits,
+    ) = context.workspace  # fmt: skip
     n = reference.shape[0]
     problem = SET_MADE
-    if check_poses(targets, MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
+    if check_poses(target.reshape((1, 4, 4)), MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE) != POSE_OK:
         problem = TARGET_NOT_USABLE
-    near, order, hint = np.zeros(n), np.zeros(n), np.zeros(6)
-    if seeded:
-        for j in range(n):
+    for j in range(n):
+        near[j], order[j] = 0.0, 0.0
+        if seeded:
             if problem == SET_MADE and not math.isfinite(seed[j]):
                 problem = SEED_NOT_FINITE  # (after the target's problem, if any)
             near[j] = min(max(seed[j], lower[j]), upper[j])
             order[j] = weights[j]
-        for i in range(6):
-            hint[i] = near[joints[i]] - reference[joints[i]]
     if problem != SET_MADE:
-        nothing = np.empty(0)
-        return problem, np.empty((0, n)), np.empty(0, np.int64), nothing, nothing, False, False
-    target, solved = targets[0], np.empty((4, 4))
+        return problem, 0, False, False
+    for i in range(6):
+        hint[i] = near[joints[i]] - reference[joints[i]] if seeded else 0.0
     as_solved(target, inverted, solved)
-    angles = np.empty((MAX_BRANCHES, 6))
-    status, branch = np.empty(MAX_BRANCHES, dtype=np.int64), np.empty(MAX_BRANCHES, dtype=np.int64)
     count = branches_of(kind, axes, offsets, tool_rotation, solved, hint, angles, status, branch)
-    candidates = branch_configurations(angles, count, reference, joints)
-    q, origin, errors, success = solution_set(
-        frames, frame_links, tip_frame, point_offset, target, candidates, status[:count], tolerances, lower,
-        upper, periodic, continuous, near, order,
+    write_branch_configurations(angles, count, reference, joints, candidates)
+    kept, success = _checked_candidates(
+        frames, frame_links, tip_frame, point_offset, target, candidates, count, status, tolerances, periodic,
+        poses, point, errors, reached, picked,
     )  # fmt: skip
+    rows = _fitted_choices(
+        candidates, picked, kept, lower, upper, periodic, continuous, near, shifted, choices, variants
+    )
+    if rows > out.shape[0]:
+        return MORE_ROWS, rows, False, False
+    _write_variants(shifted, choices, variants, picked, kept, lower, upper, periodic, continuous, digits, out)
     singular = False
-    for row in range(origin.shape[0]):
-        singular |= (status[origin[row]] & FREE) != 0
-    return SET_MADE, q, branch[origin], errors[origin, 0], errors[origin, 1], success, singular
+    for row in range(rows):
+        c = int(out[row, n])
+        out[row, n] = errors[c, 0]
+        out[row, n + 1] = errors[c, 1]
+        out[row, n + 2] = branch[c]
+        singular |= (status[c] & FREE) != 0
+    _order_by_distance(out, rows, near, order)
+    return SET_MADE, rows, success, singular

@@ -57,6 +57,8 @@ FIXED, REVOLUTE, PRISMATIC, PLANAR, BALL, FLOATING = 0, 1, 2, 3, 4, 5
 TANGENT_SIZE = (0, 1, 1, 3, 3, 6)
 #: Where each type's quaternion starts in its configuration (-1: none).
 QUATERNION_AT = (-1, -1, -1, -1, 0, 3)
+#: Configuration coordinates by type.
+CONFIGURATION_SIZE = (0, 1, 1, 3, 4, 7)
 
 
 # ------------------------------------------------------------------ rotations
@@ -245,7 +247,15 @@ def forward_kinematics(frames, frame_links, q, poses):
     poses[0, :, :] = 0.0
     for i in range(4):
         poses[0, i, i] = 1.0
-    for k in range(frames.shape[0]):
+    forward_kinematics_from(frames, frame_links, q, poses, 0)
+
+
+@inline_kernel
+def forward_kinematics_from(frames, frame_links, q, poses, first):
+    """:func:`forward_kinematics` of the frame rows from ``first`` on, the poses before them (and
+    the base's) as they are in ``poses``: where only joints from row ``first`` on moved since they
+    were computed (:func:`first_moved_frame`)."""
+    for k in range(first, frames.shape[0]):
         m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2 = joint_motion(frames, frame_links, k, q)
         parent = frame_links[k, PARENT]
         for i in range(3):  # row i of T_base_parent C = (a, b), times M
@@ -265,6 +275,19 @@ def forward_kinematics(frames, frame_links, q, poses):
             poses[k + 1, i, 3] = a0 * t0 + a1 * t1 + a2 * t2 + b
             poses[k + 1, 3, i] = 0.0
         poses[k + 1, 3, 3] = 1.0
+
+
+@kernel
+def first_moved_frame(frame_links, a, b):
+    """The first frame row whose joint's coordinates differ between configurations ``a`` and
+    ``b`` (the number of rows where none does): the frames before it have the same poses at both
+    (parents come first)."""
+    for k in range(frame_links.shape[0]):
+        kind, at = frame_links[k, JOINT_TYPE], frame_links[k, Q_INDEX]
+        for c in range(CONFIGURATION_SIZE[kind]):
+            if a[at + c] != b[at + c]:
+                return k
+    return frame_links.shape[0]
 
 
 @kernel

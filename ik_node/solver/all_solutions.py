@@ -22,20 +22,29 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..compiled import solution_sets
+from ..compiled.decompositions import MAX_BRANCHES
 from ..compiled.jit import CompiledCall, cache_is_cold
-from ..compiled.solution_sets import DUPLICATE_TOLERANCE, LIMIT_SLACK
+from ..compiled.solution_sets import (
+    BRANCH,
+    DUPLICATE_TOLERANCE,
+    LIMIT_SLACK,
+    ORIENTATION_ERROR,
+    POSITION_ERROR,
+    SET_COLUMNS,
+)
 from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
-from .inputs import c_array, check_pose, pose_stack
+from .inputs import c_array, check_pose, pose_matrix
 from .results import IKResult, outcome_reason
 
 __all__ = [
@@ -50,6 +59,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("ik_node.solver")
+#: A C-contiguous float 4x4's shape and strides [bytes], and a float vector's strides (what the
+#: compiled set takes as it is).
+_POSE_LAYOUT, _FLOAT_STRIDES = ((4, 4), (32, 8)), (8,)
 _notice_said = False
 _looked_up: set = set()  # (the kernels whose cache was looked at)
 
@@ -77,7 +89,6 @@ SEARCH_SOLVE_TIMEOUT = 0.005
 SOLVE_ALL_TIMEOUT = 0.05
 
 
-@dataclass(slots=True)
 class IKSolutions:
     """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
 
@@ -98,17 +109,76 @@ class IKSolutions:
     0; where that member is out of reach, as a wrist with an offset can be, the family is missed);
     ``position_error`` [m] / ``orientation_error`` [rad] (k,): each solution's error; ``elapsed``
     [s].
+
+    An exact closed form's set comes as one block of rows (:meth:`from_rows`): ``q`` and the
+    errors are views of it and ``labels`` is made from its branch column, each at its first use
+    (a call that does not read them does not pay for them: ~1.5 µs of ``solve_all``'s ~15).
     """
 
-    q: np.ndarray
-    labels: tuple | None
-    complete: bool
-    method: str
-    success: bool
-    singular: bool
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    elapsed: float
+    __slots__ = (
+        "complete", "method", "success", "singular", "elapsed",
+        "_q", "_labels", "_position_error", "_orientation_error", "_rows", "_names",
+    )  # fmt: skip
+
+    def __init__(
+        self, q, labels, complete, method, success, singular, position_error, orientation_error, elapsed
+    ):
+        self._q, self._labels, self.complete, self.method, self.success, self.singular = (
+            q, labels, complete, method, success, singular,
+        )  # fmt: skip
+        self._position_error, self._orientation_error, self.elapsed = (
+            position_error,
+            orientation_error,
+            elapsed,
+        )
+        self._rows = self._names = None
+
+    @classmethod
+    def from_rows(cls, rows, names, method, success, singular, elapsed) -> IKSolutions:
+        """A complete set from ``rows`` (k, n + :data:`~ik_node.compiled.solution_sets.SET_COLUMNS`,
+        :func:`~ik_node.compiled.solution_sets.closed_form_set`'s: the joint values, the errors,
+        the branch's choice of roots, which ``names`` (:func:`.closed_form.branch_labels`) reads)."""
+        found = cls.__new__(cls)  # (without __init__'s nine arguments: ~0.1 µs less)
+        found._q = found._labels = found._position_error = found._orientation_error = None
+        found.complete, found.method, found.success, found.singular, found.elapsed = (
+            True, method, success, singular, elapsed,
+        )  # fmt: skip
+        found._rows, found._names = rows, names
+        return found
+
+    @property
+    def q(self) -> np.ndarray:
+        if self._q is None:
+            self._q = self._rows[:, :-SET_COLUMNS]
+        return self._q
+
+    @property
+    def labels(self) -> tuple | None:
+        if self._labels is None and self._rows is not None:
+            self._labels = tuple(
+                map(self._names.__getitem__, self._rows[:, -SET_COLUMNS + BRANCH].astype(int).tolist())
+            )
+        return self._labels
+
+    @property
+    def position_error(self) -> np.ndarray:
+        if self._position_error is None:
+            self._position_error = self._rows[:, -SET_COLUMNS + POSITION_ERROR]
+        return self._position_error
+
+    @property
+    def orientation_error(self) -> np.ndarray:
+        if self._orientation_error is None:
+            self._orientation_error = self._rows[:, -SET_COLUMNS + ORIENTATION_ERROR]
+        return self._orientation_error
+
+    def __repr__(self) -> str:
+        return (
+            f"IKSolutions(q={self.q!r}, labels={self.labels!r}, complete={self.complete}, "
+            f"method={self.method!r}, success={self.success}, singular={self.singular}, "
+            f"position_error={self.position_error!r}, "
+            f"orientation_error={self.orientation_error!r}, elapsed={self.elapsed})"
+        )
 
 
 def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray | None]:
@@ -368,10 +438,11 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
-    pose = targets[tip] if isinstance(targets, Mapping) else targets
+    pose = targets[tip] if type(targets) is not np.ndarray and isinstance(targets, Mapping) else targets
+    exact = _exact_set(solver, key, reference)
+    if exact is not None:
+        return exact.solve(solver, tip, pose, seed, start)
     closed = chain_closed_form(solver, key, reference)
-    if closed is not None and closed.exact:
-        return _exact(solver, key, closed, tip, pose, seed, start)
     target = check_pose(tip, pose)
     if target.ndim != 2:
         raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
@@ -400,59 +471,92 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     return _collision_free(solver, found)
 
 
-def _exact(solver, key: tuple, closed: ClosedForm, tip: str, pose, seed, start: float) -> IKSolutions:
-    """:func:`solve_all` of one tip's ``pose`` on a chain that decomposes exactly: one compiled
-    call (:func:`~ik_node.compiled.solution_sets.closed_form_set`: it checks the target and the
-    seed, decomposes, orders the solutions and picks each one's branch and errors) without
-    numba's dispatch (:func:`_exact_call`)."""
-    seeded = seed is not None
-    seed_vector = c_array(solver._seed(seed)) if seeded else closed.reference
-    say_if_cold(solution_sets.closed_form_set)
-    solve = _exact_call(solver, key, closed)
-    problem, q, branch, position_error, orientation_error, success, singular = solve(
-        pose_stack(tip, pose), seed_vector, seeded
-    )
-    if problem == kernels.TARGET_NOT_USABLE:
-        check_pose(tip, pose)  # raises, saying why
-    if problem == kernels.SEED_NOT_FINITE:
-        solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-    names = branch_labels(closed.root_names)
-    found = IKSolutions(  # (its fields in order: a call by keywords costs ~0.5 us more, per call)
-        q,
-        tuple(map(names.__getitem__, branch.tolist())),
-        True,  # complete
-        closed.kind,
-        success and len(q) > 0,
-        singular,
-        position_error,
-        orientation_error,
-        time.perf_counter() - start,
-    )
-    return _collision_free(solver, found)
-
-
 def _clipped_seed(solver, seed) -> np.ndarray | None:
     """``seed`` (array or mapping) as a vector clipped into the limits; None stays None (NaN
     passes: the compiled set refuses it, and the solver's checks name the joints)."""
     return None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
 
 
-def _exact_call(solver, key: tuple, closed: ClosedForm) -> CompiledCall:
-    """:func:`~ik_node.compiled.solution_sets.closed_form_set` with its arguments after the
-    seed made once per solver and locked joints (the decomposition's, the tree's and the tip
-    task's tolerances, the limits and the metric): called with the targets (1, 4, 4), the seed
-    (n,) and whether it was given."""
-    cache = solver.__dict__.setdefault("_exact_calls", {})
-    if key not in cache:
+class ExactSet:
+    """:func:`solve_all` on a chain that decomposes exactly (one solver, one set of locked
+    joints): one compiled call, :func:`~ik_node.compiled.solution_sets.closed_form_set` (it checks
+    the target and the seed, decomposes, checks each branch by FK, orders the solutions and writes
+    each one's errors and branch), without numba's dispatch, in a context made once (the
+    decomposition's, the FK check's and the limits' arrays, and its work arrays: one argument;
+    a call made while another runs makes a context of its own), into new rows as many as the
+    largest set so far (a set with more solutions is solved again with more rows)."""
+
+    def __init__(self, solver, closed: ClosedForm):
         task = solver.tasks[solver.tip_links[0]]
         tolerances = np.array((task.position_tolerance, task.orientation_tolerance))
         frames, links, tip_frame, offset, *limits_and_metric = solution_set_arrays(solver)
-        fixed = (
+        self._fixed = (
             closed.code, closed.inverted, closed.axes, closed.offsets, closed.tool_rotation, closed.reference,
             closed.joints, frames, links, tip_frame, offset, tolerances, *limits_and_metric,
         )  # fmt: skip
-        cache[key] = CompiledCall(solution_sets.closed_form_set, fixed)
-    return cache[key]
+        self.reference, self.kind, self.names = (
+            closed.reference,
+            closed.kind,
+            branch_labels(closed.root_names),
+        )
+        say_if_cold(solution_sets.closed_form_context, solution_sets.closed_form_set)
+        self._columns, self._rows = len(closed.reference) + SET_COLUMNS, MAX_BRANCHES
+        self._context = self._new_context()
+        self._frame_free = threading.Lock()
+        self._call = CompiledCall(solution_sets.closed_form_set, ())
+
+    def _new_context(self):
+        """A context of this chain's arrays (:func:`~ik_node.compiled.solution_sets.closed_form_context`)."""
+        return solution_sets.closed_form_context(*self._fixed)
+
+    def solve(self, solver, tip: str, pose, seed, start: float) -> IKSolutions:
+        """:func:`solve_all` of one tip's ``pose`` from ``seed`` (None: unordered), begun at
+        ``start`` (``perf_counter``). A pose or seed that is a C-contiguous float array of the
+        right shape is passed as it is (the kernel only reads them), else as a copy."""
+        if type(pose) is np.ndarray and pose.dtype == float and (pose.shape, pose.strides) == _POSE_LAYOUT:
+            target = pose
+        else:
+            target = pose_matrix(tip, pose)
+        seeded = seed is not None
+        if not seeded:
+            seed_vector = self.reference
+        elif type(seed) is np.ndarray and seed.dtype == float and seed.strides == _FLOAT_STRIDES:
+            seed_vector = seed if seed.shape == self.reference.shape else c_array(solver._seed(seed))
+        else:
+            seed_vector = c_array(solver._seed(seed))
+        out = np.empty((self._rows, self._columns))
+        frame_free = self._frame_free
+        if frame_free.acquire(False):
+            try:
+                problem, rows, success, singular = self._call(self._context, target, seed_vector, seeded, out)
+            finally:
+                frame_free.release()
+        else:
+            problem, rows, success, singular = self._call(
+                self._new_context(), target, seed_vector, seeded, out
+            )
+        if problem == solution_sets.MORE_ROWS:
+            self._rows = max(self._rows, rows)
+            return self.solve(solver, tip, pose, seed, start)
+        if problem == kernels.TARGET_NOT_USABLE:
+            check_pose(tip, pose)  # raises, saying why
+        if problem == kernels.SEED_NOT_FINITE:
+            solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints
+        found = IKSolutions.from_rows(
+            out[:rows], self.names, self.kind, success and rows > 0, singular, time.perf_counter() - start
+        )
+        return _collision_free(solver, found)
+
+
+def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
+    """The :class:`ExactSet` of ``solver`` with the locked joints ``key`` (their reference
+    configuration ``reference``), made at its first use; None where the chain does not decompose
+    exactly."""
+    sets = solver.__dict__.setdefault("_exact_sets", {})
+    if key not in sets:
+        closed = chain_closed_form(solver, key, reference)
+        sets[key] = ExactSet(solver, closed) if closed is not None and closed.exact else None
+    return sets[key]
 
 
 def _searched(solver, key: tuple, targets, seed, target, deadline: float, start: float) -> IKSolutions:
@@ -487,11 +591,8 @@ def _collision_free(solver, found: IKSolutions) -> IKSolutions:
         return found
     free = np.array([solver.clearance(row) >= 0.0 for row in found.q], dtype=bool)
     labels = None if found.labels is None else tuple(label for label, kept in zip(found.labels, free) if kept)
-    return replace(
-        found,
-        q=found.q[free],
-        labels=labels,
-        success=found.success and bool(free.any()),
-        position_error=found.position_error[free],
-        orientation_error=found.orientation_error[free],
-    )
+    success = found.success and bool(free.any())
+    return IKSolutions(
+        found.q[free], labels, found.complete, found.method, success, found.singular,
+        found.position_error[free], found.orientation_error[free], found.elapsed,
+    )  # fmt: skip

@@ -148,6 +148,7 @@ class IKSolver:
         runs the compiled kernels (loading or compiling them at its first solve)."""
         state = self.__dict__.copy()
         del state["_kernels"], state["_kernel_switch"], state["_search_call"]
+        state.pop("_exact_sets", None)  # (compiled contexts: the copy makes its own)
         return state
 
     def __setstate__(self, state: dict) -> None:

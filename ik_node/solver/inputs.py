@@ -19,6 +19,7 @@ __all__ = [
     "check_pose",
     "joint_vector",
     "joint_weights",
+    "pose_matrix",
     "pose_stack",
     "posture_gains",
     "resolve_tasks",
@@ -164,10 +165,16 @@ def pose_stack(tip: str, pose) -> np.ndarray:
     :class:`TargetError` naming ``tip`` for another shape. Its values are not checked here: the
     compiled callers refuse a pose :func:`check_pose` would (``kernels.TARGET_NOT_USABLE``),
     without a call of its own, and the caller asks :func:`check_pose` why."""
+    return pose_matrix(tip, pose).reshape(1, 4, 4)
+
+
+def pose_matrix(tip: str, pose) -> np.ndarray:
+    """A 4x4 ``pose`` as a writable, C-contiguous float 4x4 (:func:`c_array`), or a
+    :class:`TargetError` naming ``tip`` for another shape; its values as :func:`pose_stack`'s."""
     pose = c_array(pose)
     if pose.shape != (4, 4):
         raise TargetError(f"target for tip '{tip}' must be one 4x4 pose, got shape {pose.shape}")
-    return pose.reshape(1, 4, 4)
+    return pose
 
 
 def stack_targets(

@@ -160,7 +160,8 @@ def warm_closed_form() -> tuple[float, bool]:
     watched = (
         decompositions.spherical_two_parallel, decompositions.spherical_two_intersecting,
         decompositions.three_parallel_two_intersecting, solution_sets.solution_set,
-        solution_sets.branch_configurations, solution_sets.closed_form_set, nearest_branches.nearest_branches,
+        solution_sets.branch_configurations, solution_sets.closed_form_context, solution_sets.closed_form_set,
+        nearest_branches.nearest_branches,
     )  # fmt: skip
     misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
     solver = IKSolver(
