@@ -12,7 +12,10 @@ poses in the fastest of 5 rounds (each round runs each library over all the pose
 VM's speed drifts). ik_node's call returns every solution inside the
 limits (each ``θ + 2πk`` of a joint with limits wider than 2π is a solution of its own: a UR5 of
 ±2π has up to 8 × 2⁶), checked by FK, deduplicated, ordered nearest the seed and labelled; EAIK's
-returns its 8 branches (least-squares ones flagged) without limits, FK check or order. Then, seeded
+returns its 8 branches (least-squares ones flagged) without limits, FK check or order. Each
+result makes its arrays at their first read (EAIK's ``.Q`` converts its solutions at each read,
+ik_node's ``.q`` is a view made at the first): a second line times the calls with the solutions
+read. Then, seeded
 at a configuration 0.3 rad from the goal's: ``solve`` with ``solve_type='distance'`` (the nearest
 solution of the complete set) against ``solve`` with the default ``speed`` (the numeric search,
 one answer), 5 ms.
@@ -77,11 +80,13 @@ def run(name: str, count: int, rng) -> None:
         seeds[:, lock[0]] = lock[1]
     items = list(zip(poses, seeds, eaik_poses))
     solver.solve_all(poses[0], locked=locked)  # (compiled or loaded before timing)
-    ours, ours_unseeded, theirs = timed(
+    ours, ours_unseeded, theirs, ours_read, theirs_read = timed(
         [
             lambda item: solver.solve_all(item[0], seed=item[1], locked=locked),
             lambda item: solver.solve_all(item[0], locked=locked),
             lambda item: eaik.IK(item[2]),
+            lambda item: solver.solve_all(item[0], seed=item[1], locked=locked).q,
+            lambda item: eaik.IK(item[2]).Q,
         ],
         items,
     )
@@ -91,6 +96,10 @@ def run(name: str, count: int, rng) -> None:
         f"{name:17s} solve_all {ours[0]:6.1f} / {ours[1]:6.1f} µs (no seed {ours_unseeded[0]:6.1f}), "
         f"{solutions:5.1f} solutions | EAIK {theirs[0]:5.1f} / {theirs[1]:5.1f} µs, {eaik_solutions:.1f} "
         f"| ratio of means {ours[0] / theirs[0]:.2f}"
+    )
+    print(
+        f"{'':17s} the solutions read too (.q / EAIK's .Q) {ours_read[0]:6.1f} / {theirs_read[0]:5.1f} µs "
+        f"| ratio of means {ours_read[0] / theirs_read[0]:.2f}"
     )
     if lock:
         return

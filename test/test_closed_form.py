@@ -315,6 +315,15 @@ def test_solve_all_takes_targets_and_seeds_of_any_layout():
             assert np.array_equal(found.position_error, expected.position_error)
 
 
+def test_the_exact_set_holds_the_gil_while_it_uses_its_work_arrays():
+    """``solve_all``'s exact path keeps one context's work arrays for every call on a solver
+    (``all_solutions.ExactSet``): safe from threads only while the compiled set holds the GIL from
+    start to end, as a kernel without ``nogil`` does."""
+    from ik_node.compiled import solution_sets
+
+    assert not getattr(solution_sets.closed_form_set, "targetoptions", {}).get("nogil", False)
+
+
 def test_bad_input_is_named():
     iiwa = Arm("iiwa").solver
     with pytest.raises(IKNodeError, match=r"joint3.*\[-2\.96, 2\.96\]"):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -482,15 +481,16 @@ class ExactSet:
     joints): one compiled call, :func:`~ik_node.compiled.solution_sets.closed_form_set` (it checks
     the target and the seed, decomposes, checks each branch by FK, orders the solutions and writes
     each one's errors and branch), without numba's dispatch, in a context made once (the
-    decomposition's, the FK check's and the limits' arrays, and its work arrays: one argument;
-    a call made while another runs makes a context of its own), into new rows as many as the
-    largest set so far (a set with more solutions is solved again with more rows)."""
+    decomposition's, the FK check's and the limits' arrays, and its work arrays: one argument),
+    into new rows as many as the largest set so far (a set with more solutions is solved again
+    with more rows). The compiled call holds the GIL from start to end, so two calls from
+    threads never use the work arrays at once."""
 
     def __init__(self, solver, closed: ClosedForm):
         task = solver.tasks[solver.tip_links[0]]
         tolerances = np.array((task.position_tolerance, task.orientation_tolerance))
         frames, links, tip_frame, offset, *limits_and_metric = solution_set_arrays(solver)
-        self._fixed = (
+        fixed = (
             closed.code, closed.inverted, closed.axes, closed.offsets, closed.tool_rotation, closed.reference,
             closed.joints, frames, links, tip_frame, offset, tolerances, *limits_and_metric,
         )  # fmt: skip
@@ -501,13 +501,11 @@ class ExactSet:
         )
         say_if_cold(solution_sets.closed_form_context, solution_sets.closed_form_set)
         self._columns, self._rows = len(closed.reference) + SET_COLUMNS, MAX_BRANCHES
-        self._context = self._new_context()
-        self._frame_free = threading.Lock()
+        self._context = solution_sets.closed_form_context(*fixed)
         self._call = CompiledCall(solution_sets.closed_form_set, ())
-
-    def _new_context(self):
-        """A context of this chain's arrays (:func:`~ik_node.compiled.solution_sets.closed_form_context`)."""
-        return solution_sets.closed_form_context(*self._fixed)
+        # (a first call with arrays of the usual types compiles or loads that entry: a first
+        # call with a read-only pose would compile one of its own)
+        self._call(self._context, np.eye(4), closed.reference, False, np.empty((self._rows, self._columns)))
 
     def solve(self, solver, tip: str, pose, seed, start: float) -> IKSolutions:
         """:func:`solve_all` of one tip's ``pose`` from ``seed`` (None: unordered), begun at
@@ -525,16 +523,7 @@ class ExactSet:
         else:
             seed_vector = c_array(solver._seed(seed))
         out = np.empty((self._rows, self._columns))
-        frame_free = self._frame_free
-        if frame_free.acquire(False):
-            try:
-                problem, rows, success, singular = self._call(self._context, target, seed_vector, seeded, out)
-            finally:
-                frame_free.release()
-        else:
-            problem, rows, success, singular = self._call(
-                self._new_context(), target, seed_vector, seeded, out
-            )
+        problem, rows, success, singular = self._call(self._context, target, seed_vector, seeded, out)
         if problem == solution_sets.MORE_ROWS:
             self._rows = max(self._rows, rows)
             return self.solve(solver, tip, pose, seed, start)
