@@ -66,7 +66,7 @@ _looked_up: set = set()  # (the kernels whose cache was looked at)
 
 #: Said (``logging`` warning) before ``solve_all`` compiles its kernels, once per process.
 COMPILE_NOTICE = (
-    "compiling the closed-form IK kernels solve_all uses (once per install: about 21 s on 2 cores; "
+    "compiling the closed-form IK kernels solve_all uses (once per install: about 27 s on 2 cores; "
     "later runs load them from the cache)"
 )
 #: A polished branch is given this share of ``solve_all``'s budget at least [s] (the LM solve
