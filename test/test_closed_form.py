@@ -315,6 +315,38 @@ def test_solve_all_takes_targets_and_seeds_of_any_layout():
             assert np.array_equal(found.position_error, expected.position_error)
 
 
+def test_each_solutions_errors_and_branch_are_its_own():
+    """The exact set's rows carry each solution's errors and branch beside its joints: on targets
+    out of reach (least-squares branches, errors large and different), each reported position and
+    orientation error equals pinocchio's FK error of that solution, and the solutions of one
+    branch label are one configuration (its 2π variants)."""
+    pinocchio = pytest.importorskip("pinocchio")
+    for name in ("kuka_kr", "ur5"):
+        arm = Arm(name)
+        model = pinocchio.buildModelFromXML(arm.urdf)
+        data, tool = model.createData(), model.getFrameId("tool0")
+        rng = np.random.default_rng(32)
+        checked = 0
+        for q in arm.random_configurations(rng, 20, 0):
+            far = arm.solver.tree.forward(q)
+            far[:3, 3] *= 1.0 + 3.0 / np.linalg.norm(far[:3, 3])  # (3 m farther: beyond reach)
+            found = arm.solver.solve_all(far, seed=q)  # (its closest approaches within the limits)
+            assert not found.success and len(found.labels) == len(found.q)
+            checked += len(found.q)
+            errors = zip(found.q, found.position_error, found.orientation_error)
+            for row, position_error, orientation_error in errors:
+                pinocchio.framesForwardKinematics(model, data, row)
+                placement = data.oMf[tool]
+                distance = np.linalg.norm(placement.translation - far[:3, 3])
+                assert position_error == pytest.approx(distance, abs=1e-9)
+                angle = np.linalg.norm(pinocchio.log3(placement.rotation.T @ far[:3, :3]))
+                assert orientation_error == pytest.approx(angle, abs=1e-6)
+            configurations = {}
+            for row, label in zip(wrapped(found.q), found.labels):
+                assert np.abs(wrapped(configurations.setdefault(label, row) - row)).max() < SAME
+        assert checked >= 20
+
+
 def test_the_exact_set_holds_the_gil_while_it_uses_its_work_arrays():
     """``solve_all``'s exact path keeps one context's work arrays for every call on a solver
     (``all_solutions.ExactSet``): safe from threads only while the compiled set holds the GIL from
