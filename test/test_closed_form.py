@@ -347,6 +347,26 @@ def test_each_solutions_errors_and_branch_are_its_own():
         assert checked >= 20
 
 
+def test_a_locked_joint_moved_along_a_path_keeps_a_bounded_memory():
+    """Each locked value is a closed form of its own (made at its first use, kept for the next
+    calls); a path that moves the locked joint keeps the latest ``LOCKED_SETS_KEPT`` of them, and
+    every goal along it is solved exactly."""
+    from ik_node.solver.all_solutions import LOCKED_SETS_KEPT
+
+    arm = Arm("iiwa")
+    joint, at = arm.lock
+    rng = np.random.default_rng(33)
+    q = arm.random_configurations(rng, 1, 0)[0]
+    values = np.linspace(at - 0.5, at + 0.5, 2 * LOCKED_SETS_KEPT + 5)
+    for value in values:
+        q[joint] = value
+        pose = arm.solver.tree.forward(q)
+        found = arm.solver.solve_all(pose, seed=q, locked={f"joint{joint + 1}": value})
+        assert found.complete and found.success and np.abs(found.q[0] - q).max() < SAME
+    for kind in ("_exact_sets", "_closed_forms", "_locked_references"):
+        assert len(arm.solver.__dict__[kind]) == LOCKED_SETS_KEPT
+
+
 def test_the_exact_set_holds_the_gil_while_it_uses_its_work_arrays():
     """``solve_all``'s exact path keeps one context's work arrays for every call on a solver
     (``all_solutions.ExactSet``): safe from threads only while the compiled set holds the GIL from
@@ -362,6 +382,8 @@ def test_bad_input_is_named():
         iiwa.solve_all(np.eye(4), locked={"joint3": 4.0})
     with pytest.raises(IKNodeError, match="joint9"):
         iiwa.solve_all(np.eye(4), locked={"joint9": 0.0})
+    with pytest.raises(IKNodeError, match="joint3' must be a number, got 'a'"):
+        iiwa.solve_all(np.eye(4), locked={"joint3": "a"})
     for arm in (Arm("ur5"), Arm("ur5", tilt=1e-4)):  # (joints of ±2π: every approach fits)
         far = arm.solver.tree.forward([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
         far[:3, 3] *= 3.0

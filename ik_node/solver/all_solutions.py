@@ -83,6 +83,9 @@ POLISH_REACH = 0.1
 NEAR_LEAST_SQUARES = 10.0
 #: A search's single solves last at most this [s] each (then a new random seed).
 SEARCH_SOLVE_TIMEOUT = 0.005
+#: Sets of locked joints (and values) whose closed form, checks and helper solvers a solver
+#: keeps (:func:`per_locked_joints`).
+LOCKED_SETS_KEPT = 32
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
 SOLVE_ALL_TIMEOUT = 0.05
@@ -180,15 +183,39 @@ class IKSolutions:
         )
 
 
+def per_locked_joints(solver, kind: str, key, make):
+    """What ``make()`` returns, kept in ``solver`` under ``kind`` for ``key`` (a set of locked
+    joints and their values), made at the first use of ``key``; the :data:`LOCKED_SETS_KEPT` keys
+    made last are kept (a path that moves a locked joint makes a new key at each step)."""
+    cache = solver.__dict__.setdefault(kind, {})
+    if key not in cache:
+        if len(cache) >= LOCKED_SETS_KEPT:
+            del cache[next(iter(cache))]  # (the oldest: dicts keep their insertion order)
+        cache[key] = make()
+    return cache[key]
+
+
 def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray | None]:
     """``locked`` ({joint: value [rad, m]}) checked (a known joint, a finite value inside its
     limits: else :class:`IKNodeError` naming the joint and its range) as a sorted key, and the
-    reference configuration: the locked values, 0 elsewhere (None: nothing locked)."""
+    reference configuration: the locked values, 0 elsewhere (None: nothing locked); checked once
+    per set of values (:func:`per_locked_joints`)."""
     if not locked:
         return (), None
+    items = []
+    for name, value in locked.items():
+        try:
+            items.append((name, float(value)))
+        except (TypeError, ValueError):
+            raise IKNodeError(f"locked value for joint '{name}' must be a number, got {value!r}") from None
+    items = tuple(sorted(items))
+    return per_locked_joints(solver, "_locked_references", items, lambda: _checked_locked(solver, items))
+
+
+def _checked_locked(solver, items: tuple) -> tuple[tuple, np.ndarray]:
+    """:func:`_locked_reference` of the sorted ``items`` ((joint, value) pairs)."""
     reference = np.zeros(len(solver.joint_names))
-    key = []
-    for name, value in sorted(locked.items()):
+    for name, value in items:
         if name not in solver.joint_names:
             raise UnknownJointError(name, solver.joint_names, what="joint to lock")
         index = solver.joint_names.index(name)
@@ -196,8 +223,7 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
         if not (math.isfinite(value) and low - LIMIT_SLACK <= value <= high + LIMIT_SLACK):
             raise IKNodeError(f"locked value {value} for joint '{name}' is outside its range [{low}, {high}]")
         reference[index] = value
-        key.append((name, float(value)))
-    return tuple(key), reference
+    return items, reference
 
 
 def periodic_coordinates(solver) -> np.ndarray:
@@ -280,15 +306,17 @@ def chain_closed_form(solver, key: tuple = (), reference: np.ndarray | None = No
     """The chain's :class:`ClosedForm` with the joints of ``key`` locked at their values in
     ``reference`` (default: none locked, the reference at 0) (None: no closed form), found once
     per key and solver. Only for one tip controlling its full pose."""
-    cache = solver.__dict__.setdefault("_closed_forms", {})
-    if key not in cache:
-        reference = np.zeros(len(solver.joint_names)) if reference is None else reference
+
+    def make() -> ClosedForm | None:
         task = solver.tasks[solver.tip_links[0]]
-        usable = len(solver.tip_links) == 1 and all(task.mask)
+        if not (len(solver.tip_links) == 1 and all(task.mask)):
+            return None
         locked = {solver.joint_names.index(name) for name, _ in key}
         free = [index for index in range(len(solver.joint_names)) if index not in locked]
-        cache[key] = decompose(solver.tree, _tool_pose(solver), free, reference) if usable else None
-    return cache[key]
+        at = np.zeros(len(solver.joint_names)) if reference is None else reference
+        return decompose(solver.tree, _tool_pose(solver), free, at)
+
+    return per_locked_joints(solver, "_closed_forms", key, make)
 
 
 def helper_solver(solver, key: tuple, **overrides):
@@ -296,16 +324,16 @@ def helper_solver(solver, key: tuple, **overrides):
     values and whose options ``overrides`` replaces (tolerances reach only the tips whose task is
     a kind, not a :class:`~.options.TipTask`): what polishes and searches. Made once per key and
     overrides."""
-    cache = solver.__dict__.setdefault("_helper_solvers", {})
-    cache_key = (key, tuple(sorted(overrides.items())))
-    if cache_key not in cache:
+
+    def make():
         options = solver.options
         lower, upper = dict(options.lower or {}), dict(options.upper or {})
         for name, value in key:
             lower[name], upper[name] = value, value
         options = replace(options, lower=lower, upper=upper, **overrides)
-        cache[cache_key] = type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
-    return cache[cache_key]
+        return type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
+
+    return per_locked_joints(solver, "_helper_solvers", (key, tuple(sorted(overrides.items()))), make)
 
 
 def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: float):
@@ -541,11 +569,15 @@ def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
     """The :class:`ExactSet` of ``solver`` with the locked joints ``key`` (their reference
     configuration ``reference``), made at its first use; None where the chain does not decompose
     exactly."""
-    sets = solver.__dict__.setdefault("_exact_sets", {})
-    if key not in sets:
+    sets = solver.__dict__.get("_exact_sets")
+    if sets is not None and key in sets:  # (a re-solve's path: one lookup)
+        return sets[key]
+
+    def make() -> ExactSet | None:
         closed = chain_closed_form(solver, key, reference)
-        sets[key] = ExactSet(solver, closed) if closed is not None and closed.exact else None
-    return sets[key]
+        return ExactSet(solver, closed) if closed is not None and closed.exact else None
+
+    return per_locked_joints(solver, "_exact_sets", key, make)
 
 
 def _searched(solver, key: tuple, targets, seed, target, deadline: float, start: float) -> IKSolutions:
