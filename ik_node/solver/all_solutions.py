@@ -30,7 +30,7 @@ import numpy as np
 
 from ..compiled import solution_sets
 from ..compiled.decompositions import MAX_BRANCHES
-from ..compiled.jit import CompiledCall, cache_is_cold
+from ..compiled.jit import cache_is_cold, compiled_entry
 from ..compiled.solution_sets import (
     BRANCH,
     DUPLICATE_TOLERANCE,
@@ -530,15 +530,17 @@ class ExactSet:
         say_if_cold(solution_sets.closed_form_context, solution_sets.closed_form_set)
         self._columns, self._rows = len(closed.reference) + SET_COLUMNS, MAX_BRANCHES
         self._context = solution_sets.closed_form_context(*fixed)
-        self._call = CompiledCall(solution_sets.closed_form_set, ())
-        # (a first call with arrays of the usual types compiles or loads that entry: a first
-        # call with a read-only pose would compile one of its own)
-        self._call(self._context, np.eye(4), closed.reference, False, np.empty((self._rows, self._columns)))
+        # (a first call, through numba's dispatch, with arrays of the usual types compiles or
+        # loads that entry; the later calls go to it directly)
+        first = (self._context, np.eye(4), closed.reference, False, np.empty((self._rows, self._columns)))
+        solution_sets.closed_form_set(*first)
+        self._call = compiled_entry(solution_sets.closed_form_set, first)
 
     def solve(self, solver, tip: str, pose, seed, start: float) -> IKSolutions:
         """:func:`solve_all` of one tip's ``pose`` from ``seed`` (None: unordered), begun at
         ``start`` (``perf_counter``). A pose or seed that is a C-contiguous float array of the
-        right shape is passed as it is (the kernel only reads them), else as a copy."""
+        right shape is passed as it is, read-only or not (the compiled set only reads them),
+        else as a copy."""
         if type(pose) is np.ndarray and pose.dtype == float and (pose.shape, pose.strides) == _POSE_LAYOUT:
             target = pose
         else:
@@ -562,7 +564,7 @@ class ExactSet:
         found = IKSolutions.from_rows(
             out[:rows], self.names, self.kind, success and rows > 0, singular, time.perf_counter() - start
         )
-        return _collision_free(solver, found)
+        return found if solver.collision_task is None else _collision_free(solver, found)
 
 
 def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
