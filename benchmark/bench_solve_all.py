@@ -11,7 +11,8 @@ time, on one thread; the mean and median of each call's wall time (``perf_counte
 poses in the fastest of 5 rounds (each round runs each library over all the poses in turn: this
 VM's speed drifts). ik_node's call returns every solution inside the
 limits (each ``θ + 2πk`` of a joint with limits wider than 2π is a solution of its own: a UR5 of
-±2π has up to 8 × 2⁶), checked by FK, deduplicated, ordered nearest the seed and labelled; EAIK's
+±2π has up to 8 × 2⁶; such an arm is timed again with its limits cut to ±π, where ik_node's set
+is EAIK's, each branch once), checked by FK, deduplicated, ordered nearest the seed and labelled; EAIK's
 returns its 8 branches (least-squares ones flagged) without limits, FK check or order. Each
 result makes its arrays at their first read (EAIK's ``.Q`` converts its solutions at each read,
 ik_node's ``.q`` is a view made at the first): a second line times the calls with the solutions
@@ -58,11 +59,16 @@ def timed(calls, items, rounds: int = ROUNDS) -> list[tuple[float, float]]:
     return best
 
 
-def run(name: str, count: int, rng) -> None:
+def run(name: str, count: int, rng, one_turn: bool = False) -> None:
+    """Both lines for the arm ``name``; ``one_turn``: its joints' limits cut to [-π, π], where
+    each branch is one solution (EAIK's set)."""
     from eaik.IK_HP import HPRobot
 
     d, a, alpha, lower, upper = ARMS[name]
-    solver = IKSolver(load_robot(dh_urdf(name, d, a, alpha, lower, upper)), "base_link", "tool0")
+    if one_turn:
+        lower, upper = np.maximum(lower, -np.pi).tolist(), np.minimum(upper, np.pi).tolist()
+        name += " ±π"
+    solver = IKSolver(load_robot(dh_urdf(name.split()[0], d, a, alpha, lower, upper)), "base_link", "tool0")
     distance = IKSolver(solver.robot, "base_link", "tool0", solve_type="distance")
     lock = LOCKED.get(name)
     locked = None if lock is None else {f"joint{lock[0] + 1}": lock[1]}
@@ -124,6 +130,9 @@ def main() -> None:
     print(f"{arguments.poses} poses per arm; mean / median per call")
     for name in arguments.arms:
         run(name, arguments.poses, np.random.default_rng(27))
+        lower, upper = ARMS[name][3:]
+        if np.any(np.subtract(upper, lower) > 2 * np.pi):  # (the same arm, each branch once)
+            run(name, arguments.poses, np.random.default_rng(27), one_turn=True)
 
 
 if __name__ == "__main__":

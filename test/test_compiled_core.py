@@ -300,3 +300,20 @@ def test_a_cold_cache_is_recognised_before_compiling_and_said_once(tmp_path):
     assert first.returncode == 0 and first.stderr.count("compiling the IK kernels") == 1, first.stderr
     again = subprocess.run(solve, env=environment, capture_output=True, text=True)
     assert again.returncode == 0 and "compiling" not in again.stderr, again.stderr
+
+
+def test_a_warm_cache_stays_warm_when_the_sources_times_change():
+    """numba keeps a cached kernel while the kernel sources' contents (the stamp) are unchanged:
+    a checkout or a copy that only changes their files' times must not make the notice say
+    "compiling" (the cache of the suite's environment, warmed by scripts/test.sh)."""
+    from ik_node.compiled import jit
+
+    source = jit.KERNEL_SOURCES[0]
+    times = os.stat(source)
+    os.utime(source, ns=(times.st_atime_ns, time.time_ns() + 10**9))  # newer than every index
+    try:
+        probe = [sys.executable, "-c", COLD_PROBE]
+        said = subprocess.run(probe, env=dict(os.environ), capture_output=True, text=True, check=True).stdout
+    finally:
+        os.utime(source, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert said.strip() == "False"

@@ -255,15 +255,16 @@ _copy_lock = threading.Lock()
 
 def cache_is_cold(compiled_function) -> bool:
     """Whether numba will compile ``compiled_function`` (a :func:`kernel`) at its first call
-    rather than load it: no cache index for it, or one older than a kernel source (numba then
-    compiles again). False without numba or without a cache."""
+    rather than load it: its cache index (read as numba reads it) holds no kernel for these
+    sources (the stamp: their contents, not their files' times, which a checkout or a copy
+    changes) compiled for this CPU (numba's key). False without numba or without a cache."""
     if not COMPILED or compiled_function._cache is None:
         return False
     try:
-        index = compiled_function._cache._cache_file._index_path
-        newest_source = max(os.path.getmtime(path) for path in KERNEL_SOURCES)
-        return not os.path.exists(index) or os.path.getmtime(index) < newest_source
-    except (AttributeError, OSError):  # another numba's internals: say nothing rather than guess
+        machine = compiled_function.targetctx.codegen().magic_tuple()
+        kept = compiled_function._cache._cache_file._load_index()
+        return not any(key[1] == machine for key in kept)
+    except Exception:  # noqa: BLE001 - another numba's internals: say nothing rather than guess
         return False
 
 

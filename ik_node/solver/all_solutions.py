@@ -60,7 +60,8 @@ __all__ = [
 _log = logging.getLogger("ik_node.solver")
 #: A C-contiguous float 4x4's shape and strides [bytes], and a float vector's strides (what the
 #: compiled set takes as it is).
-_POSE_LAYOUT, _FLOAT_STRIDES = ((4, 4), (32, 8)), (8,)
+_FLOAT, _POSE_STRIDES, _FLOAT_STRIDES = np.dtype(float), (32, 8), (8,)
+_NOTHING_LOCKED, _NO_SETS, _UNMADE = ((), None), {}, object()
 _notice_said = False
 _looked_up: set = set()  # (the kernels whose cache was looked at)
 
@@ -119,7 +120,7 @@ class IKSolutions:
 
     __slots__ = (
         "complete", "method", "success", "singular", "elapsed",
-        "_q", "_labels", "_position_error", "_orientation_error", "_rows", "_names",
+        "_q", "_labels", "_position_error", "_orientation_error", "_rows", "_count", "_names",
     )  # fmt: skip
 
     def __init__(
@@ -133,45 +134,46 @@ class IKSolutions:
             orientation_error,
             elapsed,
         )
-        self._rows = self._names = None
+        self._rows = self._count = self._names = None
 
     @classmethod
-    def from_rows(cls, rows, names, method, success, singular, elapsed) -> IKSolutions:
-        """A complete set from ``rows`` (k, n + :data:`~ik_node.compiled.solution_sets.SET_COLUMNS`,
+    def from_rows(cls, rows, count: int, exact, success, singular, elapsed) -> IKSolutions:
+        """A complete set from the first ``count`` of ``rows`` (n +
+        :data:`~ik_node.compiled.solution_sets.SET_COLUMNS` columns,
         :func:`~ik_node.compiled.solution_sets.closed_form_set`'s: the joint values, the errors,
-        the branch's choice of roots, which ``names`` (:func:`.closed_form.branch_labels`) reads)."""
+        the branch's choice of roots) of the :class:`ExactSet` ``exact`` (its method's name and
+        its branches' labels)."""
         found = cls.__new__(cls)  # (without __init__'s nine arguments: ~0.1 µs less)
         found._q = found._labels = found._position_error = found._orientation_error = None
         found.complete, found.method, found.success, found.singular, found.elapsed = (
-            True, method, success, singular, elapsed,
+            True, exact.kind, success, singular, elapsed,
         )  # fmt: skip
-        found._rows, found._names = rows, names
+        found._rows, found._count, found._names = rows, count, exact.names
         return found
 
     @property
     def q(self) -> np.ndarray:
         if self._q is None:
-            self._q = self._rows[:, :-SET_COLUMNS]
+            self._q = self._rows[: self._count, :-SET_COLUMNS]
         return self._q
 
     @property
     def labels(self) -> tuple | None:
         if self._labels is None and self._rows is not None:
-            self._labels = tuple(
-                map(self._names.__getitem__, self._rows[:, -SET_COLUMNS + BRANCH].astype(int).tolist())
-            )
+            branches = self._rows[: self._count, -SET_COLUMNS + BRANCH].astype(int).tolist()
+            self._labels = tuple(map(self._names.__getitem__, branches))
         return self._labels
 
     @property
     def position_error(self) -> np.ndarray:
         if self._position_error is None:
-            self._position_error = self._rows[:, -SET_COLUMNS + POSITION_ERROR]
+            self._position_error = self._rows[: self._count, -SET_COLUMNS + POSITION_ERROR]
         return self._position_error
 
     @property
     def orientation_error(self) -> np.ndarray:
         if self._orientation_error is None:
-            self._orientation_error = self._rows[:, -SET_COLUMNS + ORIENTATION_ERROR]
+            self._orientation_error = self._rows[: self._count, -SET_COLUMNS + ORIENTATION_ERROR]
         return self._orientation_error
 
     def __repr__(self) -> str:
@@ -199,17 +201,26 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
     """``locked`` ({joint: value [rad, m]}) checked (a known joint, a finite value inside its
     limits: else :class:`IKNodeError` naming the joint and its range) as a sorted key, and the
     reference configuration: the locked values, 0 elsewhere (None: nothing locked); checked once
-    per set of values (:func:`per_locked_joints`)."""
+    per set of values as given (:func:`per_locked_joints`: a path that keeps them looks them up)."""
     if not locked:
-        return (), None
+        return _NOTHING_LOCKED
+    given = tuple(locked.items())
+    try:
+        return solver.__dict__["_locked_references"][given]  # (the values seen before)
+    except (KeyError, TypeError):  # (new values, or one of an unhashable type: a 0-d array)
+        pass
     items = []
-    for name, value in locked.items():
+    for name, value in given:
         try:
             items.append((name, float(value)))
         except (TypeError, ValueError):
             raise IKNodeError(f"locked value for joint '{name}' must be a number, got {value!r}") from None
     items = tuple(sorted(items))
-    return per_locked_joints(solver, "_locked_references", items, lambda: _checked_locked(solver, items))
+    try:
+        hash(given)
+    except TypeError:
+        given = items
+    return per_locked_joints(solver, "_locked_references", given, lambda: _checked_locked(solver, items))
 
 
 def _checked_locked(solver, items: tuple) -> tuple[tuple, np.ndarray]:
@@ -459,14 +470,16 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     joints (a 7-joint chain with one locked is solved in closed form where the other six
     decompose)."""
     start = time.perf_counter()
-    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+    if not (type(timeout) is float and 0.0 < timeout < math.inf) and not _positive_seconds(timeout):
         raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
     key, reference = _locked_reference(solver, locked)
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
     pose = targets[tip] if type(targets) is not np.ndarray and isinstance(targets, Mapping) else targets
-    exact = _exact_set(solver, key, reference)
+    exact = solver.__dict__.get("_exact_sets", _NO_SETS).get(key, _UNMADE)  # (a re-solve's path)
+    if exact is _UNMADE:
+        exact = _exact_set(solver, key, reference)
     if exact is not None:
         return exact.solve(solver, tip, pose, seed, start)
     closed = chain_closed_form(solver, key, reference)
@@ -496,6 +509,11 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         elapsed=time.perf_counter() - start,
     )
     return _collision_free(solver, found)
+
+
+def _positive_seconds(timeout) -> bool:
+    """Whether ``timeout`` is a finite number of seconds above 0 (an int or float)."""
+    return isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0
 
 
 def _clipped_seed(solver, seed) -> np.ndarray | None:
@@ -541,39 +559,50 @@ class ExactSet:
         ``start`` (``perf_counter``). A pose or seed that is a C-contiguous float array of the
         right shape is passed as it is, read-only or not (the compiled set only reads them),
         else as a copy."""
-        if type(pose) is np.ndarray and pose.dtype == float and (pose.shape, pose.strides) == _POSE_LAYOUT:
+        ndarray = np.ndarray  # (a C-contiguous 4x4 of floats has these strides; (k, 4) has too)
+        if (
+            type(pose) is ndarray
+            and pose.dtype is _FLOAT
+            and pose.strides == _POSE_STRIDES
+            and len(pose) == 4
+        ):
             target = pose
         else:
             target = pose_matrix(tip, pose)
-        seeded = seed is not None
-        if not seeded:
+        if seed is None:
             seed_vector = self.reference
-        elif type(seed) is np.ndarray and seed.dtype == float and seed.strides == _FLOAT_STRIDES:
-            seed_vector = seed if seed.shape == self.reference.shape else c_array(solver._seed(seed))
+        elif type(seed) is ndarray and seed.dtype is _FLOAT and seed.strides == _FLOAT_STRIDES:
+            seed_vector = seed if len(seed) == len(self.reference) else c_array(solver._seed(seed))
         else:
             seed_vector = c_array(solver._seed(seed))
         out = np.empty((self._rows, self._columns))
-        problem, rows, success, singular = self._call(self._context, target, seed_vector, seeded, out)
+        problem, rows, success, singular = self._call(
+            self._context, target, seed_vector, seed is not None, out
+        )
+        if problem:
+            return self._refused(problem, rows, solver, tip, pose, seed, start)
+        found = IKSolutions.from_rows(
+            out, rows, self, success and rows > 0, singular, time.perf_counter() - start
+        )
+        return found if solver.collision_task is None else _collision_free(solver, found)
+
+    def _refused(self, problem: int, rows: int, solver, tip: str, pose, seed, start: float) -> IKSolutions:
+        """:meth:`solve` where the compiled set returned ``problem`` (not 0): too few rows for its
+        ``rows`` solutions (solved again with more), else an unusable target or seed (raised,
+        saying why)."""
         if problem == solution_sets.MORE_ROWS:
             self._rows = max(self._rows, rows)
             return self.solve(solver, tip, pose, seed, start)
         if problem == kernels.TARGET_NOT_USABLE:
             check_pose(tip, pose)  # raises, saying why
-        if problem == kernels.SEED_NOT_FINITE:
-            solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints
-        found = IKSolutions.from_rows(
-            out[:rows], self.names, self.kind, success and rows > 0, singular, time.perf_counter() - start
-        )
-        return found if solver.collision_task is None else _collision_free(solver, found)
+        solver.tree.joint_vector(seed, what="seed")  # raises, naming the joints (SEED_NOT_FINITE)
+        raise AssertionError(f"the compiled set refused a target and seed it takes (code {problem})")
 
 
 def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
     """The :class:`ExactSet` of ``solver`` with the locked joints ``key`` (their reference
     configuration ``reference``), made at its first use; None where the chain does not decompose
     exactly."""
-    sets = solver.__dict__.get("_exact_sets")
-    if sets is not None and key in sets:  # (a re-solve's path: one lookup)
-        return sets[key]
 
     def make() -> ExactSet | None:
         closed = chain_closed_form(solver, key, reference)
