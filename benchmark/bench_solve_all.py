@@ -8,23 +8,26 @@ arm whose axes 1 and 2 meet, a KUKA iiwa-type arm with joint 3 locked at 0.4 rad
 with joint 7 locked at 0.4 rad), each as a URDF for ik_node and as EAIK's own model of the same
 table. N poses from random configurations inside the limits; every call from Python, one at a
 time, on one thread; the mean and median of each call's wall time (``perf_counter``) over the
-poses in the fastest of 5 rounds (each round runs each library over all the poses in turn: this
-VM's speed drifts). ik_node's call returns every solution inside the
-limits (each ``θ + 2πk`` of a joint with limits wider than 2π is a solution of its own: a UR5 of
-±2π has up to 8 × 2⁶; such an arm is timed again with its limits cut to ±π, where ik_node's set
-is EAIK's, each branch once), checked by FK, deduplicated, ordered nearest the seed and labelled; EAIK's
-returns its 8 branches (least-squares ones flagged) without limits, FK check or order. Each
-result makes its arrays at their first read (EAIK's ``.Q`` converts its solutions at each read,
-ik_node's ``.q`` is a view made at the first): a second line times the calls with the solutions
-read. Then, seeded
-at a configuration 0.3 rad from the goal's: ``solve`` with ``solve_type='distance'`` (the nearest
-solution of the complete set) against ``solve`` with the default ``speed`` (the numeric search,
-one answer), 5 ms.
+poses, from the fastest of 5 rounds (each round runs each library over all the poses in turn;
+this VM's speed drifts from second to second, so the calls compared come from one round).
+
+ik_node's call returns every solution inside the limits, checked by FK, deduplicated, ordered
+nearest the seed and labelled. Each ``θ + 2πk`` of a joint with limits wider than 2π is a
+solution of its own: a UR5 of ±2π has up to 8 × 2⁶, so such an arm is timed again with its limits
+cut to ±π, where ik_node's set is EAIK's, each branch once. EAIK's call returns its 8 branches
+(least-squares ones flagged) without limits, FK check or order. Each result makes its arrays at
+their first read (EAIK's ``.Q`` converts its solutions at each read, ik_node's ``.q`` is a view
+made at the first): a second line times the calls with the solutions read.
+
+Then, seeded at a configuration 0.3 rad from the goal's: ``solve`` with ``solve_type='distance'``
+(the nearest solution of the complete set) against ``solve`` with the default ``speed`` (the
+numeric search, one answer), 5 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -42,20 +45,23 @@ ROUNDS = 5
 
 
 def timed(calls, items, rounds: int = ROUNDS) -> list[tuple[float, float]]:
-    """Per call of ``calls``: mean and median wall time [µs] of ``call(item)`` over ``items`` in
-    its fastest of ``rounds`` rounds, each round running every call over all the items in turn
-    (this VM's speed drifts by up to 2× within seconds: the fastest round of each is compared)."""
-    best = [None] * len(calls)
+    """Per call of ``calls``: mean and median wall time [µs] of ``call(item)`` over ``items``,
+    each round running every call over all the items in turn, from the round of least total
+    time: this VM's speed drifts by up to 2× from second to second, so the calls compared come
+    from one round, the same phase (the fastest round of each call, as before, paired rounds
+    seconds apart)."""
+    best, least = None, math.inf
     for _ in range(rounds):
+        kept = [[] for _ in calls]
         for index, call in enumerate(calls):
-            kept = []
             for item in items:
                 began = time.perf_counter()
                 call(item)
-                kept.append(time.perf_counter() - began)
-            figures = (1e6 * statistics.fmean(kept), 1e6 * statistics.median(kept))
-            if best[index] is None or figures[0] < best[index][0]:
-                best[index] = figures
+                kept[index].append(time.perf_counter() - began)
+        total = sum(map(sum, kept))
+        if total < least:
+            least = total
+            best = [(1e6 * statistics.fmean(times), 1e6 * statistics.median(times)) for times in kept]
     return best
 
 
