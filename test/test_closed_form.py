@@ -303,6 +303,7 @@ def test_solve_all_takes_targets_and_seeds_of_any_layout():
         (np.asfortranarray(pose), q.tolist()),
         (read_only_pose, read_only_seed),
         (pose.tolist(), np.repeat(q, 2)[::2]),
+        (np.pad(pose, ((0, 0), (0, 1)))[:, :4], q),  # (rows 40 bytes apart)
         ({"tool0": pose}, dict(zip(kuka.joint_names, q))),
         (pose, q),
     ]
@@ -399,6 +400,8 @@ def test_bad_input_is_named():
         kuka.solve_all(np.full((4, 4), np.nan), seed=seed)
     with pytest.raises(IKNodeError, match=r"'tool0' must be one 4x4 pose, got shape \(2, 4, 4\)"):
         kuka.solve_all(np.repeat(pose[None], 2, axis=0))
+    with pytest.raises(IKNodeError, match=r"'tool0' must be one 4x4 pose, got shape \(4, 3\)"):
+        kuka.solve_all(np.ascontiguousarray(pose)[:, :3])  # (a 4x4's strides, three columns)
     with pytest.raises(IKNodeError, match="seed"):
         kuka.solve_all(pose, seed=[0.1, 0.2])  # (six joints)
 

@@ -60,7 +60,7 @@ __all__ = [
 _log = logging.getLogger("ik_node.solver")
 #: A C-contiguous float 4x4's shape and strides [bytes], and a float vector's strides (what the
 #: compiled set takes as it is).
-_FLOAT, _POSE_STRIDES, _FLOAT_STRIDES = np.dtype(float), (32, 8), (8,)
+_FLOAT, _POSE_SHAPE, _POSE_STRIDES, _FLOAT_STRIDES = np.dtype(float), (4, 4), (32, 8), (8,)
 _NOTHING_LOCKED, _NO_SETS, _UNMADE = ((), None), {}, object()
 _notice_said = False
 _looked_up: set = set()  # (the kernels whose cache was looked at)
@@ -559,12 +559,12 @@ class ExactSet:
         ``start`` (``perf_counter``). A pose or seed that is a C-contiguous float array of the
         right shape is passed as it is, read-only or not (the compiled set only reads them),
         else as a copy."""
-        ndarray = np.ndarray  # (a C-contiguous 4x4 of floats has these strides; (k, 4) has too)
+        ndarray = np.ndarray  # (a C-contiguous 4x4 of floats has these strides; a (4, 3) view too)
         if (
             type(pose) is ndarray
             and pose.dtype is _FLOAT
             and pose.strides == _POSE_STRIDES
-            and len(pose) == 4
+            and pose.shape == _POSE_SHAPE
         ):
             target = pose
         else:
