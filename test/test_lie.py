@@ -107,6 +107,26 @@ def test_so3_log_inverts_the_exponential(angles):
         np.testing.assert_allclose(expm(hat(log)), rotation, atol=1e-9)
 
 
+def test_sin_cos_is_within_one_ulp_of_the_c_librarys():
+    """The kernels' ``sin_cos`` against ``math.sin``/``math.cos`` (the C library) on seeded random
+    angles of every scale it reduces (|θ| up to 1e5 rad), near each multiple of π/2 (where the
+    reduction cancels: the error is absolute there), at the C library's side of its range and on
+    NaN and infinities."""
+    rng = np.random.default_rng(RNG_SEED)
+    angles = np.concatenate(
+        [rng.uniform(-scale, scale, 20000) for scale in (1.0, 4.0, 100.0, 1e4, 9.9e4)]
+        + [k * np.pi / 2 + rng.uniform(-1e-9, 1e-9, 50) for k in range(-16, 17)]
+        + [np.array([0.0, -0.0, np.pi, -np.pi, 2e5, -3e7])]
+    )
+    for angle in angles:
+        sine, cosine = kernels.sin_cos(angle)
+        expected_sine, expected_cosine = math.sin(angle), math.cos(angle)
+        assert abs(sine - expected_sine) <= max(np.spacing(abs(expected_sine)), 1e-24), angle
+        assert abs(cosine - expected_cosine) <= max(np.spacing(abs(expected_cosine)), 1e-24), angle
+    for value in (np.nan, np.inf, -np.inf):
+        assert all(math.isnan(part) for part in kernels.sin_cos(value))
+
+
 def test_so3_log_of_the_identity_is_zero():
     np.testing.assert_array_equal(so3_log(np.eye(3)), np.zeros(3))
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from .jit import kernel
+from .spatial import sin_cos
 
 __all__ = [
     "EXACT",
@@ -99,7 +100,7 @@ def norm(a):
 def rotate(k, theta, p):
     """``R(k, θ) p`` by Rodrigues' formula (unit ``k``, θ [rad])."""
     along = dot(k, p)
-    cosine, sine = math.cos(theta), math.sin(theta)
+    sine, cosine = sin_cos(theta)
     k_cross_p = cross(k, p)
     return (
         along * k[0] + cosine * (p[0] - along * k[0]) + sine * k_cross_p[0],
