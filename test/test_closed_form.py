@@ -385,6 +385,16 @@ def test_bad_input_is_named():
         iiwa.solve_all(np.eye(4), locked={"joint9": 0.0})
     with pytest.raises(IKNodeError, match="joint3' must be a number, got 'a'"):
         iiwa.solve_all(np.eye(4), locked={"joint3": "a"})
+    pose = iiwa.tree.forward([0.2, -0.5, 0.4, 0.3, 0.8, 0.1, 0.3])
+    as_float = iiwa.solve_all(pose, locked={"joint3": 0.4})
+    as_array = iiwa.solve_all(pose, locked={"joint3": np.array(0.4)})  # (a value of no hash)
+    assert as_float.success and np.array_equal(as_array.q, as_float.q)
+    for timeout in (0.0, -1.0, float("nan"), float("inf"), "1", None):
+        with pytest.raises(IKNodeError, match="timeout must be a positive number of seconds"):
+            iiwa.solve_all(pose, timeout=timeout)
+    for timeout in (0, -0.5, float("nan")):
+        with pytest.raises(IKNodeError, match="timeout must be a positive number of seconds"):
+            iiwa.solve(pose, timeout=timeout)
     for arm in (Arm("ur5"), Arm("ur5", tilt=1e-4)):  # (joints of ±2π: every approach fits)
         far = arm.solver.tree.forward([0.2, -0.5, 0.6, 0.3, 0.8, 0.1])
         far[:3, 3] *= 3.0

@@ -43,7 +43,7 @@ from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
-from .inputs import c_array, check_pose, pose_matrix
+from .inputs import c_array, check_pose, check_seconds, pose_matrix
 from .results import IKResult, outcome_reason
 
 __all__ = [
@@ -470,16 +470,14 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     joints (a 7-joint chain with one locked is solved in closed form where the other six
     decompose)."""
     start = time.perf_counter()
-    if not (type(timeout) is float and 0.0 < timeout < math.inf) and not _positive_seconds(timeout):
-        raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
+    if not (type(timeout) is float and 0.0 < timeout < math.inf):  # (the common case first)
+        check_seconds(timeout)
     key, reference = _locked_reference(solver, locked)
     if len(solver.tip_links) > 1:
         return _searched(solver, key, targets, seed, None, start + timeout, start)
     tip = solver.tip_links[0]
     pose = targets[tip] if type(targets) is not np.ndarray and isinstance(targets, Mapping) else targets
-    exact = solver.__dict__.get("_exact_sets", _NO_SETS).get(key, _UNMADE)  # (a re-solve's path)
-    if exact is _UNMADE:
-        exact = _exact_set(solver, key, reference)
+    exact = _exact_set(solver, key, reference)
     if exact is not None:
         return exact.solve(solver, tip, pose, seed, start)
     closed = chain_closed_form(solver, key, reference)
@@ -509,11 +507,6 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         elapsed=time.perf_counter() - start,
     )
     return _collision_free(solver, found)
-
-
-def _positive_seconds(timeout) -> bool:
-    """Whether ``timeout`` is a finite number of seconds above 0 (an int or float)."""
-    return isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0
 
 
 def _clipped_seed(solver, seed) -> np.ndarray | None:
@@ -603,6 +596,9 @@ def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
     """The :class:`ExactSet` of ``solver`` with the locked joints ``key`` (their reference
     configuration ``reference``), made at its first use; None where the chain does not decompose
     exactly."""
+    made = solver.__dict__.get("_exact_sets", _NO_SETS).get(key, _UNMADE)
+    if made is not _UNMADE:  # (a re-solve's path: one lookup, no closure made)
+        return made
 
     def make() -> ExactSet | None:
         closed = chain_closed_form(solver, key, reference)

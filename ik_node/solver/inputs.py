@@ -17,6 +17,7 @@ __all__ = [
     "c_array",
     "check_movable",
     "check_pose",
+    "check_seconds",
     "joint_vector",
     "joint_weights",
     "pose_matrix",
@@ -221,6 +222,12 @@ def timeout_ns(timeout: float | None, max_attempts: int | None) -> int:
         if max_attempts is None:
             raise IKNodeError("solve needs a timeout or a solver with max_attempts, or it may never end")
         return -1
+    check_seconds(timeout)
+    return int(timeout * 1e9)
+
+
+def check_seconds(timeout) -> None:
+    """Raise :class:`IKNodeError` unless ``timeout`` is a finite number of seconds above 0 (an
+    int or a float)."""
     if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise IKNodeError(f"timeout must be a positive number of seconds, got {timeout}")
-    return int(timeout * 1e9)
