@@ -7,6 +7,7 @@ at half turns (w = 0) and at gimbal lock (pitch = +-pi/2)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -125,6 +126,34 @@ def test_sin_cos_is_within_one_ulp_of_the_c_librarys():
         assert abs(cosine - expected_cosine) <= max(np.spacing(abs(expected_cosine)), 1e-24), angle
     for value in (np.nan, np.inf, -np.inf):
         assert all(math.isnan(part) for part in kernels.sin_cos(value))
+
+
+SIGN_PAIRS = ((1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0))
+
+
+def test_atan2_is_within_one_ulp_of_the_c_librarys():
+    """The kernels' ``atan2`` against ``math.atan2`` (the C library) on seeded random points of
+    every scale and quadrant (both orders of ``|y|`` and ``|x|``), on the unit circle, at each
+    interval's edge of its reduction (``|y / x|`` at 7/16, 11/16, 1 and their inverses) and on
+    zeros (signed), infinities and NaN, where it must agree exactly (or both be NaN)."""
+    rng = np.random.default_rng(RNG_SEED)
+    circle = rng.uniform(-np.pi, np.pi, 20000)
+    edges = np.array([7 / 16, 11 / 16, 1.0, 16 / 11, 16 / 7])
+    edges = np.concatenate([edges * (1.0 + step) for step in (-1e-15, 0.0, 1e-15)])
+    points = np.concatenate(
+        [rng.normal(size=(20000, 2)) * (scale, 1.0) for scale in (1e-12, 1e-3, 1.0, 1e3, 1e12)]
+        + [np.column_stack([np.sin(circle), np.cos(circle)])]
+        + [np.column_stack([sign_y * edges, np.full_like(edges, sign_x)]) for sign_y, sign_x in SIGN_PAIRS]
+    )
+    for y, x in points:
+        expected = math.atan2(y, x)
+        assert abs(kernels.atan2(y, x) - expected) <= np.spacing(abs(expected)), (y, x)
+    special = (0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan)
+    for y, x in itertools.product(special, special):
+        angle, expected = kernels.atan2(y, x), math.atan2(y, x)
+        assert (math.isnan(angle) and math.isnan(expected)) or (
+            angle == expected and math.copysign(1.0, angle) == math.copysign(1.0, expected)
+        ), (y, x)
 
 
 def test_so3_log_of_the_identity_is_zero():

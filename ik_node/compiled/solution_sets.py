@@ -17,7 +17,7 @@ from .bundles import MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE, SEED_NOT_FINITE
 from .context import new_closed_form_context
 from .decompositions import MAX_BRANCHES, as_solved, branches_of
 from .jit import allocating_kernel, inline_kernel, kernel
-from .spatial import first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
+from .spatial import atan2, first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
 from .subproblems import FREE, LEAST_SQUARES
 from .tasks import POSE_OK, check_poses
 
@@ -72,7 +72,7 @@ def pose_error(reached, target):
     trace = 0.0
     for i in range(3):
         trace += _column_dot(reached, i, target, i)
-    angle = math.atan2(0.5 * math.sqrt(sx * sx + sy * sy + sz * sz), 0.5 * (trace - 1.0))
+    angle = atan2(0.5 * math.sqrt(sx * sx + sy * sy + sz * sz), 0.5 * (trace - 1.0))
     return math.sqrt(dx * dx + dy * dy + dz * dz), angle
 
 

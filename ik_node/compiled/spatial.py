@@ -106,6 +106,52 @@ def sin_cos(angle):
     return (-sine if quadrant & 2 else sine), (-cosine if (quadrant + 1) & 2 else cosine)
 
 
+#: :func:`atan2`'s constants: ``atan(1/2)``, π/4, π/2 and π, each in two parts (head and the rest),
+#: and the odd minimax polynomial of ``atan`` on [−7/16, 7/16] (fdlibm's ``s_atan.c``).
+ATAN_HALF_PARTS = (4.63647609000806093515e-01, 2.26987774529616870924e-17)
+QUARTER_PI_PARTS = (7.85398163397448278999e-01, 3.06161699786838301793e-17)
+HALF_PI_PARTS = (1.57079632679489655800e00, 6.12323399573676603587e-17)
+PI_PARTS = (3.14159265358979311600e00, 1.22464679914735320717e-16)
+ARC_TANGENT_TERMS = (
+    3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+    -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+    6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+    -3.65315727442169155270e-02, 1.62858201153657823623e-02,
+)  # fmt: skip
+
+
+@kernel
+def atan2(y, x):
+    """``atan2(y, x)`` [rad] within 1 ulp of the C library's, ~1.6× as fast and without a call
+    into it (a closed-form set takes ~40: every subproblem's angle and every pose error). With
+    ``s ≤ l`` the smaller and larger of ``|x|``, ``|y|``, ``atan(s / l)`` is reduced to ``|u| ≤
+    7/16`` as fdlibm's ``atan`` does, but in one division of exact differences (Sterbenz): ``u =
+    s / l``, ``(2s − l) / (2l + s)`` (plus ``atan ½``) or ``(s − l) / (s + l)`` (plus π/4), then
+    ``atan u = u − u z P(z)``, ``z = u²``; then ``π/2 − ·`` where ``|y| > |x|``, ``π − ·`` where
+    ``x < 0``, and ``y``'s sign, by selects (the quadrants of a solve's angles are unpredictable).
+    Zeros, infinities and NaN go to ``math.atan2``."""
+    ax, ay = abs(x), abs(y)
+    if not 0.0 < ax + ay < math.inf:
+        return math.atan2(y, x)
+    steep = ay > ax
+    small, large = (ax, ay) if steep else (ay, ax)
+    middle, upper = small >= 0.4375 * large, small >= 0.6875 * large
+    numerator = (small - large) if upper else ((2.0 * small - large) if middle else small)
+    denominator = (small + large) if upper else ((2.0 * large + small) if middle else large)
+    head = QUARTER_PI_PARTS[0] if upper else (ATAN_HALF_PARTS[0] if middle else 0.0)
+    tail = QUARTER_PI_PARTS[1] if upper else (ATAN_HALF_PARTS[1] if middle else 0.0)
+    u = numerator / denominator
+    z = u * u
+    w = z * z
+    t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10 = ARC_TANGENT_TERMS
+    odd = z * (t0 + w * (t2 + w * (t4 + w * (t6 + w * (t8 + w * t10)))))
+    even = w * (t1 + w * (t3 + w * (t5 + w * (t7 + w * t9))))
+    angle = head - ((u * (odd + even) - tail) - u)
+    angle = ((HALF_PI_PARTS[0] - angle) + HALF_PI_PARTS[1]) if steep else angle
+    angle = ((PI_PARTS[0] - angle) + PI_PARTS[1]) if x < 0.0 else angle
+    return math.copysign(angle, y)
+
+
 @inline_kernel
 def quaternion_matrix(x, y, z, w):
     """The rotation matrix (9 values, row-major) of the quaternion ``(x, y, z, w)`` (scalar last,
@@ -138,7 +184,7 @@ def so3_log(rotation, out):
     z = rotation[1, 0] - rotation[0, 1]
     cosine = 0.5 * (rotation[0, 0] + rotation[1, 1] + rotation[2, 2] - 1.0)
     double_sine = math.sqrt(x * x + y * y + z * z)
-    theta = math.atan2(0.5 * double_sine, cosine)
+    theta = atan2(0.5 * double_sine, cosine)
     if cosine > -0.9:
         scale = theta / max(double_sine, 1e-300)  # -> 1/2 as theta -> 0
         out[0], out[1], out[2] = scale * x, scale * y, scale * z

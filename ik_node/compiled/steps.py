@@ -40,7 +40,7 @@ from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
 from .linalg import factor_gram, free_step, gram_step, ldl_rank_one, weighted_gram
-from .spatial import forward_kinematics, point_jacobian
+from .spatial import atan2, forward_kinematics, point_jacobian
 from .tasks import tip_points
 
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,
@@ -327,7 +327,7 @@ def ccd_sweep(tree, task, joints, targets, q, candidate):
                 weight_sum += 1.0
         move[j] = 0.0
         if rate > 0.0 and (sum_cross != 0.0 or sum_dot != 0.0):
-            move[j] = math.atan2(sum_cross, sum_dot) / rate  # (rate: a mimic multiplier's size)
+            move[j] = atan2(sum_cross, sum_dot) / rate  # (rate: a mimic multiplier's size)
         elif weight_sum > 0.0:
             move[j] = linear_sum / weight_sum
         if move[j] != 0.0:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from .jit import kernel
-from .spatial import sin_cos
+from .spatial import atan2, sin_cos
 
 __all__ = [
     "EXACT",
@@ -123,7 +123,7 @@ def sp1(p1, p2, k):
     scale = max(norm(p1), norm(p2), 1.0)
     if radius1 <= SINGULAR_TOLERANCE * scale or radius2 <= SINGULAR_TOLERANCE * scale:
         return 0.0, FREE
-    theta = math.atan2(dot(k_cross_p1, p2), dot(p1_perpendicular, p2))
+    theta = atan2(dot(k_cross_p1, p2), dot(p1_perpendicular, p2))
     mismatch = max(abs(radius1 - radius2), abs(dot(k, p1) - dot(k, p2)))
     return theta, LEAST_SQUARES if mismatch > LENGTH_TOLERANCE * scale else EXACT
 
@@ -146,11 +146,11 @@ def sp4(h, p, k, d):
         return 1, 0.0, 0.0, FREE
     if b * b - size > LENGTH_TOLERANCE * size:
         sign = 1.0 if b >= 0.0 else -1.0
-        theta = math.atan2(sign * a1, sign * a2)
+        theta = atan2(sign * a1, sign * a2)
         return 1, theta, theta, LEAST_SQUARES
     root = math.sqrt(max(size - b * b, 0.0))  # (a tangent plane within rounding: one double root)
-    plus = math.atan2((a1 * b - a2 * root) / size, (a2 * b + a1 * root) / size)
-    minus = math.atan2((a1 * b + a2 * root) / size, (a2 * b - a1 * root) / size)
+    plus = atan2((a1 * b - a2 * root) / size, (a2 * b + a1 * root) / size)
+    minus = atan2((a1 * b + a2 * root) / size, (a2 * b - a1 * root) / size)
     return 2, plus, minus, EXACT
 
 
