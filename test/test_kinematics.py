@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
-from ik_node.description.catalogue import BUNDLED, RobotCase, all_cases
+from ik_node.description.catalogue import BUNDLED, URDF_DIR, RobotCase, all_cases
 
 CONFIGURATIONS = 100
 FD_STEP = 1e-6
@@ -133,6 +133,21 @@ def test_forward_relative_to_another_base_and_array_input():
     tree = robot.tree("upper", "tool")
     assert tree.joint_names == ("elbow", "slide")
     np.testing.assert_allclose(tree.forward(q[1:]), in_upper, atol=1e-12)
+
+
+def test_forward_up_the_tree_is_the_inverse_of_forward_down_it():
+    """arm7 read from its tool up to its base crosses every joint from child to parent (motions
+    inverted; z axes, which FK turns with fewer products, and y axes alike): the base's pose in
+    the tool frame is the inverse of the tool's in the base frame, every link's too."""
+    robot = load_robot(URDF_DIR / "arm7.urdf")
+    down, up = robot.tree("base_link", "tool0"), robot.tree("tool0", "base_link")
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        q = rng.uniform(np.maximum(down.lower, -np.pi), np.minimum(down.upper, np.pi))
+        q_up = up.joint_vector(dict(zip(down.joint_names, q)))
+        for link in ("base_link", "link3", "link6"):
+            expected = np.linalg.inv(down.forward(q, "tool0")) @ down.forward(q, link)
+            np.testing.assert_allclose(up.forward(q_up, link), expected, atol=1e-12)
 
 
 def test_mimic_joint_follows_its_leader():

@@ -84,16 +84,17 @@ def wrapped_angle(angle):
 
 
 @kernel
-def _largest_gap(a, b, periodic):
-    """The largest joint difference between configurations ``a`` and ``b``, revolute joints
-    (``periodic``) modulo 2π."""
-    largest = 0.0
+def _same_solution(a, b, periodic):
+    """Whether configurations ``a`` and ``b`` differ by at most :data:`DUPLICATE_TOLERANCE` in
+    every joint, revolute joints (``periodic``) modulo 2π; from the first joint that differs
+    (distinct branches mostly differ in their first joints)."""
     for j in range(a.shape[0]):
         gap = a[j] - b[j]
-        if periodic[j]:
-            gap = wrapped_angle(gap)
-        largest = max(largest, abs(gap))
-    return largest
+        if abs(gap) > DUPLICATE_TOLERANCE and not (
+            periodic[j] and abs(wrapped_angle(gap)) <= DUPLICATE_TOLERANCE
+        ):
+            return False
+    return True
 
 
 @kernel
@@ -123,7 +124,7 @@ def _checked_candidates(
             continue
         duplicate = False
         for other in range(kept):
-            if _largest_gap(candidates[c], candidates[picked[other]], periodic) <= DUPLICATE_TOLERANCE:
+            if _same_solution(candidates[c], candidates[picked[other]], periodic):
                 duplicate = True
                 break
         if not duplicate:

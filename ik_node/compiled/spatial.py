@@ -344,10 +344,24 @@ def forward_kinematics(frames, frame_links, q, poses):
 def forward_kinematics_from(frames, frame_links, q, poses, first):
     """:func:`forward_kinematics` of the frame rows from ``first`` on, the poses before them (and
     the base's) as they are in ``poses``: where only joints from row ``first`` on moved since they
-    were computed (:func:`first_moved_frame`)."""
+    were computed (:func:`first_moved_frame`). Two common motions take fewer products than the
+    general ``(T_base_parent C) M``: a fixed frame's (``M = I``) and a revolute joint's about the
+    joint frame's z axis (``M = Rot(z, ±theta)``: only the first two columns mix), as most URDFs
+    put their axes."""
     for k in range(first, frames.shape[0]):
-        m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2 = joint_motion(frames, frame_links, k, q)
-        parent = frame_links[k, PARENT]
+        kind, parent = frame_links[k, JOINT_TYPE], frame_links[k, PARENT]
+        about_z = (
+            kind == REVOLUTE
+            and frames[k, AXIS] == 0.0
+            and frames[k, AXIS + 1] == 0.0
+            and frames[k, AXIS + 2] == 1.0
+        )
+        if about_z:
+            sine, cosine = sin_cos(frames[k, MULTIPLIER] * q[frame_links[k, Q_INDEX]] + frames[k, OFFSET])
+            if frame_links[k, REVERSED] != 0:
+                sine = -sine
+        elif kind != FIXED:
+            m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2 = joint_motion(frames, frame_links, k, q)
         for i in range(3):  # row i of T_base_parent C = (a, b), times M
             p0, p1, p2 = poses[parent, i, 0], poses[parent, i, 1], poses[parent, i, 2]
             a0 = p0 * frames[k, ROTATION] + p1 * frames[k, ROTATION + 3] + p2 * frames[k, ROTATION + 6]
@@ -359,10 +373,18 @@ def forward_kinematics_from(frames, frame_links, q, poses, first):
                 + p2 * frames[k, TRANSLATION + 2]
                 + poses[parent, i, 3]
             )
-            poses[k + 1, i, 0] = a0 * m00 + a1 * m10 + a2 * m20
-            poses[k + 1, i, 1] = a0 * m01 + a1 * m11 + a2 * m21
-            poses[k + 1, i, 2] = a0 * m02 + a1 * m12 + a2 * m22
-            poses[k + 1, i, 3] = a0 * t0 + a1 * t1 + a2 * t2 + b
+            if about_z:
+                poses[k + 1, i, 0] = a0 * cosine + a1 * sine
+                poses[k + 1, i, 1] = a1 * cosine - a0 * sine
+                poses[k + 1, i, 2] = a2
+                poses[k + 1, i, 3] = b
+            elif kind == FIXED:
+                poses[k + 1, i, 0], poses[k + 1, i, 1], poses[k + 1, i, 2], poses[k + 1, i, 3] = a0, a1, a2, b
+            else:
+                poses[k + 1, i, 0] = a0 * m00 + a1 * m10 + a2 * m20
+                poses[k + 1, i, 1] = a0 * m01 + a1 * m11 + a2 * m21
+                poses[k + 1, i, 2] = a0 * m02 + a1 * m12 + a2 * m22
+                poses[k + 1, i, 3] = a0 * t0 + a1 * t1 + a2 * t2 + b
             poses[k + 1, 3, i] = 0.0
         poses[k + 1, 3, 3] = 1.0
 
