@@ -235,6 +235,34 @@ def test_solve_distance_returns_the_solution_nearest_the_seed_of_the_whole_set()
     assert speed.solve(speed.tree.forward(q), seed=seed).iterations > 0  # (the numeric search)
 
 
+def test_the_set_is_ordered_nearest_the_seed_first():
+    """``solve_all`` with a seed orders its set by ``Σ (q − seed)² / w`` (joint weights unequal),
+    nearest first, and holds the same solutions as without one: on a UR5 of ±2π (up to 8 × 2⁶
+    solutions, sorted by merging) and the same arm of ±π (at most 8, sorted in place)."""
+    d, a, alpha, lower, upper = ARMS["ur5"]
+    weights = {f"joint{j + 1}": w for j, w in enumerate([4.0, 1.0, 0.5, 2.0, 1.0, 0.25])}
+    w = np.array(list(weights.values()))
+    rng = np.random.default_rng(35)
+    sizes = []
+    for limit in (2 * PI, PI):
+        bounds = [-limit] * 6, [limit] * 6
+        robot = load_robot(dh_urdf("ur5", d, a, alpha, *bounds))
+        solver = IKSolver(robot, "base_link", "tool0", joint_weights=weights, compile_helper=False)
+        for _ in range(40):
+            q, seed = rng.uniform(*bounds), rng.uniform(*bounds)
+            target = solver.tree.forward(q)
+            ordered, unordered = solver.solve_all(target, seed=seed), solver.solve_all(target)
+            costs = (((ordered.q - seed) ** 2) / w).sum(axis=1)
+            assert np.all(np.diff(costs) >= 0.0), "nearest the seed first"
+            assert len(ordered.q) == len(unordered.q)
+            gaps = np.abs(ordered.q[:, None] - unordered.q[None]).max(axis=2)
+            assert gaps.min(axis=1).max() == 0.0 and gaps.min(axis=0).max() == 0.0, "the same solutions"
+            for row, label in enumerate(ordered.labels):  # (each row's label moved with it)
+                assert label == unordered.labels[int(np.argmin(gaps[row]))]
+            sizes.append(len(ordered.q))
+    assert max(sizes) > 16 and 2 <= min(sizes) <= 8
+
+
 def test_solve_many_distance_gives_each_target_the_nearest_solution():
     """``solve_many`` with ``solve_type='distance'`` through the closed form: on a UR5 each
     answer is as near as ``solve``'s and the nearest of the whole set (brute force over ``solve_all``),

@@ -29,7 +29,8 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 from __future__ import annotations
 
 from .jit import kernel
-from .subproblems import FREE, add, dot, norm, rotate, scaled, sp1, sp2, sp3, sp4, subtract
+from .spatial import sin_cos
+from .subproblems import FREE, add, dot, norm, rotate, rotate_by, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [
     "BRANCH_BITS",
@@ -91,24 +92,26 @@ def wrist_rotation_transposed(target, tool_rotation, v):
 
 
 @kernel
-def unrotate_three(axes, q, v):
-    """``R_03ᵀ v = R(h3, −θ3) R(h2, −θ2) R(h1, −θ1) v``."""
-    v = rotate(row(axes, 0), -q[0], v)
-    v = rotate(row(axes, 1), -q[1], v)
-    return rotate(row(axes, 2), -q[2], v)
+def unrotate_three(axes, q, u, v):
+    """``(R_03ᵀ u, R_03ᵀ v)``, ``R_03ᵀ = R(h3, −θ3) R(h2, −θ2) R(h1, −θ1)``: one sine and cosine
+    for each angle."""
+    for i in range(3):
+        sine, cosine = sin_cos(-q[i])
+        u = rotate_by(row(axes, i), sine, cosine, u)
+        v = rotate_by(row(axes, i), sine, cosine, v)
+    return u, v
 
 
 @kernel
-def spherical_wrist(
-    axes, target, tool_rotation, q, hint, first, q_out, status_out, branch_out, status, branch
-):
-    """θ4, θ5, θ6 of a spherical wrist for a branch whose θ1..θ3 are ``q[0:3]``: SP2 for (θ4, θ5)
-    from ``R(h4, θ4) R(h5, θ5) h6 = R_03ᵀ R_06 h6``, then SP1 for θ6 from ``R(h6, θ6) h5 = R_05ᵀ
-    R_06 h5`` (IK-Geo's spherical wrist; θ4 at ``hint[3]`` where free). Writes rows
-    ``first`` and ``first + 1`` (both roots of SP2, the second a copy of the first where SP2 has
-    one, with ``status`` and the choice ``2 branch + root``); returns their count (2)."""
+def spherical_wrist(axes, wrist_h5, wrist_h6, q, hint, first, q_out, status_out, branch_out, status, branch):
+    """θ4, θ5, θ6 of a spherical wrist for a branch whose θ1..θ3 are ``q[0:3]``, given ``R_06 h5``
+    and ``R_06 h6`` (the target's, the same for every branch): SP2 for (θ4, θ5) from ``R(h4, θ4)
+    R(h5, θ5) h6 = R_03ᵀ R_06 h6``, then SP1 for θ6 from ``R(h6, θ6) h5 = R_05ᵀ R_06 h5``
+    (IK-Geo's spherical wrist; θ4 at ``hint[3]`` where free). Writes rows ``first`` and ``first +
+    1`` (both roots of SP2, the second a copy of the first where SP2 has one, with ``status`` and
+    the choice ``2 branch + root``); returns their count (2)."""
     h4, h5, h6 = row(axes, 3), row(axes, 4), row(axes, 5)
-    wrist_h6 = unrotate_three(axes, q, wrist_rotation(target, tool_rotation, h6))
+    wrist_h5, wrist_h6 = unrotate_three(axes, q, wrist_h5, wrist_h6)
     count, q4_plus, q5_plus, q4_minus, q5_minus, wrist_status = sp2(wrist_h6, h6, scaled(-1.0, h4), h5)
     if count == 0:  # (h4 ∥ h5: not a wrist the caller sends here)
         q4_plus = q5_plus = q4_minus = q5_minus = 0.0
@@ -116,7 +119,6 @@ def spherical_wrist(
         q4_plus = q4_minus = hint[3]
     if count < 2:
         q4_minus, q5_minus = q4_plus, q5_plus
-    wrist_h5 = unrotate_three(axes, q, wrist_rotation(target, tool_rotation, h5))
     for offset, q4, q5 in ((0, q4_plus, q5_plus), (1, q4_minus, q5_minus)):
         seen_h5 = rotate(h5, -q5, rotate(h4, -q4, wrist_h5))
         q6, last_status = sp1(h5, seen_h5, h6)
@@ -140,6 +142,10 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, hint, q_out, st
     p6t = row(offsets, 6)
     tool_point = (target[0, 3], target[1, 3], target[2, 3])
     wrist = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
+    wrist_h5, wrist_h6 = (
+        wrist_rotation(target, tool_rotation, row(axes, 4)),
+        wrist_rotation(target, tool_rotation, row(axes, 5)),
+    )
     height = dot(h2, add(add(p12, p23), p34))
     count1, q1_plus, q1_minus, status1 = sp4(h2, wrist, scaled(-1.0, h1), height)
     if status1 & FREE:  # (the wrist centre on axis 1)
@@ -153,7 +159,7 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, hint, q_out, st
             q3 = q3_plus if elbow == 0 else q3_minus
             q2, status2 = sp1(add(p23, rotate(h3, q3, p34)), elbow_to_wrist, h2)
             found += spherical_wrist(
-                axes, target, tool_rotation, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
+                axes, wrist_h5, wrist_h6, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
                 status1 | status3 | status2, 2 * shoulder + elbow,
             )  # fmt: skip
     return found
@@ -169,6 +175,10 @@ def spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, q_out
     p01, p23, p34, p6t = row(offsets, 0), row(offsets, 2), row(offsets, 3), row(offsets, 6)
     tool_point = (target[0, 3], target[1, 3], target[2, 3])
     wrist = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
+    wrist_h5, wrist_h6 = (
+        wrist_rotation(target, tool_rotation, row(axes, 4)),
+        wrist_rotation(target, tool_rotation, row(axes, 5)),
+    )
     count3, q3_plus, q3_minus, status3 = sp3(p34, scaled(-1.0, p23), h3, norm(wrist))
     found = 0
     for elbow in range(count3):
@@ -180,7 +190,7 @@ def spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, q_out
         for shoulder in range(count12):
             q1, q2 = (q1_plus, q2_plus) if shoulder == 0 else (q1_minus, q2_minus)
             found += spherical_wrist(
-                axes, target, tool_rotation, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
+                axes, wrist_h5, wrist_h6, (q1, q2, q3), hint, found, q_out, status_out, branch_out,
                 status3 | status12, 2 * elbow + shoulder,
             )  # fmt: skip
     return found
@@ -210,17 +220,22 @@ def three_parallel_two_intersecting(
     found = 0
     for shoulder in range(count1):
         q1 = q1_plus if shoulder == 0 else q1_minus
-        seen_h2 = wrist_rotation_transposed(target, tool_rotation, rotate(h1, q1, h2))
+        sine1, cosine1 = sin_cos(q1)
+        seen_h2 = wrist_rotation_transposed(target, tool_rotation, rotate_by(h1, sine1, cosine1, h2))
         count56, q5_plus, q6_plus, q5_minus, q6_minus, status56 = sp2(h2, seen_h2, scaled(-1.0, h5), h6)
         if status56 & FREE:  # (the wrist at zero: R_06ᵀ R_01 h2 along h6, θ6 free)
             q6_plus = q6_minus = hint[5]
+        p16_at_1 = rotate_by(h1, -sine1, cosine1, p16)  # R_01ᵀ p_16
         for wrist in range(count56):
             q5, q6 = (q5_plus, q6_plus) if wrist == 0 else (q5_minus, q6_minus)
             # R_14 v = R_01ᵀ R_06 R(h6, −θ6) R(h5, −θ5) v
-            p45_at_6 = rotate(h6, -q6, rotate(h5, -q5, p45))
-            r14_p45 = rotate(h1, -q1, wrist_rotation(target, tool_rotation, p45_at_6))
-            r14_h5 = rotate(h1, -q1, wrist_rotation(target, tool_rotation, rotate(h6, -q6, h5)))
-            arm = subtract(subtract(rotate(h1, -q1, p16), r14_p45), p12)
+            sine6, cosine6 = sin_cos(-q6)
+            p45_at_6 = rotate_by(h6, sine6, cosine6, rotate(h5, -q5, p45))
+            r14_p45 = rotate_by(h1, -sine1, cosine1, wrist_rotation(target, tool_rotation, p45_at_6))
+            r14_h5 = rotate_by(
+                h1, -sine1, cosine1, wrist_rotation(target, tool_rotation, rotate_by(h6, sine6, cosine6, h5))
+            )
+            arm = subtract(subtract(p16_at_1, r14_p45), p12)
             count3, q3_plus, q3_minus, status3 = sp3(p34, scaled(-1.0, p23), h3, norm(arm))
             for elbow in range(count3):
                 q3 = q3_plus if elbow == 0 else q3_minus

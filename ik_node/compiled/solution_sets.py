@@ -192,22 +192,51 @@ def _write_variants(
                 digits[j] += 1
 
 
+#: Up to this many rows, :func:`_order_by_distance` sorts in place (insertion, no work arrays:
+#: every set of ±π limits, at most 8 solutions); more (joints of ±2π: up to 8 × 2⁶) by a merge
+#: sort of their distances.
+IN_PLACE_ROWS = 16
+
+
+@inline_kernel
+def _distance(out, row, seed, weights):
+    """``Σ w_j (q_j − s_j)²`` of row ``row`` of ``out`` (its first n columns a configuration)."""
+    total = 0.0
+    for j in range(seed.shape[0]):
+        total += weights[j] * (out[row, j] - seed[j]) ** 2
+    return total
+
+
 @allocating_kernel
 def _order_by_distance(out, rows, seed, weights):
     """Step (5): the first ``rows`` rows of ``out`` (their first n columns a configuration)
     ordered by the weighted distance ``Σ w_j (q_j − s_j)²`` from ``seed`` (n,), stable, whole
-    rows moved; as they are when ``weights`` is all zero."""
+    rows moved; as they are when ``weights`` is all zero. Up to :data:`IN_PLACE_ROWS` rows by
+    insertion (each row moved up past the rows farther than it), more by a merge sort."""
     n = seed.shape[0]
     weighted = False
     for j in range(n):
         weighted |= weights[j] != 0.0
     if not weighted or rows < 2:
         return
-    distance = np.zeros(rows)
+    if rows <= IN_PLACE_ROWS:
+        for row in range(1, rows):
+            distance = _distance(out, row, seed, weights)
+            place = row
+            while place > 0 and _distance(out, place - 1, seed, weights) > distance:
+                place -= 1
+            if place == row:
+                continue
+            for column in range(out.shape[1]):
+                moved = out[row, column]
+                for shifted in range(row, place, -1):
+                    out[shifted, column] = out[shifted - 1, column]
+                out[place, column] = moved
+        return
+    distances = np.empty(rows)
     for row in range(rows):
-        for j in range(n):
-            distance[row] += weights[j] * (out[row, j] - seed[j]) ** 2
-    order = np.argsort(distance, kind="mergesort")
+        distances[row] = _distance(out, row, seed, weights)
+    order = np.argsort(distances, kind="mergesort")
     unordered = out[:rows].copy()
     for row in range(rows):
         for column in range(out.shape[1]):

@@ -37,6 +37,7 @@ __all__ = [
     "dot",
     "norm",
     "rotate",
+    "rotate_by",
     "scaled",
     "sp1",
     "sp2",
@@ -99,8 +100,15 @@ def norm(a):
 @kernel
 def rotate(k, theta, p):
     """``R(k, θ) p`` by Rodrigues' formula (unit ``k``, θ [rad])."""
-    along = dot(k, p)
     sine, cosine = sin_cos(theta)
+    return rotate_by(k, sine, cosine, p)
+
+
+@kernel
+def rotate_by(k, sine, cosine, p):
+    """``R(k, θ) p`` by Rodrigues' formula given ``sin θ`` and ``cos θ`` (unit ``k``): for
+    several vectors turned by one angle, one sine and cosine."""
+    along = dot(k, p)
     k_cross_p = cross(k, p)
     return (
         along * k[0] + cosine * (p[0] - along * k[0]) + sine * k_cross_p[0],
