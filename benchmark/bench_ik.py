@@ -22,7 +22,9 @@ tol itself (claims up to sqrt(3) tol off are then refuted). Peers handle one cha
 trees are ik_node only; dual_arm_left is the dual-arm robot's left chain, with peers.
 
 Also measured: re-solve from a nearby seed (target moved <= 1 cm and <= 1 deg from a solved
-configuration, seeded there) and, with the humanoid tree (4 tips), the time per solve.
+configuration, seeded there), interleaved with the peers like the rest and once more with
+ik_node's calls back to back (the gap is the cost of cold caches: other work between calls) and,
+with the humanoid tree (4 tips), the time per solve.
 """
 
 from __future__ import annotations
@@ -352,6 +354,7 @@ class CaseResult:
     nearby: dict
     notes: list
     rest_distance: float = float("nan")  # mean |q - rest| [rad, m] of ik_node's confirmed solves
+    back_to_back: float | None = None  # ik_node's re-solve median [s], its calls back to back
 
 
 def harness_rng(seed: int, robot: str) -> np.random.Generator:
@@ -436,7 +439,25 @@ def run_case(
                     f"({outcome.refuted_limits} out of limits; the others' errors up to "
                     f"{outcome.refuted_worst:.3g} = {outcome.refuted_worst / tolerance:.2f} x tolerance)"
                 )
-    return CaseResult(case, len(names), stats, nearby, notes, rest_distance)
+    back_to_back = back_to_back_median(runners[0], nearby_problems)  # (runners[0]: ik_node)
+    return CaseResult(case, len(names), stats, nearby, notes, rest_distance, back_to_back)
+
+
+def back_to_back_median(runner, problems, rounds: int = 3) -> float | None:
+    """ik_node's median re-solve [s] with nothing between its calls (no peer, no check), the least
+    of ``rounds`` rounds: the solver's own cost with its code and data in the caches. The
+    interleaved table measures the same calls after other work has displaced them."""
+    if not problems:
+        return None
+    medians = []
+    for _ in range(rounds):
+        times = []
+        for targets, seed in problems:
+            start = time.perf_counter()
+            runner.solve(targets, seed)
+            times.append(time.perf_counter() - start)
+        medians.append(float(np.median(times)))
+    return min(medians)
 
 
 # --------------------------------------------------------------------------- reporting
@@ -592,7 +613,20 @@ def goal_verdicts(results: list[CaseResult]) -> list[str]:
         spread = (
             f" (medians {min(m for _, m in medians) * 1e6:.0f}-{max(m for _, m in medians) * 1e6:.0f} us)"
         )
-        lines.append(f"re-solve median <= {GOAL_NEARBY_MEDIAN * 1e6:g} us: " + verdict(misses) + spread)
+        lines.append(
+            f"re-solve median <= {GOAL_NEARBY_MEDIAN * 1e6:g} us (interleaved with the peers and checks): "
+            + verdict(misses)
+            + spread
+        )
+    alone = [(r.case.name, r.back_to_back) for r in chains if r.back_to_back is not None]
+    if alone:
+        misses = [f"{name} {median * 1e6:.1f} us" for name, median in alone if median > GOAL_NEARBY_MEDIAN]
+        spread = f" (medians {min(m for _, m in alone) * 1e6:.1f}-{max(m for _, m in alone) * 1e6:.1f} us)"
+        lines.append(
+            f"re-solve median <= {GOAL_NEARBY_MEDIAN * 1e6:g} us (ik_node's calls back to back): "
+            + verdict(misses)
+            + spread
+        )
     misses = []
     for result in trees:
         s = result.stats["ik_node"].summary()
