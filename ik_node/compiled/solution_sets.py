@@ -193,8 +193,8 @@ def _write_variants(
 
 
 #: Up to this many rows, :func:`_order_by_distance` sorts in place (insertion, no work arrays:
-#: every set of ±π limits, at most 8 solutions); more (joints of ±2π: up to 8 × 2⁶) by a merge
-#: sort of their distances.
+#: limits of ±π or less give up to 8 solutions, more only where a joint sits at ±π, both ends);
+#: more (joints of ±2π: up to 8 × 2⁶) by a merge sort of their distances.
 IN_PLACE_ROWS = 16
 
 
