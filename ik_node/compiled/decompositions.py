@@ -92,6 +92,14 @@ def wrist_rotation_transposed(target, tool_rotation, v):
 
 
 @kernel
+def wrist_axes(axes, target, tool_rotation):
+    """``(R_06 h5, R_06 h6)``: a spherical wrist's last two axes at the target, in the base frame
+    (the same for every branch: :func:`spherical_wrist` takes them)."""
+    h5, h6 = row(axes, 4), row(axes, 5)
+    return wrist_rotation(target, tool_rotation, h5), wrist_rotation(target, tool_rotation, h6)
+
+
+@kernel
 def unrotate_three(axes, q, u, v):
     """``(R_03ᵀ u, R_03ᵀ v)``, ``R_03ᵀ = R(h3, −θ3) R(h2, −θ2) R(h1, −θ1)``: one sine and cosine
     for each angle."""
@@ -142,10 +150,7 @@ def spherical_two_parallel(axes, offsets, tool_rotation, target, hint, q_out, st
     p6t = row(offsets, 6)
     tool_point = (target[0, 3], target[1, 3], target[2, 3])
     wrist = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
-    wrist_h5, wrist_h6 = (
-        wrist_rotation(target, tool_rotation, row(axes, 4)),
-        wrist_rotation(target, tool_rotation, row(axes, 5)),
-    )
+    wrist_h5, wrist_h6 = wrist_axes(axes, target, tool_rotation)
     height = dot(h2, add(add(p12, p23), p34))
     count1, q1_plus, q1_minus, status1 = sp4(h2, wrist, scaled(-1.0, h1), height)
     if status1 & FREE:  # (the wrist centre on axis 1)
@@ -175,10 +180,7 @@ def spherical_two_intersecting(axes, offsets, tool_rotation, target, hint, q_out
     p01, p23, p34, p6t = row(offsets, 0), row(offsets, 2), row(offsets, 3), row(offsets, 6)
     tool_point = (target[0, 3], target[1, 3], target[2, 3])
     wrist = subtract(subtract(tool_point, wrist_rotation(target, tool_rotation, p6t)), p01)
-    wrist_h5, wrist_h6 = (
-        wrist_rotation(target, tool_rotation, row(axes, 4)),
-        wrist_rotation(target, tool_rotation, row(axes, 5)),
-    )
+    wrist_h5, wrist_h6 = wrist_axes(axes, target, tool_rotation)
     count3, q3_plus, q3_minus, status3 = sp3(p34, scaled(-1.0, p23), h3, norm(wrist))
     found = 0
     for elbow in range(count3):
