@@ -13,7 +13,9 @@ arrays passed into a function that reads one, 5.0-5.3 µs a call), and a search 
 arrays anew at each call (2-4 µs). A numba ``StructRef`` crosses as one pointer (a call taking
 the bundles and work arrays in one: 0.4-0.8 µs, against 1.5-2.4 µs for the bundles alone as
 arrays) and keeps the work arrays between calls. Functions taking one are cached as any kernel
-(the type is defined here, in a module, not per process).
+(the type is defined here, in a module, not per process). A kernel reads a record's fields with
+:func:`record_fields` (borrowed, without a reference counted per array: numba's attribute read
+counts one for each of a search context's ~80 arrays).
 
 Without numba (and in the plain-Python copy, :func:`~.jit.python_module`) a record is a
 :class:`PlainContext`, with the same attributes.
@@ -23,7 +25,14 @@ from __future__ import annotations
 
 from .jit import COMPILED, numba_types, overload, structref
 
-__all__ = ["CLOSED_FORM_FIELDS", "CONTEXT_FIELDS", "PlainContext", "new_closed_form_context", "new_context"]
+__all__ = [
+    "CLOSED_FORM_FIELDS",
+    "CONTEXT_FIELDS",
+    "PlainContext",
+    "new_closed_form_context",
+    "new_context",
+    "record_fields",
+]
 
 #: A search context's attributes, in the order :func:`new_context` takes them.
 CONTEXT_FIELDS = ("tree", "task", "joints", "table", "workspace")
@@ -43,6 +52,20 @@ def new_context(tree, task, joints, table, workspace):
     arrays ``workspace``; in compiled code (its only caller there: ``search.search_context``) a
     numba ``StructRef`` of their types."""
     return PlainContext(CONTEXT_FIELDS, (tree, task, joints, table, workspace))
+
+
+def record_fields(record):
+    """A record's fields as a tuple, in their order (:data:`CONTEXT_FIELDS`,
+    :data:`CLOSED_FORM_FIELDS`).
+
+    In compiled code, read without counting references: numba's attribute read counts a
+    reference to every array in a field (tuples of them included) and its caller releases them
+    again, an atomic increment and decrement each (a search context holds ~80 arrays: with the
+    copy of them all into the reader's frame, ~1 us of a re-solve's ~3.4 us compiled call on
+    arm7). A :func:`~.jit.kernel` (no reference counts) borrows the fields from the record, which
+    its caller keeps alive; in a function with reference counts they are counted, as numba's own
+    read counts them. Inlined, so that only the fields used are loaded."""
+    return tuple(record.__dict__.values())
 
 
 def new_closed_form_context(decomposition, check, limits, workspace):
@@ -89,6 +112,42 @@ if COMPILED:
             return context
 
         return make
+
+    from llvmlite import ir
+    from numba.core import cgutils
+    from numba.core.extending import intrinsic
+
+    @intrinsic
+    def _borrowed_fields(typing_context, record_type):
+        """The fields of a record (a :class:`SearchContextType` or :class:`ClosedFormContextType`)
+        as a tuple, read through its MemInfo's data pointer: the fourth member of the runtime's
+        ``MemInfo`` (``refct``, ``dtor``, ``dtor_info``, ``data``, ...: numba's ``nrt.h``), as
+        numba's ``NRT_MemInfo_data_fast`` reads it, which its ``nrt.meminfo_data`` refuses to call
+        in code without reference counts."""
+        names = list(record_type.field_dict)
+        fields = numba_types.Tuple([record_type.field_dict[name] for name in names])
+
+        def codegen(context, builder, signature, arguments):
+            record = cgutils.create_struct_proxy(record_type)(context, builder, value=arguments[0])
+            word, pointer = context.get_value_type(numba_types.intp), ir.IntType(8).as_pointer()
+            meminfo_type = ir.LiteralStructType([word, pointer, pointer, pointer])  # (up to data)
+            meminfo = builder.bitcast(record.meminfo, meminfo_type.as_pointer())
+            data = builder.load(cgutils.gep(builder, meminfo, 0, 3))
+            payload_type = record_type.get_data_type()
+            payload_pointer = context.data_model_manager[payload_type].get_value_type().as_pointer()
+            payload = cgutils.create_struct_proxy(payload_type)(
+                context, builder, ref=builder.bitcast(data, payload_pointer)
+            )
+            values = context.make_tuple(builder, fields, [getattr(payload, name) for name in names])
+            if context.enable_nrt:  # (a caller with reference counts owns what it is given)
+                context.nrt.incref(builder, fields, values)
+            return values
+
+        return fields(record_type), codegen
+
+    @overload(record_fields, inline="always")
+    def _compiled_record_fields(record):
+        return lambda record: _borrowed_fields(record)
 
     @overload(new_closed_form_context)
     def _compiled_new_closed_form_context(decomposition, check, limits, workspace):

@@ -66,7 +66,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import clear_contacts, contacts
-from .context import new_context
+from .context import new_context, record_fields
 from .fitting import fit_workspace, floating_root, place_free_base
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
@@ -936,8 +936,8 @@ def _report(tree, joints, seed, max_joint_move, state, displacement, q_out):
 
 @kernel
 def search_in(
-    workspace, targets, seed, deadline, primary_rows, q_out, norms_out, tree, task, joints, table, settings,
-    method, solve_type, posture, collision,
+    context, targets, seed, deadline, primary_rows, q_out, norms_out, settings, method, solve_type, posture,
+    collision,
 ):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until the stop rule
     ends the search; the best end goes to ``q_out`` and ``norms_out``. Returns (outcome,
@@ -960,9 +960,11 @@ def search_in(
     ``max_attempts`` 1, one attempt from the seed). ``max_joint_move`` > 0 [rad or m] (no branch
     flips): a solution that moves a joint farther from the seed never counts as converged.
     ``method``, ``solve_type``, ``posture``, ``collision``: the feature switches (see
-    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks). ``workspace``:
-    :func:`search_workspace`.
+    :mod:`.bundles`; None: ``dls``, ``speed``, no posture, no collision checks). ``context``:
+    :func:`search_context`'s (the bundles and the :func:`search_workspace`), its fields borrowed
+    (:func:`~.context.record_fields`: no reference counted per call).
     """
+    tree, task, joints, table, workspace = record_fields(context)
     max_attempts, max_joint_move = settings[MAX_ATTEMPTS], settings[MAX_JOINT_MOVE]
     clipped, start, q = workspace[CLIPPED], workspace[START], workspace[ATTEMPT_Q]
     target_features, seed_features = workspace[TARGET_FEATURES], workspace[SEED_FEATURES]
@@ -1038,16 +1040,13 @@ def search_many(
     its own start when that comes first (< 0: none). ``results`` (N, ``RESULT_COLUMNS``) receives
     each search's outcome, iterations, attempts and whether the deadline ended it; the other
     arguments are :func:`search_in`'s."""
-    tree, task, joints, table, workspace = (
-        context.tree, context.task, context.joints, context.table, context.workspace,
-    )  # fmt: skip
     for index in range(targets.shape[0]):
         target_deadline = deadline
         if timeout_ns >= 0:
             target_deadline = min(deadline, monotonic_ns() + timeout_ns)
         outcome, iterations, attempts, deadline_reached = search_in(
-            workspace, targets[index], seeds[index], target_deadline, primary_rows, q_out[index],
-            norms_out[index], tree, task, joints, table, settings, method, solve_type, posture, collision,
+            context, targets[index], seeds[index], target_deadline, primary_rows, q_out[index],
+            norms_out[index], settings, method, solve_type, posture, collision,
         )  # fmt: skip
         results[index, OUTCOME] = outcome
         results[index, ITERATIONS_USED] = iterations
