@@ -68,7 +68,7 @@ SLOWDOWN_WITHOUT_NUMBA = 300
 #: How long the default problem's kernels take to compile after an install, as
 #: benchmark/bench_compile.py measured it on a 2-core VM (docs/performance.md): what every notice
 #: about a cold compile says.
-COLD_COMPILE = "about 41 s on 2 cores"
+COLD_COMPILE = "about 54 s on 2 cores"
 
 try:
     import numba
