@@ -23,7 +23,7 @@ Without numba (and in the plain-Python copy, :func:`~.jit.python_module`) a reco
 
 from __future__ import annotations
 
-from .jit import COMPILED, numba_types, overload, structref
+from .jit import COMPILED, cgutils, intrinsic, llvm_ir, numba_types, overload, structref
 
 __all__ = [
     "CLOSED_FORM_FIELDS",
@@ -113,10 +113,6 @@ if COMPILED:
 
         return make
 
-    from llvmlite import ir
-    from numba.core import cgutils
-    from numba.core.extending import intrinsic
-
     @intrinsic
     def _borrowed_fields(typing_context, record_type):
         """:func:`record_fields` in compiled code: the fields of a record (a
@@ -131,8 +127,8 @@ if COMPILED:
 
         def codegen(context, builder, signature, arguments):
             record = cgutils.create_struct_proxy(record_type)(context, builder, value=arguments[0])
-            word, pointer = context.get_value_type(numba_types.intp), ir.IntType(8).as_pointer()
-            meminfo_type = ir.LiteralStructType([word, pointer, pointer, pointer])  # (up to data)
+            word, pointer = context.get_value_type(numba_types.intp), llvm_ir.IntType(8).as_pointer()
+            meminfo_type = llvm_ir.LiteralStructType([word, pointer, pointer, pointer])  # (up to data)
             meminfo = builder.bitcast(record.meminfo, meminfo_type.as_pointer())
             data = builder.load(cgutils.gep(builder, meminfo, 0, 3))
             payload_type = record_type.get_data_type()

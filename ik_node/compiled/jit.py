@@ -48,12 +48,15 @@ __all__ = [
     "cache_is_cold",
     "cache_location",
     "cache_writable",
+    "cgutils",
     "compiler",
     "inline_allocating_kernel",
     "inline_kernel",
+    "intrinsic",
     "kernel",
     "compiled_entry",
     "kernel_ready",
+    "llvm_ir",
     "monotonic_ns",
     "numba_types",
     "overload",
@@ -396,29 +399,30 @@ def _load_only_if_read_only(dispatcher) -> None:
         cache.save_overload = save_overload
 
 
-if COMPILED:
-    import llvmlite.ir as _ir
-    from numba import types as _types
-    from numba.core import cgutils as _cgutils
-    from numba.extending import intrinsic as _intrinsic
+if COMPILED:  # (this module's clock, and what :mod:`.context` defines and reads its records with)
+    import llvmlite.ir as llvm_ir
+    from numba.core import cgutils
+    from numba.core import types as numba_types
+    from numba.core.extending import intrinsic, overload
+    from numba.experimental import structref
 
-    @_intrinsic
+    @intrinsic
     def _clock_monotonic_ns(typing_context):
         """``clock_gettime(CLOCK_MONOTONIC)`` in ns, as LLVM IR calling libc (POSIX)."""
 
         def codegen(context, builder, signature, arguments):
-            int64, int32 = _ir.IntType(64), _ir.IntType(32)
-            timespec = _ir.LiteralStructType([int64, int64])
-            function_type = _ir.FunctionType(int32, [int32, timespec.as_pointer()])
-            clock_gettime = _cgutils.get_or_insert_function(builder.module, function_type, "clock_gettime")
-            slot = _cgutils.alloca_once(builder, timespec)
-            builder.call(clock_gettime, [_ir.Constant(int32, 1), slot])  # 1: CLOCK_MONOTONIC
-            zero = _ir.Constant(int32, 0)
+            int64, int32 = llvm_ir.IntType(64), llvm_ir.IntType(32)
+            timespec = llvm_ir.LiteralStructType([int64, int64])
+            function_type = llvm_ir.FunctionType(int32, [int32, timespec.as_pointer()])
+            clock_gettime = cgutils.get_or_insert_function(builder.module, function_type, "clock_gettime")
+            slot = cgutils.alloca_once(builder, timespec)
+            builder.call(clock_gettime, [llvm_ir.Constant(int32, 1), slot])  # 1: CLOCK_MONOTONIC
+            zero = llvm_ir.Constant(int32, 0)
             seconds = builder.load(builder.gep(slot, [zero, zero]))
-            nanoseconds = builder.load(builder.gep(slot, [zero, _ir.Constant(int32, 1)]))
-            return builder.add(builder.mul(seconds, _ir.Constant(int64, 1_000_000_000)), nanoseconds)
+            nanoseconds = builder.load(builder.gep(slot, [zero, llvm_ir.Constant(int32, 1)]))
+            return builder.add(builder.mul(seconds, llvm_ir.Constant(int64, 1_000_000_000)), nanoseconds)
 
-        return _types.int64(), codegen
+        return numba_types.int64(), codegen
 
     @kernel
     def monotonic_ns():
@@ -426,11 +430,5 @@ if COMPILED:
         return _clock_monotonic_ns()
 
 else:
+    cgutils = intrinsic = llvm_ir = numba_types = overload = structref = None
     monotonic_ns = time.monotonic_ns
-
-if COMPILED:  # (what :mod:`.context` defines its record type with: numba only through this module)
-    from numba.core import types as numba_types
-    from numba.core.extending import overload
-    from numba.experimental import structref
-else:
-    numba_types = overload = structref = None
