@@ -242,6 +242,32 @@ print(json.dumps([default, compiled(), answer.success]))
 """
 
 
+def test_solves_leave_the_search_contexts_references_as_they_were():
+    """The search reads its context's fields borrowed (``context.record_fields``: no reference
+    counted per array): solves that converge and searches that fail leave the record's reference
+    count where it was, so the context and its work arrays are freed with the solver (a count that
+    grows by one a call, as a search compiled without reference counts leaked it, never frees
+    them); a batch (contexts of its own, per slice) solves beside it."""
+    from ik_node.compiled.jit import COMPILED
+
+    if not COMPILED:
+        pytest.skip("the reference counts are numba's: compiled kernels only")
+    case = BY_NAME["arm7"]
+    solver = IKSolver(load_robot(case.urdf), case.base, case.tips, **DETERMINISTIC)
+    solver.wait_for_kernels()
+    q, targets = random_targets(solver, 40, seed=11)
+    solver.solve(targets["tool0"][0], seed=q[0])
+    context = solver._search_call._frame[-1]  # (the frame's search context: SearchCall._new_frame)
+    references = context._meminfo.refcount
+    unreachable = np.eye(4)
+    unreachable[:3, 3] = 5.0  # (m: beyond arm7's reach, so every restart runs)
+    for row, target in zip(q, targets["tool0"]):
+        assert solver.solve(target, seed=row).success
+    assert not solver.solve(unreachable, seed=q[0]).success
+    assert solver.solve_many(targets["tool0"], seed=q).success.all()
+    assert context._meminfo.refcount == references
+
+
 def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_it_works(tmp_path):
     """A fresh process on an empty kernel cache (so that every kernel it uses is compiled, and
     shows a signature: one loaded from the cache holds its callees' code and lists none) building
