@@ -392,8 +392,9 @@ def test_a_locked_joint_moved_along_a_path_keeps_a_bounded_memory():
         pose = arm.solver.tree.forward(q)
         found = arm.solver.solve_all(pose, seed=q, locked={f"joint{joint + 1}": value})
         assert found.complete and found.success and np.abs(found.q[0] - q).max() < SAME
-    for kind in ("_exact_sets", "_closed_forms", "_locked_references"):
-        assert len(arm.solver.__dict__[kind]) == LOCKED_SETS_KEPT
+    caches = arm.solver.solution_caches
+    for kept in (caches.exact_sets, caches.closed_forms, caches.locked_references):
+        assert len(kept) == LOCKED_SETS_KEPT
 
 
 def test_the_exact_set_holds_the_gil_while_it_uses_its_work_arrays():

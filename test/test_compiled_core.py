@@ -257,7 +257,7 @@ def test_solves_leave_the_search_contexts_references_as_they_were():
     solver.wait_for_kernels()
     q, targets = random_targets(solver, 40, seed=11)
     solver.solve(targets["tool0"][0], seed=q[0])
-    context = solver._search_call._frame[-1]  # (the frame's search context: SearchCall._new_frame)
+    context = solver.core.search._frame[-1]  # (the frame's search context: SearchCall._new_frame)
     references = context._meminfo.refcount
     unreachable = np.eye(4)
     unreachable[:3, 3] = 5.0  # (m: beyond arm7's reach, so every restart runs)

@@ -371,7 +371,7 @@ WRONG_LINES = [
     ),
     ("compiled/spatial.py", "import scipy", "compiled imports scipy"),
     ("solver/problem.py", "import numba", "numba only through ik_node.compiled.jit"),
-    ("reach/map.py", "x = IKSolver._use", "reads IKSolver._use, private"),
+    ("reach/map.py", "x = IKSolver._install", "reads IKSolver._install, private"),
 ]
 
 

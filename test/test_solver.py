@@ -628,7 +628,7 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
     exact_found, ratios = 0, []
     for goal in goals:
         found, found_distance, count = kernels.probe_table(
-            solver._arguments.table, goal, cell_distances, probed, probed_distance, distances
+            solver.core.arguments.table, goal, cell_distances, probed, probed_distance, distances
         )
         nearest_cells = np.argsort(np.sum((table.centroids - goal) ** 2, axis=1))[: kernels.PROBED_CELLS]
         assert count == kernels.PROBED_CELLS and set(probed) == set(nearest_cells)
@@ -637,7 +637,7 @@ def test_seed_table_index_holds_every_entry_and_finds_near_ones_through_the_near
         assert found == candidates[np.argmin(everything[candidates])]
         assert found_distance == pytest.approx(everything[found], rel=1e-5)
         chosen, chosen_distance = np.empty(64, dtype=np.int64), np.empty(64)
-        bundle = solver._arguments.table
+        bundle = solver.core.arguments.table
         ranked = kernels.rank_probed(bundle, probed, count, distances, chosen, chosen_distance)
         expected = candidates[np.argsort(everything[candidates], kind="stable")[:64]]
         assert ranked == 64 and len(set(chosen) & set(expected)) >= 60  # (single-precision ties)
@@ -653,7 +653,7 @@ def test_task_priority_table_is_the_parents_restricted_to_the_reachable_tips():
     case = BY_NAME["dual_arm"]
     parent = make_solver(case, seed_table_size=256)
     for tips in (("left_tool0",), ("right_tool0",)):
-        problem, table, _, _ = parent._priority.problems(tips)
+        problem, table, _, _ = parent.core.priority.problems(tips)
         by_sample = parent.seed_table.q[np.argsort(parent.seed_table.sampled)]
         np.testing.assert_array_equal(table.q, by_sample[table.sampled])
         np.testing.assert_allclose(table.features, problem.features_of(table.q), atol=1e-12)

@@ -21,7 +21,7 @@ import itertools
 import os
 import sys
 
-from .warmup import DEFAULT, FEATURES, feature_names, switch_key
+from .compile_helper import DEFAULT, FEATURES, feature_names, switch_key
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 

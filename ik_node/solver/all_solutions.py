@@ -43,12 +43,13 @@ from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
-from .inputs import c_array, check_pose, check_seconds, pose_matrix
+from .inputs import c_array, check_pose, check_seconds, pose_matrix, seed_vector
 from .results import IKResult, outcome_reason
 
 __all__ = [
     "DUPLICATE_TOLERANCE",
     "IKSolutions",
+    "SolutionCaches",
     "chain_closed_form",
     "has_closed_form",
     "say_if_cold",
@@ -61,7 +62,7 @@ _log = logging.getLogger("ik_node.solver")
 #: A C-contiguous float 4x4's shape and strides [bytes], and a float vector's strides (what the
 #: compiled set takes as it is).
 _FLOAT, _POSE_SHAPE, _POSE_STRIDES, _FLOAT_STRIDES = np.dtype(float), (4, 4), (32, 8), (8,)
-_NOTHING_LOCKED, _NO_SETS, _UNMADE = ((), None), {}, object()
+_NOTHING_LOCKED, _UNMADE = ((), None), object()
 _notice_said = False
 _looked_up: set = set()  # (the kernels whose cache was looked at)
 
@@ -185,11 +186,32 @@ class IKSolutions:
         )
 
 
-def per_locked_joints(solver, kind: str, key, make):
-    """What ``make()`` returns, kept in ``solver`` under ``kind`` for ``key`` (a set of locked
-    joints and their values), made at the first use of ``key``; the :data:`LOCKED_SETS_KEPT` keys
-    made last are kept (a path that moves a locked joint makes a new key at each step)."""
-    cache = solver.__dict__.setdefault(kind, {})
+class SolutionCaches:
+    """What :func:`solve_all` and the closed form keep for one solver (its attribute
+    ``solution_caches``), made at first use: per set of locked joints (keys of
+    :func:`per_locked_joints`) the checked locked values (``locked_references``), the closed form
+    (``closed_forms``), the helper solvers that polish and search (``helper_solvers``) and the
+    compiled exact sets (``exact_sets``); and the solution set's arrays (``set_arrays``,
+    :func:`solution_set_arrays`). A copy of the solver (pickled) starts with empty caches."""
+
+    __slots__ = ("locked_references", "closed_forms", "helper_solvers", "exact_sets", "set_arrays")
+
+    def __init__(self):
+        self.locked_references: dict = {}
+        self.closed_forms: dict = {}
+        self.helper_solvers: dict = {}
+        self.exact_sets: dict = {}
+        self.set_arrays: tuple | None = None
+
+    def __reduce__(self):
+        return (SolutionCaches, ())
+
+
+def per_locked_joints(cache: dict, key, make):
+    """What ``make()`` returns, kept in ``cache`` (one of a :class:`SolutionCaches`' dicts) for
+    ``key`` (a set of locked joints and their values), made at the first use of ``key``; the
+    :data:`LOCKED_SETS_KEPT` keys made last are kept (a path that moves a locked joint makes a new
+    key at each step)."""
     if key not in cache:
         if len(cache) >= LOCKED_SETS_KEPT:
             del cache[next(iter(cache))]  # (the oldest: dicts keep their insertion order)
@@ -206,7 +228,7 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
         return _NOTHING_LOCKED
     given = tuple(locked.items())
     try:
-        return solver.__dict__["_locked_references"][given]  # (the values seen before)
+        return solver.solution_caches.locked_references[given]  # (the values seen before)
     except (KeyError, TypeError):  # (new values, or one of an unhashable type: a 0-d array)
         pass
     items = []
@@ -220,7 +242,8 @@ def _locked_reference(solver, locked: Mapping | None) -> tuple[tuple, np.ndarray
         hash(given)
     except TypeError:
         given = items
-    return per_locked_joints(solver, "_locked_references", given, lambda: _checked_locked(solver, items))
+    references = solver.solution_caches.locked_references
+    return per_locked_joints(references, given, lambda: _checked_locked(solver, items))
 
 
 def _checked_locked(solver, items: tuple) -> tuple[tuple, np.ndarray]:
@@ -256,7 +279,8 @@ def solution_set_arrays(solver) -> tuple:
     tip's frame and controlled point [m], the limits, which joints are revolute and continuous,
     and the seed distance's factors ``1 / w_j`` (0 for a locked joint, ``w_j = 0``): its
     ``Σ (q_j − s_j)² / w_j`` is the solver's own metric (``solve_type='distance'``)."""
-    arrays = solver.__dict__.get("_solution_set_arrays")
+    caches = solver.solution_caches
+    arrays = caches.set_arrays
     if arrays is None:
         tree, tip = solver.tree, solver.tip_links[0]
         arrays = (
@@ -265,7 +289,7 @@ def solution_set_arrays(solver) -> tuple:
             periodic_coordinates(solver), np.ascontiguousarray(solver.continuous),
             _inverse_weights(solver.joint_weights),
         )  # fmt: skip
-        solver.__dict__["_solution_set_arrays"] = arrays
+        caches.set_arrays = arrays
     return arrays
 
 
@@ -327,7 +351,7 @@ def chain_closed_form(solver, key: tuple = (), reference: np.ndarray | None = No
         at = np.zeros(len(solver.joint_names)) if reference is None else reference
         return decompose(solver.tree, _tool_pose(solver), free, at)
 
-    return per_locked_joints(solver, "_closed_forms", key, make)
+    return per_locked_joints(solver.solution_caches.closed_forms, key, make)
 
 
 def helper_solver(solver, key: tuple, **overrides):
@@ -344,7 +368,8 @@ def helper_solver(solver, key: tuple, **overrides):
         options = replace(options, lower=lower, upper=upper, **overrides)
         return type(solver)(solver.robot, solver.tree.base_link, solver.tip_links, options)
 
-    return per_locked_joints(solver, "_helper_solvers", (key, tuple(sorted(overrides.items()))), make)
+    key_and_overrides = (key, tuple(sorted(overrides.items())))
+    return per_locked_joints(solver.solution_caches.helper_solvers, key_and_overrides, make)
 
 
 def _polished(solver, key: tuple, closed: ClosedForm, target, seed, deadline: float):
@@ -439,15 +464,15 @@ def solve_nearest(solver, targets, seed, timeout: float | None) -> IKResult | No
     start = time.perf_counter()
     if not has_closed_form(solver):
         return None
-    seed_vector = solver._seed(seed)  # (solve_all clips it into the limits)
-    found = solve_all(solver, targets, seed_vector, timeout or SOLVE_ALL_TIMEOUT, None)
+    seed = seed_vector(seed, solver.tree, solver.rest_posture)  # (solve_all clips it into the limits)
+    found = solve_all(solver, targets, seed, timeout or SOLVE_ALL_TIMEOUT, None)
     if not (found.complete and found.success):
         return None
     q = found.q[0].copy()
     outcome = kernels.CONVERGED
     max_joint_move = solver.options.max_joint_move
     if max_joint_move is not None:
-        clipped = np.clip(seed_vector, solver.lower, solver.upper)
+        clipped = np.clip(seed, solver.lower, solver.upper)
         if np.abs(solver.tree.difference(clipped, q)).max() > max_joint_move:
             outcome = kernels.JOINT_MOVE
     errors = (float(found.position_error[0]), float(found.orientation_error[0]))
@@ -486,13 +511,13 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
         raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     if closed is None:
         return _searched(solver, key, targets, seed, target, start + timeout, start)
-    seed_vector = _clipped_seed(solver, seed)
+    clipped_seed = _clipped_seed(solver, seed)
     say_if_cold(closed.kernel, solution_sets.branch_configurations, solution_sets.solution_set)
-    branches, complete = _polished(solver, key, closed, target, seed_vector, start + timeout)
+    branches, complete = _polished(solver, key, closed, target, clipped_seed, start + timeout)
     task = solver.tasks[tip]
     tolerances = (task.position_tolerance, task.orientation_tolerance)
     q, origin, errors, success = solution_set(
-        solver, branches.q, branches.status, target, seed_vector, tolerances
+        solver, branches.q, branches.status, target, clipped_seed, tolerances
     )
     names = branch_labels(closed.root_names)
     found = IKSolutions(
@@ -512,7 +537,9 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
 def _clipped_seed(solver, seed) -> np.ndarray | None:
     """``seed`` (array or mapping) as a vector clipped into the limits; None stays None (NaN
     passes: the compiled set refuses it, and the solver's checks name the joints)."""
-    return None if seed is None else np.clip(solver._seed(seed), solver.lower, solver.upper)
+    if seed is None:
+        return None
+    return np.clip(seed_vector(seed, solver.tree, solver.rest_posture), solver.lower, solver.upper)
 
 
 class ExactSet:
@@ -563,15 +590,17 @@ class ExactSet:
         else:
             target = pose_matrix(tip, pose)
         if seed is None:
-            seed_vector = self.reference
+            given = self.reference
         elif type(seed) is ndarray and seed.dtype is _FLOAT and seed.strides == _FLOAT_STRIDES:
-            seed_vector = seed if len(seed) == len(self.reference) else c_array(solver._seed(seed))
+            given = (
+                seed
+                if len(seed) == len(self.reference)
+                else c_array(seed_vector(seed, solver.tree, solver.rest_posture))
+            )
         else:
-            seed_vector = c_array(solver._seed(seed))
+            given = c_array(seed_vector(seed, solver.tree, solver.rest_posture))
         out = np.empty((self._rows, self._columns))
-        problem, rows, success, singular = self._call(
-            self._context, target, seed_vector, seed is not None, out
-        )
+        problem, rows, success, singular = self._call(self._context, target, given, seed is not None, out)
         if problem:
             return self._refused(problem, rows, solver, tip, pose, seed, start)
         found = IKSolutions.from_rows(
@@ -596,7 +625,8 @@ def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
     """The :class:`ExactSet` of ``solver`` with the locked joints ``key`` (their reference
     configuration ``reference``), made at its first use; None where the chain does not decompose
     exactly."""
-    made = solver.__dict__.get("_exact_sets", _NO_SETS).get(key, _UNMADE)
+    exact_sets = solver.solution_caches.exact_sets
+    made = exact_sets.get(key, _UNMADE)
     if made is not _UNMADE:  # (a re-solve's path: one lookup, no closure made)
         return made
 
@@ -604,20 +634,20 @@ def _exact_set(solver, key: tuple, reference) -> ExactSet | None:
         closed = chain_closed_form(solver, key, reference)
         return ExactSet(solver, closed) if closed is not None and closed.exact else None
 
-    return per_locked_joints(solver, "_exact_sets", key, make)
+    return per_locked_joints(exact_sets, key, make)
 
 
 def _searched(solver, key: tuple, targets, seed, target, deadline: float, start: float) -> IKSolutions:
     """:func:`solve_all` where the chain has no closed form (or several tips): the distinct
     solutions :func:`_search` found, ``complete=False``, without labels. ``target``: the one
     tip's checked pose (None for several tips)."""
-    seed_vector = _clipped_seed(solver, seed)
+    clipped_seed = _clipped_seed(solver, seed)
     say_if_cold(solution_sets.solution_set)
-    q, errors = _search(solver, key, targets, seed_vector, deadline)
+    q, errors = _search(solver, key, targets, clipped_seed, deadline)
     unchecked = (np.inf, np.inf)  # (every row a converged solve: it checked every tip)
     status = np.zeros(len(q), dtype=np.int64)
     target = np.eye(4) if target is None else target
-    q, origin, _, success = solution_set(solver, q, status, target, seed_vector, unchecked)
+    q, origin, _, success = solution_set(solver, q, status, target, clipped_seed, unchecked)
     found = IKSolutions(
         q=q,
         labels=None,

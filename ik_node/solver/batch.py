@@ -1,48 +1,43 @@
 """Batches: many targets or configurations at once, in slices on the batch threads
 (:data:`~ik_node.compiled.jit.BATCH_THREADS`; the kernels release the GIL).
 :func:`solve_many` is :meth:`IKSolver.solve_many`, :func:`solution_figures`
-:meth:`IKSolver.solution_figures`, both over :func:`.batch_threads.in_slices`.
+:meth:`IKSolver.solution_figures`, both over :func:`.batch_threads.in_slices`; both take values
+(a solver's :class:`~.core.SolverCore`, a problem), not the solver.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import TargetError
 from . import kernels
 from .batch_threads import in_slices
+from .core import SolverCore
 from .inputs import stack_targets, timeout_ns
-from .nearest_batch import nearest_in_closed_form, uses_closed_form
+from .nearest_batch import ChainClosedForm, nearest_in_closed_form
 from .problem import Problem
 from .results import BatchResult, Outcome
-
-if TYPE_CHECKING:
-    from .ik_solver import IKSolver
-    from .search_call import SearchArguments
+from .search_call import SearchArguments
 
 __all__ = ["solution_figures", "solve_many"]
 
-_log = logging.getLogger("ik_node.solver")
 
-
-def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchResult:
-    """:meth:`IKSolver.solve_many` of ``solver`` (see there): the targets and seeds checked and
-    stacked, :func:`_search_batch` on its common search's bundles (or, with ``solve_type='distance'``
-    on a chain with a closed form, each target's solution nearest its seed:
+def solve_many(
+    core: SolverCore, targets, seed, timeout: float | None, closed_form: ChainClosedForm | None, start: float
+) -> BatchResult:
+    """:meth:`IKSolver.solve_many` on ``core`` (see there; the compiled kernels), begun at
+    ``start`` (``perf_counter``): the targets and seeds checked and stacked,
+    :func:`_search_batch` on its search's bundles (or, with ``closed_form``, the chain's closed
+    form where the solver answers from it, each target's solution nearest its seed:
     :mod:`.nearest_batch`), the result."""
-    start = time.perf_counter()
-    if not solver.compiled:
-        _log.info("solve_many waits for the IK kernels' compile")
-        solver.wait_for_kernels()
-    budget = timeout_ns(timeout, solver.options.max_attempts)
-    target_poses = stack_targets(solver.tip_links, targets, None)
-    count, names = len(target_poses), solver.joint_names
+    problem = core.problem
+    budget = timeout_ns(timeout, core.options.max_attempts)
+    target_poses = stack_targets(problem.tips, targets, None)
+    count, names = len(target_poses), problem.tree.joint_names
     if seed is None:
-        seeds = np.broadcast_to(solver.rest_posture, (count, len(names)))
+        seeds = np.broadcast_to(problem.rest_posture, (count, len(names)))
     else:
         seeds = np.asarray(seed, dtype=float)
         if seeds.shape not in ((len(names),), (count, len(names))):
@@ -52,18 +47,17 @@ def solve_many(solver: IKSolver, targets, seed, timeout: float | None) -> BatchR
             )
         if not np.isfinite(seeds).all():
             raise TargetError("seed contains NaN or infinity")
-        seeds = np.broadcast_to(
-            solver.tree.normalized(np.clip(seeds, solver.lower, solver.upper), "seed"), (count, len(names))
-        )
+        clipped = np.clip(seeds, problem.configuration_lower, problem.configuration_upper)
+        seeds = np.broadcast_to(problem.tree.normalized(clipped, "seed"), (count, len(names)))
     seeds = np.array(seeds, order="C")  # writable: one compiled signature
-    if uses_closed_form(solver):
+    if closed_form is not None:
 
         def search(arguments, targets, seeds) -> tuple:
-            return _search_batch(arguments or solver._arguments, targets, seeds, budget)
+            return _search_batch(arguments or core.arguments, targets, seeds, budget)
 
-        q, errors, converged = nearest_in_closed_form(solver, target_poses, seeds, search)
+        q, errors, converged = nearest_in_closed_form(core, closed_form, target_poses, seeds, search)
     else:
-        q, norms, outcomes = _search_batch(solver._arguments, target_poses, seeds, budget)
+        q, norms, outcomes = _search_batch(core.arguments, target_poses, seeds, budget)
         errors, converged = norms.max(axis=1), outcomes == Outcome.CONVERGED
     return BatchResult(
         q=q,

@@ -9,27 +9,42 @@ within a time budget; when some tips' targets lie beyond their reach, task prior
 reachable tips first, the far ones as close as that leaves them. Units: metres, radians, seconds;
 joint vectors in :attr:`IKSolver.joint_names` order.
 
-The solver's parts, each in a module of its own: which kernels serve the solves and their compile
-(:mod:`.kernel_switch`), task priority (:mod:`.priority`), batches (:mod:`.batch`), the results
-and their reasons (:mod:`.results`), every solution and the nearest (:mod:`.all_solutions`), the
-collision queries (:class:`CollisionTask`) and the null-space motion (:mod:`.null_space`).
+What the solves run on is one value, the solver's :class:`~.core.SolverCore` (the kernel set,
+the problem made for it, its seed table, the task-priority problems and the search), replaced
+whole when the compiled kernels are swapped in (:mod:`.kernel_switch`) or the obstacles change; a
+solve reads it once. The parts that take it, each in a module of its own: task priority
+(:mod:`.priority`), batches (:mod:`.batch`, :mod:`.nearest_batch`); and besides, the results and
+their reasons (:mod:`.results`), every solution and the nearest (:mod:`.all_solutions`, with its
+caches in :attr:`IKSolver.solution_caches`), the collision queries (:class:`CollisionTask`) and
+the null-space motion (:mod:`.null_space`).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
 from ..compiled.jit import SLOWDOWN_WITHOUT_NUMBA
 from ..errors import IKNodeError
 from . import kernels
-from .all_solutions import solve_all, solve_nearest
+from .all_solutions import (
+    SolutionCaches,
+    chain_closed_form,
+    has_closed_form,
+    solution_set_arrays,
+    solve_all,
+    solve_nearest,
+)
 from .batch import solution_figures, solve_many
 from .collision_task import CollisionTask
+from .core import SolverCore
 from .free_base import BasePlacement
 from .inputs import (
     check_movable,
@@ -38,20 +53,24 @@ from .inputs import (
     posture_gains,
     resolve_tasks,
     rest_posture,
+    seed_vector,
     stack_targets,
     tightened_limits,
     timeout_ns,
 )
-from .kernel_switch import PYTHON_BUDGET_NS, PYTHON_SEED_TABLE, KernelSwitch
+from .kernel_switch import PYTHON_BUDGET_NS, KernelSwitch
+from .nearest_batch import ChainClosedForm
 from .null_space import null_space_motion
 from .options import SolverOptions, default_seed_table_size
-from .priority import TaskPriority, solve_prioritised
+from .priority import solve_prioritised
 from .problem import Problem
 from .results import BatchResult, IKResult, outcome_reason
-from .search_call import SearchCall, search_arguments
+from .search_call import search_arguments
 from .seed_table import SeedTable
 
 __all__ = ["IKSolver"]
+
+_log = logging.getLogger("ik_node.solver")
 
 
 class IKSolver:
@@ -101,7 +120,7 @@ class IKSolver:
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
-        self.problem = Problem(
+        problem = Problem(
             self.tree,
             self.tip_links,
             self.tasks,
@@ -111,49 +130,71 @@ class IKSolver:
             self.rest_posture,
             self.posture_gains,
         )
-        self._base_placement = BasePlacement.for_problem(self.problem, self.rest_posture)
+        self._base_placement = BasePlacement.for_problem(problem, self.rest_posture)
         self.collision_task: CollisionTask | None = None
         if options.self_collision or options.obstacles:
             self.collision_task = CollisionTask(
                 robot, self.tree, self.rest_posture, options.self_collision, options.srdf, options.obstacles
             )
-            self.problem.set_collision(self.collision_task.arrays(options.collision_margin))
-        self._table_usable = bool(np.all(self.joint_weights > 0))
+            problem = problem.with_collision(self.collision_task.arrays(options.collision_margin))
         self.seed_table_size = options.seed_table_size
         if self.seed_table_size is None:
             self.seed_table_size = default_seed_table_size(len(self.tip_links), len(self.rest_posture))
+        #: The seed table is not used while a joint is locked (its poses would not hold at the seed).
+        self._table_size = self.seed_table_size if bool(np.all(self.joint_weights > 0)) else 0
+        self.solution_caches = SolutionCaches()
+        self._core: SolverCore | None = None
+        self._core_lock = threading.Lock()  # (held while a new core is made and swapped in)
         self._kernel_switch = KernelSwitch()
-        self._kernel_switch.start(self, compile_helper)
+        no_table = SeedTable(problem, 0, options.random_seed, self.rest_posture)
+        probe = search_arguments(problem, no_table, options)  # (every search's types)
+        self._kernel_switch.start(partial(self._install, first_problem=problem), probe, compile_helper)
 
-    # ------------------------------------------------------------------ the kernels in use
+    # ------------------------------------------------------------------ the core in use
 
-    def _use(self, kernel_set) -> None:
+    def _install(self, kernel_set, first_problem: Problem) -> SolverCore:
         """Serve the solves with ``kernel_set``: the compiled kernels (:mod:`.kernels`), or while
-        those compile the same functions as plain Python (:func:`kernels.python_kernels`). The
-        problem, its seed table (``PYTHON_SEED_TABLE`` entries at most as plain Python) and the
-        task-priority problems are made for it, then swapped in together (a solve under way
-        finishes on what it started with)."""
-        problem = self.problem.with_kernels(kernel_set)
-        size = self.seed_table_size if self._table_usable else 0
-        if kernel_set is not kernels:
-            size = min(size, PYTHON_SEED_TABLE)
-        table = SeedTable(problem, size, self.options.random_seed, self.rest_posture)
-        priority = TaskPriority(problem, table, self.options.random_seed, self.rest_posture)
-        self.problem, self.seed_table, self._priority = problem, table, priority
-        self._search_call = self._common_search(kernel_set)
-        self._kernels = kernel_set
+        those compile the same functions as plain Python (:func:`kernels.python_kernels`): a new
+        core (:meth:`SolverCore.build <.core.SolverCore.build>`) of the problem in use
+        (``first_problem`` before the first) swapped in whole (a solve under way finishes on the
+        core it started with). Returns it."""
+        with self._core_lock:
+            problem = first_problem if self._core is None else self._core.problem
+            core = SolverCore.build(kernel_set, self.options, problem, self._table_size)
+            self._core = core
+        return core
+
+    @property
+    def core(self) -> SolverCore:
+        """What the solves run on now (:class:`~.core.SolverCore`): the kernel set, the problem,
+        its seed table, the task-priority problems and the search; replaced whole, never changed."""
+        return self._core
+
+    @property
+    def problem(self) -> Problem:
+        """The problem the solves run on (the arrays of the kernels: :class:`~.problem.Problem`)."""
+        return self._core.problem
+
+    @property
+    def seed_table(self) -> SeedTable:
+        """Where restarts begin (:class:`~.seed_table.SeedTable`)."""
+        return self._core.seed_table
 
     def __getstate__(self) -> dict:
-        """Pickled (for a Dask worker, say) without the kernel set in use and its switch: the copy
-        runs the compiled kernels (loading or compiling them at its first solve)."""
+        """Pickled (for a Dask worker, say) without the core's kernel set and search, its kernel
+        switch and lock: the copy runs the compiled kernels (loading or compiling them at its
+        first solve) on the same problem, seed table and task-priority problems."""
         state = self.__dict__.copy()
-        del state["_kernels"], state["_kernel_switch"], state["_search_call"]
-        state.pop("_exact_sets", None)  # (compiled contexts: the copy makes its own)
+        del state["_kernel_switch"], state["_core_lock"]
+        core = state.pop("_core")
+        state["_pickled_core"] = (core.problem, core.seed_table, core.priority)
         return state
 
     def __setstate__(self, state: dict) -> None:
+        problem, table, priority = state.pop("_pickled_core")
         self.__dict__.update(state)
-        self._kernels, self._search_call = kernels, self._common_search(kernels)
+        self._core = SolverCore.assemble(kernels, self.options, problem, table, priority)
+        self._core_lock = threading.Lock()
         self._kernel_switch = KernelSwitch(compiled=True)
 
     @property
@@ -172,31 +213,7 @@ class IKSolver:
 
     # ------------------------------------------------------------------ input
 
-    def _seed(self, seed) -> np.ndarray:
-        """The seed as a vector (the kernels clip it into the limits and refuse NaN); joints a
-        mapping leaves out sit at the rest posture."""
-        if seed is None:
-            return self.rest_posture
-        if type(seed) is np.ndarray and seed.shape == self.rest_posture.shape:
-            return seed  # (the common case, without the general checks; the search copies it)
-        if isinstance(seed, Mapping):
-            seed = {**dict(zip(self.joint_names, self.rest_posture)), **seed}
-        # a copy of its own: writable, aligned, C-contiguous, as the compiled search is called with
-        return np.array(self.tree.joint_vector(seed, what="seed"), order="C")
-
     # ------------------------------------------------------------------ solving
-
-    def _common_search(self, kernel_set) -> SearchCall:
-        """The search of :meth:`solve` and :meth:`solve_many` with ``kernel_set``: the problem's
-        and its seed table's (:func:`.search_call.search_arguments`)."""
-        arguments = search_arguments(self.problem, self.seed_table, self.options)
-        return SearchCall(kernel_set, arguments, len(self.tip_links), len(self.rest_posture))
-
-    @property
-    def _arguments(self) -> tuple:
-        """The common search's bundles (:func:`.search_call.search_arguments` of the problem and
-        its table)."""
-        return self._search_call.arguments
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
@@ -217,12 +234,14 @@ class IKSolver:
             if nearest is not None:
                 return nearest
         start = time.perf_counter()
+        core = self._core  # (read once: a core swapped in meanwhile serves the next solve)
+        problem, kernel_set = core.problem, core.kernels
         budget = timeout_ns(timeout, self.options.max_attempts)
-        if budget > 0 and self._kernels is not kernels:  # (plain Python while they compile)
+        if budget > 0 and kernel_set is not kernels:  # (plain Python while they compile)
             budget = max(budget, min(budget * SLOWDOWN_WITHOUT_NUMBA, PYTHON_BUDGET_NS))
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         placed = seed is None and self._base_placement is not None
-        seed = self._seed(seed)
+        seed = seed_vector(seed, self.tree, self.rest_posture)
         if type(targets) is np.ndarray and targets.shape == (4, 4) and len(self.tip_links) == 1:
             target_poses = targets[None]  # (its values: the search checks)
         else:
@@ -230,22 +249,23 @@ class IKSolver:
 
             def held_pose(tip: str) -> np.ndarray:
                 if not held:
-                    held.append(self.tip_poses(np.clip(seed, self.lower, self.upper)))
+                    clipped = np.clip(seed, self.lower, self.upper)
+                    held.append(problem.points(self.tree.normalized(clipped)))
                 return held[0][self.tip_links.index(tip)]
 
-            target_poses = stack_targets(self.tip_links, targets, held_pose, self._kernels.check_poses)
+            target_poses = stack_targets(self.tip_links, targets, held_pose, kernel_set.check_poses)
         if placed:  # no seed: the rest posture carried onto the targets by its free base
-            seed = self._base_placement.seed(target_poses, self.problem)
+            seed = self._base_placement.seed(target_poses, problem)
             if seed is None:  # (turned little: the first attempt carries it)
                 seed = self.rest_posture
-        out_of_reach = self.problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
+        out_of_reach = problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
         if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
-            found, out_of_reach = solve_prioritised(self, target_poses, seed, deadline, out_of_reach)
+            found, out_of_reach = solve_prioritised(core, target_poses, seed, deadline, out_of_reach)
         else:
-            found = self._search_call(target_poses, seed, deadline)
+            found = core.search(target_poses, seed, deadline)
         outcome, errors = found.outcome, found.errors
         if outcome == kernels.TARGET_NOT_USABLE:
-            check_pose(self.tip_links[0], targets, self._kernels.check_poses)  # raises, saying why
+            check_pose(self.tip_links[0], targets, kernel_set.check_poses)  # raises, saying why
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
         if len(errors) == 1:  # (one tip, the common case: no max over tips, one dict entry)
@@ -261,7 +281,7 @@ class IKSolver:
             orientation_error,
             found.iterations,
             time.perf_counter() - start,
-            outcome_reason(outcome, found.deadline_reached, out_of_reach, self.problem, target_poses),
+            outcome_reason(outcome, found.deadline_reached, out_of_reach, problem, target_poses),
             found.attempts,
             tip_errors,
         )
@@ -288,7 +308,14 @@ class IKSolver:
         nearest its seed (:mod:`.nearest_batch`). While the
         compiled kernels are not ready yet (see :class:`IKSolver`), it waits for them.
         """
-        return solve_many(self, targets, seed, timeout)
+        start = time.perf_counter()
+        if not self.compiled:
+            _log.info("solve_many waits for the IK kernels' compile")
+            self.wait_for_kernels()
+        closed_form = None
+        if self.options.solve_type == "distance" and has_closed_form(self):
+            closed_form = ChainClosedForm(chain_closed_form(self), solution_set_arrays(self))
+        return solve_many(self._core, targets, seed, timeout, closed_form, start)
 
     def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point
@@ -315,9 +342,8 @@ class IKSolver:
         else:
             self.collision_task.set_obstacles(obstacles)
         collision = self.collision_task.arrays(self.options.collision_margin)
-        self.problem.set_collision(collision)
-        self._priority.set_collision(collision)
-        self._search_call = self._common_search(self._kernels)
+        with self._core_lock:
+            self._core = self._core.with_collision(collision)
 
     def collision_distances(self, q) -> dict:
         """``{(owner_a, owner_b): distance [m]}`` of every checked pair of owners (links or

@@ -25,6 +25,7 @@ __all__ = [
     "posture_gains",
     "resolve_tasks",
     "rest_posture",
+    "seed_vector",
     "stack_targets",
     "tightened_limits",
     "timeout_ns",
@@ -148,6 +149,20 @@ def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:
             "orthonormal with determinant +1 and its last row 0 0 0 1)"
         )
     return pose
+
+
+def seed_vector(seed, tree, rest_posture: np.ndarray) -> np.ndarray:
+    """A solve's ``seed`` (an array in ``tree.joint_names`` order or ``{joint: value}``; None: the
+    rest posture) as a vector (the kernels clip it into the limits and refuse NaN); joints a
+    mapping leaves out sit at ``rest_posture``."""
+    if seed is None:
+        return rest_posture
+    if type(seed) is np.ndarray and seed.shape == rest_posture.shape:
+        return seed  # (the common case, without the general checks; the search copies it)
+    if isinstance(seed, Mapping):
+        seed = {**dict(zip(tree.joint_names, rest_posture)), **seed}
+    # a copy of its own: writable, aligned, C-contiguous, as the compiled search is called with
+    return np.array(tree.joint_vector(seed, what="seed"), order="C")
 
 
 def c_array(values) -> np.ndarray:

@@ -4,7 +4,7 @@ The kernels a problem uses (one specialisation per combination of feature switch
 :mod:`.warmup`) are compiled once per install into numba's cache. The first solver of each
 combination in a process prepares them (:func:`prepare_kernels`: compiles them, or loads them
 from the cache) when built. Where they are neither compiled nor cached, a helper process compiles
-them (:class:`~.warmup.HelperCompile`) while the solver answers with the same functions as plain
+them (:class:`~.compile_helper.HelperCompile`) while the solver answers with the same functions as plain
 Python, and a thread swaps the compiled ones in when they are ready (:class:`KernelSwitch`).
 """
 
@@ -14,19 +14,16 @@ import logging
 import os
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
 from ..compiled.jit import COLD_COMPILE, COMPILED, SLOWDOWN_WITHOUT_NUMBA, cache_writable, kernel_ready
 from . import kernels
+from .compile_helper import HELPER_VARIABLE, HelperCompile
+from .core import SolverCore
 from .inputs import check_pose
-from .search_call import SearchArguments, search_arguments
-from .seed_table import SeedTable
-from .warmup import HELPER_VARIABLE, HelperCompile
-
-if TYPE_CHECKING:
-    from .ik_solver import IKSolver
+from .search_call import SearchArguments
 
 __all__ = ["KernelSwitch", "kernels_prepared", "prepare_kernels"]
 
@@ -46,9 +43,6 @@ BACKGROUND_COMPILE_NOTICE = (
 #: one asked for (the same work), at most this [ns] (an unreachable goal must not hold a node
 #: for its 50 ms x 300 = 15 s).
 PYTHON_BUDGET_NS = 1_000_000_000
-#: Seed-table entries at most while the kernels run as plain Python (each entry's FK ~0.3 ms).
-PYTHON_SEED_TABLE = 256
-
 #: The search that prepares the kernels runs at most this long once compiled [ns].
 PREPARATION_SEARCH_NS = 1_000_000
 
@@ -104,31 +98,35 @@ def _switch_key(arguments: SearchArguments) -> tuple:
     return tuple(switch is not None for switch in arguments.switches)
 
 
-def prepare_kernels(solver: IKSolver, notice: bool = True) -> tuple[float, bool]:
-    """Compile the kernels ``solver``'s problem uses, or load them from numba's cache, by running
-    its search once (problems with the same feature switches share them: the first
-    :class:`IKSolver` of each kind does it when built, so that no solve spends its budget on it;
-    ``solve`` and ``solve_many`` run the same kernel). Returns (seconds taken, True if they were
-    compiled rather than loaded), the same on later calls. Safe to call from another thread.
-    ``notice``: say before compiling (:data:`COLD_COMPILE_NOTICE`)."""
-    key = _switch_key(solver._arguments)
+def prepare_kernels(core: SolverCore, notice: bool = True) -> tuple[float, bool]:
+    """Compile the kernels a solver's ``core`` (:attr:`IKSolver.core
+    <ik_node.solver.IKSolver.core>`, on the compiled kernels) uses, or load them from numba's
+    cache, by running its search once (problems with the same feature switches share them: the
+    first :class:`~ik_node.solver.IKSolver` of each kind does it when built, so that no solve
+    spends its budget on it; ``solve`` and ``solve_many`` run the same kernel). Returns (seconds
+    taken, True if they were compiled rather than loaded), the same on later calls. Safe to call
+    from another thread. ``notice``: say before compiling (:data:`COLD_COMPILE_NOTICE`)."""
+    key = _switch_key(core.arguments)
     with _preparing:
         if key not in _prepared:
-            _prepared[key] = _prepare_search_kernels(solver, notice)
+            _prepared[key] = _prepare_search_kernels(core, notice)
     return _prepared[key]
 
 
-def _prepare_search_kernels(solver: IKSolver, notice: bool) -> tuple[float, bool]:
-    if notice and not kernels_ready(solver._arguments):
+def _prepare_search_kernels(core: SolverCore, notice: bool) -> tuple[float, bool]:
+    if notice and not kernels_ready(core.arguments):
         _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
     misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
-    problem = solver.problem
+    problem = core.problem
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
     check_pose(problem.tips[0], identity)
-    solver.tip_poses(solver.rest_posture)  # (what a solve with some tips' targets left out calls)
+    rest_posture = problem.rest_posture
+    problem.points(
+        problem.tree.normalized(rest_posture)
+    )  # (what a solve with some tips' targets left out calls)
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
-    solver._search_call(identity, solver.rest_posture, deadline)
+    core.search(identity, rest_posture, deadline)
     compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
     preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
@@ -167,35 +165,36 @@ class KernelSwitch:
         self._ended.wait(timeout)
         return self.compiled
 
-    def start(self, solver: IKSolver, compile_helper: bool | None) -> None:
-        """Serve ``solver`` (through its ``_use``) with the compiled kernels, prepared before this
-        returns, where they are cached or ``compile_helper`` is False (None: unless
-        ``IK_NODE_COMPILE_HELPER=0``); else with the plain-Python ones while they compile
-        (:meth:`_compile_meanwhile`)."""
+    def start(
+        self, install: Callable[[object], SolverCore], probe: SearchArguments, compile_helper: bool | None
+    ) -> None:
+        """Serve a solver with the compiled kernels, prepared before this returns, where they are
+        cached or ``compile_helper`` is False (None: unless ``IK_NODE_COMPILE_HELPER=0``); else
+        with the plain-Python ones while they compile (:meth:`_compile_meanwhile`).
+        ``install(kernel_set)`` makes the solver's core for a kernel set, serves the solves with
+        it and returns it; ``probe``: search arguments of the solver's problem (every search's
+        types: what decides whether the kernels are ready)."""
         if compile_helper is None:
             compile_helper = os.environ.get(HELPER_VARIABLE, "1") != "0"
-        no_table = SeedTable(solver.problem, 0, solver.options.random_seed, solver.rest_posture)
-        probe = search_arguments(solver.problem, no_table, solver.options)  # (every search's types)
         if not compile_helper or kernels_ready(probe):
-            solver._use(kernels)
-            prepare_kernels(solver)
+            prepare_kernels(install(kernels))
             self._serve_compiled()
         else:
-            self._compile_meanwhile(solver, _switch_key(probe))
+            self._compile_meanwhile(install, _switch_key(probe))
 
     def _serve_compiled(self) -> None:
         self._compiled.set()
         self._ended.set()
 
-    def _compile_meanwhile(self, solver: IKSolver, key: tuple) -> None:
-        """``solver``'s kernels are neither compiled nor cached: a helper process compiles them
-        (:class:`~.warmup.HelperCompile`; where numba cannot cache, a thread here) while the
+    def _compile_meanwhile(self, install: Callable[[object], SolverCore], key: tuple) -> None:
+        """The kernels are neither compiled nor cached: a helper process compiles them
+        (:class:`~.compile_helper.HelperCompile`; where numba cannot cache, a thread here) while the
         solves run as plain Python, each with ``SLOWDOWN_WITHOUT_NUMBA`` times its budget (at most
         ``PYTHON_BUDGET_NS``); a thread then loads them and swaps them in (said in the log)."""
         helper = _helper_compile(key)
         where = "a helper process" if helper else "the background"
         _log.warning(BACKGROUND_COMPILE_NOTICE.format(where=where))
-        solver._use(kernels.python_kernels())
+        install(kernels.python_kernels())
 
         def switch() -> None:
             if helper is not None and not helper.wait():
@@ -204,11 +203,10 @@ class KernelSwitch:
                     helper.output(),
                 )
             try:
-                solver._use(kernels)
-                prepare_kernels(solver, notice=False)
+                prepare_kernels(install(kernels), notice=False)
             except Exception:  # (the plain-Python kernels keep answering)
                 _log.exception("the IK kernels could not be compiled; solves go on as plain Python")
-                solver._use(kernels.python_kernels())
+                install(kernels.python_kernels())
             else:
                 self._compiled.set()
                 _log.info("IK kernels ready: solves now run compiled")

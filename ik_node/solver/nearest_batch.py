@@ -15,47 +15,44 @@ the others. With ``max_joint_move``, a nearest solution that moves a joint farth
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 
 from ..compiled import nearest_branches as compiled
 from . import kernels
-from .all_solutions import (
-    NEAR_LEAST_SQUARES,
-    chain_closed_form,
-    has_closed_form,
-    say_if_cold,
-    solution_set_arrays,
-)
+from .all_solutions import NEAR_LEAST_SQUARES, say_if_cold
 from .batch_threads import in_slices
+from .closed_form import ClosedForm
+from .core import SolverCore
 from .search_call import search_arguments, search_settings
 
-if TYPE_CHECKING:
-    from .ik_solver import IKSolver
-
-__all__ = ["nearest_in_closed_form", "uses_closed_form"]
+__all__ = ["ChainClosedForm", "nearest_in_closed_form"]
 
 
-def uses_closed_form(solver: IKSolver) -> bool:
-    """Whether ``solve_many`` answers ``solver``'s targets from the closed form: the
-    ``distance`` solve type on a chain :func:`~.all_solutions.has_closed_form` says decomposes."""
-    return solver.options.solve_type == "distance" and has_closed_form(solver)
+class ChainClosedForm(NamedTuple):
+    """A chain's closed form without locked joints (:func:`~.all_solutions.chain_closed_form`)
+    and what the compiled solution set needs of the solver
+    (:func:`~.all_solutions.solution_set_arrays`)."""
+
+    closed: ClosedForm
+    arrays: tuple
 
 
-def nearest_in_closed_form(solver: IKSolver, targets: np.ndarray, seeds: np.ndarray, search) -> tuple:
-    """The solutions nearest ``seeds`` (N, n) for ``targets`` (N, 1, 4, 4) [base frame, m], for a
-    solver that :func:`uses_closed_form`: ``(q (N, n), errors (N, 2) [m, rad], converged (N,))``.
-    ``search(arguments, targets, seeds)`` is ``solve_many``'s batch search (returns q, the tips'
-    error norms (N, T, 2) and the outcomes): it polishes a calibrated arm's branches (with
-    ``arguments``) and searches the targets no branch reaches (``None``: the solver's own)."""
-    closed = chain_closed_form(solver, (), np.zeros(len(solver.joint_names)))
+def nearest_in_closed_form(
+    core: SolverCore, chain: ChainClosedForm, targets: np.ndarray, seeds: np.ndarray, search
+) -> tuple:
+    """The solutions nearest ``seeds`` (N, n) for ``targets`` (N, 1, 4, 4) [base frame, m] on a
+    solver's ``core`` whose chain has the closed form ``chain``: ``(q (N, n), errors (N, 2)
+    [m, rad], converged (N,))``. ``search(arguments, targets, seeds)`` is ``solve_many``'s batch
+    search (returns q, the tips' error norms (N, T, 2) and the outcomes): it polishes a calibrated
+    arm's branches (with ``arguments``) and searches the targets no branch reaches (``None``: the
+    core's own)."""
+    closed = chain.closed
     say_if_cold(compiled.nearest_branches)
-    arrays = solution_set_arrays(solver)
-    frames, links, tip_frame, offset, lower, upper, periodic, continuous, weights = arrays
-    task = solver.tasks[solver.tip_links[0]]
+    frames, links, tip_frame, offset, lower, upper, periodic, continuous, weights = chain.arrays
     if closed.exact:
-        tolerances = np.array((task.position_tolerance, task.orientation_tolerance))
+        tolerances = np.array(core.problem.tolerances[0])  # (the tip's task's: position, orientation)
     else:  # (a nominal branch near the goal on the real tree, as solve_all's polish takes them)
         margin = NEAR_LEAST_SQUARES * closed.deviation
         tolerances = np.array((margin * closed.length, margin))
@@ -73,8 +70,8 @@ def nearest_in_closed_form(solver: IKSolver, targets: np.ndarray, seeds: np.ndar
 
     in_slices(count, nearest_slice)
     if not closed.exact:
-        _polish(solver, targets, q, errors, converged, search)
-    max_joint_move = solver.options.max_joint_move
+        _polish(core, targets, q, errors, converged, search)
+    max_joint_move = core.options.max_joint_move
     unreached = np.flatnonzero(~converged)
     if len(unreached):
         found, norms, outcomes = search(None, targets[unreached], np.ascontiguousarray(seeds[unreached]))
@@ -85,12 +82,12 @@ def nearest_in_closed_form(solver: IKSolver, targets: np.ndarray, seeds: np.ndar
     return q, errors, converged
 
 
-def _polish(solver: IKSolver, targets: np.ndarray, q, errors, converged, search) -> None:
+def _polish(core: SolverCore, targets: np.ndarray, q, errors, converged, search) -> None:
     """One LM attempt on the real tree from each nominal branch ``q[converged]`` (updated in place
     with ``errors`` and ``converged``: a polish that fails leaves its target to the search)."""
     chosen = np.flatnonzero(converged)
-    settings = search_settings(solver.options, max_attempts=1, max_joint_move=0.0)  # (from the branch)
-    arguments = search_arguments(solver.problem, solver.seed_table, solver.options, settings)
+    settings = search_settings(core.options, max_attempts=1, max_joint_move=0.0)  # (from the branch)
+    arguments = search_arguments(core.problem, core.seed_table, core.options, settings)
     polished, norms, outcomes = search(arguments, targets[chosen], np.ascontiguousarray(q[chosen]))
     q[chosen], errors[chosen] = polished, norms[:, 0]
     converged[chosen] = outcomes == kernels.CONVERGED

@@ -11,7 +11,8 @@ and their searches (:class:`PrioritySearches`, made at a split's first use);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import copy
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,9 +23,6 @@ from .results import Outcome
 from .search_call import SearchCall, SearchResult, search_arguments, search_settings
 from .seed_table import SeedTable
 
-if TYPE_CHECKING:
-    from .ik_solver import IKSolver
-
 __all__ = ["PrioritySearches", "TaskPriority", "solve_prioritised"]
 
 #: Trees with up to this many tips prepare the task-priority problems of every split of their
@@ -34,12 +32,13 @@ PREPARED_PRIORITY_TIPS = 4
 
 class TaskPriority:
     """The task-priority problems of ``problem`` (its tips in order) and its seed table
-    ``table``, one set per split of the tips into reachable and far (:meth:`problems`);
-    ``random_seed`` and ``rest_posture`` are the solver's."""
+    ``table``, one set per split of the tips into reachable and far (:meth:`problems`), and
+    their searches on ``kernel_set`` with ``options`` (the solver's; :meth:`searches`).
+    The problems and searches are made once per split (a memo: nothing else changes);
+    :meth:`with_collision` makes another for other collision pairs."""
 
-    def __init__(self, problem: Problem, table: SeedTable, random_seed: int, rest_posture: np.ndarray):
-        self._problem, self._table = problem, table
-        self._random_seed, self._rest_posture = random_seed, rest_posture
+    def __init__(self, problem: Problem, table: SeedTable, options: SolverOptions, kernel_set):
+        self._problem, self._table, self._options, self._kernel_set = problem, table, options, kernel_set
         self._splits: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
         self._searches: dict = {}  # near tips -> their PrioritySearches
         tips = problem.tips
@@ -59,17 +58,18 @@ class TaskPriority:
                 near_problem,
                 self._table.for_tips(near_problem, problem),
                 ordered,
-                SeedTable(ordered, 0, self._random_seed, self._rest_posture),
+                SeedTable(ordered, 0, self._options.random_seed, problem.rest_posture),
             )
         return self._splits[near]
 
-    def searches(self, near: tuple, kernel_set, options: SolverOptions) -> PrioritySearches:
-        """The searches of the split with reachable tips ``near`` on ``kernel_set`` with
-        ``options`` (the solver's), made once per split: each call after its first goes straight to
-        the compiled function (:class:`SearchCall`), none pays numba's dispatch again."""
+    def searches(self, near: tuple) -> PrioritySearches:
+        """The searches of the split with reachable tips ``near``, made once per split: each call
+        after its first goes straight to the compiled function (:class:`SearchCall`), none pays
+        numba's dispatch again."""
         if near not in self._searches:
             near_problem, near_table, ordered, no_table = self.problems(near)
-            nq, tips = len(self._rest_posture), len(ordered.tips)
+            options, kernel_set = self._options, self._kernel_set
+            nq, tips = len(self._problem.rest_posture), len(ordered.tips)
             one_attempt = search_settings(options, max_attempts=1, max_joint_move=0.0)
             no_iterations = search_settings(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
             self._searches[near] = PrioritySearches(
@@ -80,16 +80,31 @@ class TaskPriority:
         return self._searches[near]
 
     def __getstate__(self) -> dict:
-        """Pickled (with its solver) without its searches: they are made again at first use."""
-        return {**self.__dict__, "_searches": {}}
+        """Pickled (with its solver) without its searches and kernel set: the copy makes them
+        again with the compiled kernels (:meth:`__setstate__`)."""
+        return {**self.__dict__, "_searches": {}, "_kernel_set": None}
 
-    def set_collision(self, collision: tuple) -> None:
-        """The prepared problems' collision arrays (:meth:`~.problem.Problem.set_collision`; the
-        ones built later copy the problem's); the searches are made again."""
-        for near_problem, _, ordered, _ in self._splits.values():
-            near_problem.set_collision(collision)
-            ordered.set_collision(collision)
-        self._searches.clear()
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernel_set = kernels
+
+    def with_collision(self, problem: Problem) -> TaskPriority:
+        """The same splits for ``problem``, this one's problem with other collision pairs
+        (:meth:`~.problem.Problem.with_collision`): the prepared problems take its pairs, the
+        searches are made again at first use."""
+        collision = problem.collision
+        priority = copy.copy(self)
+        priority._problem, priority._searches = problem, {}
+        priority._splits = {
+            near: (
+                near_problem.with_collision(collision),
+                near_table,
+                ordered.with_collision(collision),
+                no_table,
+            )
+            for near, (near_problem, near_table, ordered, no_table) in self._splits.items()
+        }
+        return priority
 
 
 class PrioritySearches(NamedTuple):
@@ -102,16 +117,17 @@ class PrioritySearches(NamedTuple):
     errors_only: SearchCall
 
 
-def solve_prioritised(solver: IKSolver, targets, seed, deadline: int, out_of_reach: list) -> tuple:
-    """``solver``'s search for ``targets`` (T, 4, 4) when the tips ``out_of_reach`` (some, not
-    all) lie beyond their reach: the prioritised searches (:func:`_prioritised_search`); if they
-    fail within the budget, the full search within what is left of it (the reach test is a bound,
-    not a certainty), kept if it converges. Returns what a :class:`SearchCall` returns (a
-    :class:`SearchResult`) and the tips still counted out of reach (none when the full search's
-    answer is kept)."""
-    found = _prioritised_search(solver, targets, seed, deadline, out_of_reach)
+def solve_prioritised(core, targets, seed, deadline: int, out_of_reach: list) -> tuple:
+    """The search of ``core`` (a solver's :class:`~.core.SolverCore`, which holds this module's
+    :class:`TaskPriority`) for ``targets`` (T, 4, 4) when the
+    tips ``out_of_reach`` (some, not all) lie beyond their reach: the prioritised searches
+    (:func:`_prioritised_search`); if they fail within the budget, the full search within what is
+    left of it (the reach test is a bound, not a certainty), kept if it converges. Returns what a
+    :class:`SearchCall` returns (a :class:`SearchResult`) and the tips still counted out of reach
+    (none when the full search's answer is kept)."""
+    found = _prioritised_search(core, targets, seed, deadline, out_of_reach)
     if found.outcome not in (kernels.CONVERGED, kernels.SEED_NOT_FINITE) and not found.deadline_reached:
-        full = solver._search_call(targets, seed, deadline)
+        full = core.search(targets, seed, deadline)
         kept = full if full.outcome == kernels.CONVERGED else found
         found = kept._replace(
             iterations=found.iterations + full.iterations,
@@ -122,13 +138,14 @@ def solve_prioritised(solver: IKSolver, targets, seed, deadline: int, out_of_rea
     return found, out_of_reach
 
 
-def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_reach: list) -> SearchResult:
+def _prioritised_search(core, targets, seed, deadline: int, out_of_reach: list) -> SearchResult:
     """First the reachable tips alone, then one attempt with their rows as primary (a search of
     one attempt from there with ``primary_rows``). Returns what a :class:`SearchCall` returns."""
-    tips, options = solver.tip_links, solver.options
+    problem, max_joint_move = core.problem, core.options.max_joint_move
+    tips = problem.tips
     near = tuple(tip for tip in tips if tip not in out_of_reach)
-    ordered = solver._priority.problems(near)[2]
-    searches = solver._priority.searches(near, solver._kernels, options)
+    ordered = core.priority.problems(near)[2]
+    searches = core.priority.searches(near)
     order = [tips.index(tip) for tip in ordered.tips]
     found = searches.near(np.ascontiguousarray(targets[order[: len(near)]]), seed, deadline)
     outcome, iterations, attempts, deadline_reached, q = (
@@ -144,11 +161,11 @@ def _prioritised_search(solver: IKSolver, targets, seed, deadline: int, out_of_r
         iterations += attempt.iterations
         deadline_reached |= attempt.deadline_reached
         outcome = Outcome.CONVERGED if attempt.outcome == Outcome.CONVERGED else Outcome.STUCK
-        max_joint_move = options.max_joint_move
         if outcome == Outcome.CONVERGED and max_joint_move is not None:
             # (that attempt's move is bounded from its own start, not from the seed)
-            clipped = solver.tree.normalized(np.clip(seed, solver.lower, solver.upper))
-            if np.abs(solver.tree.difference(clipped, q)).max() > max_joint_move:
+            tree = problem.tree
+            clipped = tree.normalized(np.clip(seed, problem.configuration_lower, problem.configuration_upper))
+            if np.abs(tree.difference(clipped, q)).max() > max_joint_move:
                 outcome = Outcome.JOINT_MOVE
     else:  # no iterations: the errors of every tip at q
         ordered_errors = searches.errors_only(ordered_targets, q, kernels.NO_DEADLINE).errors

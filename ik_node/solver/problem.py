@@ -38,12 +38,15 @@ def free_coordinate_is_angular(kind: int, column: int) -> bool:
 class Problem:
     """The arrays of :mod:`ik_node.solver.kernels` for ``tips`` of ``tree`` (in that order).
 
-    ``lower``/``upper``: limits per configuration coordinate (nq); ``weights`` and
-    ``posture_gains`` per tangent coordinate (nv); ``rest`` a configuration (nq).
+    ``lower``/``upper``: limits per configuration coordinate (nq), kept as
+    ``configuration_lower``/``configuration_upper`` (the properties :attr:`lower`/:attr:`upper`
+    are per tangent coordinate); ``weights`` and ``posture_gains`` per tangent coordinate (nv);
+    ``rest`` a configuration (nq), kept as ``rest_posture``. A problem is not changed after it is
+    made: :meth:`with_kernels`, :meth:`for_tips` and :meth:`with_collision` make new ones.
 
     Attributes: ``tree_arrays`` and ``task`` (the kernels' bundles), ``joints`` (nv,
     ``JOINT_COLUMNS``), the feature switches ``posture`` (the posture gains (nv,), None when all
-    are 0) and ``collision`` (None without pairs; see :meth:`set_collision`), ``reach`` per tip
+    are 0) and ``collision`` (None without pairs; see :meth:`with_collision`), ``reach`` per tip
     (centre [m] in the base frame, radius [m]),
     ``feature_spec`` (F, 2) and ``feature_scale`` (F,): per tip its position (3 components) when
     the task controls a linear row and its rotation matrix (9) when it controls an angular one,
@@ -63,6 +66,7 @@ class Problem:
         posture_gains: np.ndarray,
     ):
         self.tree = tree
+        self.configuration_lower, self.configuration_upper, self.rest_posture = lower, upper, rest
         dof = len(tree.tangent_names)
         coordinates = np.full(dof, -1, dtype=np.int64)
         tangent_lower, tangent_upper = np.full(dof, -np.inf), np.full(dof, np.inf)
@@ -216,11 +220,13 @@ class Problem:
         for (tip, component), scale in zip(self.feature_spec, self.feature_scale):
             self.limb_scale[tip, component] = scale
 
-    def set_collision(self, collision: tuple) -> None:
-        """The pairs to keep apart: (shapes, pairs, owners, groups, margin [m], hull points, hull
-        paddings) (see ``contacts``); kept as None when it has no pairs (no collision checks: the
-        kernels without them)."""
-        self.collision = collision if len(collision[bundles.PAIRS]) > 0 else None
+    def with_collision(self, collision: tuple) -> Problem:
+        """The same problem keeping the pairs ``collision`` apart: (shapes, pairs, owners, groups,
+        margin [m], hull points, hull paddings) (see ``contacts``); kept as None when it has no
+        pairs (no collision checks: the kernels without them)."""
+        problem = copy.copy(self)
+        problem.collision = collision if len(collision[bundles.PAIRS]) > 0 else None
+        return problem
 
     @property
     def tip_frames(self) -> np.ndarray:

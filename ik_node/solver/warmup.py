@@ -1,42 +1,31 @@
 """The solver's kernels compiled ahead of their use, per combination of feature switches.
 
-A problem compiles only the kernels its options use (see :mod:`ik_node.compiled.bundles`): the
-feature switches ``method`` (any method but ``dls``), ``solve_type`` (``distance`` or
-``manipulability``), ``posture`` (a posture gain) and ``collision`` (collision pairs) pick one
-compiled specialisation each. This module names those combinations (:data:`FEATURES`, a key is a
-tuple of four booleans), compiles one in this process on a small sample robot (:func:`warm`: the
-types of a problem's arrays, not its robot, decide what is compiled, so the sample serves every
-robot), or in a helper process (:class:`HelperCompile`) while a solver answers with the kernels as
-plain Python. ``python -m ik_node.solver`` and ``ik_node warmup`` run :func:`warm`.
+A problem compiles only the kernels its options use; the combinations of feature switches
+(:data:`~.compile_helper.FEATURES`) compile apart. :func:`warm` compiles one in this process on a
+small sample robot (the types of a problem's arrays, not its robot, decide what is compiled, so
+the sample serves every robot); :func:`warm_trees` and :func:`warm_closed_form` what trees and the
+closed form add. ``python -m ik_node.solver`` and ``ik_node warmup`` run them, and so does the
+helper process that compiles while a solver answers as plain Python
+(:class:`~.compile_helper.HelperCompile`).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
-__all__ = [
-    "DEFAULT",
-    "FEATURES",
-    "HelperCompile",
-    "feature_names",
-    "switch_key",
-    "warm",
-    "warm_closed_form",
-    "warm_trees",
-]
+from ..compiled import decompositions, nearest_branches, solution_sets
+from ..compiled.jit import COMPILED
+from ..description import bundled_urdf, load_robot
+from . import kernels
+from .all_solutions import chain_closed_form, solution_set
+from .compile_helper import FEATURES, feature_names
+from .ik_solver import IKSolver
+from .kernel_switch import prepare_kernels
 
-#: The feature switches, in the order of a key (and of the kernels' trailing arguments).
-FEATURES = ("method", "solve_type", "posture", "collision")
-#: The default problem's key: no feature on.
-DEFAULT = (False, False, False, False)
+__all__ = ["FEATURE_OPTIONS", "warm", "warm_closed_form", "warm_trees"]
+
 #: Options turning each feature on for the sample robot (any value of the option compiles the same
 #: specialisation: ``pinv``, ``transpose`` and ``ccd`` share one, as do the two solve types).
 FEATURE_OPTIONS = {
@@ -74,34 +63,12 @@ TREE_SAMPLE_URDF = """<robot name="tree_sample">
     <origin xyz="0 -0.2 0.3"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
 </robot>"""
 
-#: The environment variable that turns the helper process off (``0``): a solver whose kernels
-#: are not compiled then compiles them when it is built, as the warm-up does.
-HELPER_VARIABLE = "IK_NODE_COMPILE_HELPER"
-
-
-def switch_key(features: Iterable[str]) -> tuple[bool, ...]:
-    """The key of the combination of ``features`` (names from :data:`FEATURES`)."""
-    chosen = set(features)
-    unknown = chosen - set(FEATURES)
-    if unknown:
-        raise ValueError(f"unknown feature(s) {sorted(unknown)}; the features are {list(FEATURES)}")
-    return tuple(feature in chosen for feature in FEATURES)
-
-
-def feature_names(key: tuple[bool, ...]) -> list[str]:
-    """The features a key turns on."""
-    return [feature for feature, on in zip(FEATURES, key) if on]
-
 
 def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     """Compile (or load from numba's cache) the kernels of the combination ``key`` in this
     process, on the sample robot: the search, the seed table's and the task's kernels, and with
     ``collision`` the ones collision queries call from Python. Returns (seconds, whether
     anything was compiled)."""
-    from ..description import load_robot  # (the solver's package imports this module)
-    from .ik_solver import IKSolver
-    from .kernel_switch import prepare_kernels
-
     began = time.perf_counter()
     options = {
         name: value for feature in feature_names(key) for name, value in FEATURE_OPTIONS[feature].items()
@@ -110,7 +77,7 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
         load_robot(SAMPLE_URDF), "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64,
         compile_helper=False, **options,
     )  # fmt: skip
-    _, compiled = prepare_kernels(solver)
+    _, compiled = prepare_kernels(solver.core)
     target = solver.tree.forward(np.array([0.5, 0.2, 0.3]), "tip")
     solver.solve(target)
     solver.solve_many(np.repeat(target[None], 2, axis=0))
@@ -124,11 +91,6 @@ def warm_trees() -> tuple[float, bool]:
     """Compile (or load) the kernels that trees add to any combination: the limbs' seed-table
     features of several tips, and the rigid fit that places a free base (a solve with no seed
     whose targets face the other way). Returns (seconds, whether anything was compiled)."""
-    from ..compiled.jit import COMPILED
-    from ..description import load_robot
-    from . import kernels
-    from .ik_solver import IKSolver
-
     began = time.perf_counter()
     watched = (kernels.limb_table_features, kernels.place_free_base)
     misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
@@ -150,12 +112,6 @@ def warm_closed_form() -> tuple[float, bool]:
     parallel axes: the exact set, and the branches' configurations and solution set a calibrated
     arm's polish calls), then the other decompositions for the same argument types. Returns
     (seconds, whether anything was compiled)."""
-    from ..compiled import decompositions, nearest_branches, solution_sets
-    from ..compiled.jit import COMPILED
-    from ..description import bundled_urdf, load_robot
-    from .all_solutions import chain_closed_form, solution_set
-    from .ik_solver import IKSolver
-
     began = time.perf_counter()
     watched = (
         decompositions.spherical_two_parallel, decompositions.spherical_two_intersecting,
@@ -179,41 +135,3 @@ def warm_closed_form() -> tuple[float, bool]:
             kernel.compile(signature)
     compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
     return time.perf_counter() - began, bool(compiled)
-
-
-class HelperCompile:
-    """``python -m ik_node.solver --features ...`` compiling the combination ``key`` into numba's
-    cache in a process of its own (the same interpreter, environment and ik_node; its output in
-    a temporary file), so that this process's solves go on meanwhile (as plain Python) without
-    waiting for numba's compiler lock or sharing the GIL with it. :meth:`wait` says whether it
-    succeeded; the kernels are then loaded from the cache in well under a second."""
-
-    def __init__(self, key: tuple[bool, ...]):
-        self.key = key
-        self.log = tempfile.TemporaryFile(prefix="ik_node_compile_")
-        package_parent = str(Path(__file__).resolve().parents[2])
-        environment = {**os.environ, HELPER_VARIABLE: "0"}
-        environment["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [package_parent, os.environ.get("PYTHONPATH")])
-        )
-        command = [sys.executable, "-m", "ik_node.solver", "--quiet", "--background", "--features"]
-        command += feature_names(key)
-        if not feature_names(key):
-            command.append("none")
-        self.process = subprocess.Popen(
-            command, env=environment, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT
-        )
-
-    def wait(self, timeout: float | None = None) -> bool | None:
-        """True once the helper compiled the kernels, False if it failed, None while it runs
-        (after ``timeout`` [s])."""
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        return code == 0
-
-    def output(self) -> str:
-        """What the helper printed (its error, when it failed)."""
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace").strip()
