@@ -1,4 +1,4 @@
-"""MoveIt's compute_ik answered without ROS (ik_node.ros.compute_ik): the request's robot_state
+"""MoveIt's compute_ik answered without ROS (ik_node.decisions.compute_ik): the request's robot_state
 as the seed, poses for one tip or several, frames, timeouts, collisions, MoveIt's error codes
 with a message naming the problem, and never a command. Solutions are checked by pinocchio's FK
 of the URDF where pinocchio is importable (else the model's own full-robot FK)."""
@@ -16,13 +16,13 @@ import pytest
 from test_policy import FailingSolver, ready_policy, settings_for
 
 from ik_node import load_robot
+from ik_node.decisions import compute_ik as codes
+from ik_node.decisions.compute_ik import MAX_TIMEOUT, IKQuery, PoseValues, answer_query
+from ik_node.decisions.conversions import pose_to_fields
+from ik_node.decisions.parameters import NODE_PARAMETERS, NodeSettings, joint_parameter_defaults
+from ik_node.decisions.planning import build_solver, plan_model
+from ik_node.decisions.policy import IKPolicy
 from ik_node.errors import IKNodeError
-from ik_node.ros import compute_ik as codes
-from ik_node.ros.compute_ik import MAX_TIMEOUT, IKQuery, PoseValues, answer_query
-from ik_node.ros.conversions import pose_to_fields
-from ik_node.ros.parameters import NODE_PARAMETERS, NodeSettings, joint_parameter_defaults
-from ik_node.ros.planning import build_solver, plan_model
-from ik_node.ros.policy import IKPolicy
 
 URDF_DIR = Path(__file__).resolve().parent.parent / "urdf"
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -115,7 +115,7 @@ def test_the_request_s_robot_state_seeds_and_left_out_joints_come_from_the_curre
 
 
 def test_nothing_is_commanded_and_the_policy_is_left_as_it_was(arm7, fk, policy):
-    from ik_node.ros.replies import GoalRequest
+    from ik_node.decisions.replies import GoalRequest
 
     first = fk(dict(zip(JOINTS, Q_START)), "tool0")
     reply = policy.receive_goal(GoalRequest("tool0", first), 0.0)

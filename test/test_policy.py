@@ -1,4 +1,4 @@
-"""The node's decisions without ROS (ik_node.ros.policy): readiness, goals kept while the solver is
+"""The node's decisions without ROS (ik_node.decisions.policy): readiness, goals kept while the solver is
 prepared, frames (the model's links, tf2 through a lookup, refusal without one), pause and
 reset, the seed, tracking steps, and the limit guard. FK checks use the model's own full-robot FK
 (not the solver's tree)."""
@@ -12,12 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from ik_node.decisions.motion import COLLISION
+from ik_node.decisions.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
+from ik_node.decisions.planning import build_solver, plan_model
+from ik_node.decisions.policy import IKPolicy
+from ik_node.decisions.replies import Command, GoalRequest
 from ik_node.errors import IKNodeError
-from ik_node.ros.motion import COLLISION
-from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.ros.planning import build_solver, plan_model
-from ik_node.ros.policy import IKPolicy
-from ik_node.ros.replies import Command, GoalRequest
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -329,7 +329,7 @@ def floating_humanoid():
 def floating_policy(robot, **overrides) -> IKPolicy:
     """A ready policy for the humanoid's floating base (world) to both feet and the left hand,
     with the per-joint parameters the node declares (joint_parameter_defaults: 1-DOF joints)."""
-    from ik_node.ros.parameters import joint_parameter_defaults
+    from ik_node.decisions.parameters import joint_parameter_defaults
 
     values = {spec.name: spec.default for spec in NODE_PARAMETERS}
     values.update(root_joint="floating", base_link="world", tip_links=HUMANOID_TIPS)
@@ -514,7 +514,7 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
 def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
     """(e.g. self_collision without an optional package the collision model needs): the change is
     refused as a bad value is, and the solver in use stays."""
-    import ik_node.ros.planning
+    import ik_node.decisions.planning
 
     policy = ready_policy(arm7)
     solver = policy.model.solver
@@ -522,7 +522,7 @@ def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(ar
     def missing(model):
         raise ModuleNotFoundError("No module named 'scipy'")
 
-    monkeypatch.setattr(ik_node.ros.planning, "build_solver", missing)
+    monkeypatch.setattr(ik_node.decisions.planning, "build_solver", missing)
     values = dict(policy.settings.values, self_collision=True)
     with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named"):
         policy.candidate(values, frozenset({"self_collision"}))

@@ -1,7 +1,7 @@
 """The ik_node ROS 2 node: ``geometry_msgs/PoseStamped`` goals in, ``sensor_msgs/JointState``
 commands out, with joint limits from parameters.
 
-Topics, services and parameters around :class:`ik_node.ros.policy.IKPolicy` (every decision: goals,
+Topics, services and parameters around :class:`ik_node.decisions.policy.IKPolicy` (every decision: goals,
 seeds, readiness, pause, tracking steps) and :mod:`ik_node.ros.messages` (every outgoing message).
 
 Topics (``~`` is the node's name; all remappable):
@@ -26,7 +26,7 @@ Topics (``~`` is the node's name; all remappable):
 Services: ``~/enable`` (``std_srvs/SetBool``), ``~/reset`` (``std_srvs/Trigger``), and
 ``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
 moveit_msgs is importable, :mod:`ik_node.ros.compute_ik_service` over
-:mod:`ik_node.ros.compute_ik`; it never commands).
+:mod:`ik_node.decisions.compute_ik`; it never commands).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
 is built on a background thread (a second or two; after an install it answers as plain Python
@@ -52,21 +52,21 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from ..decisions.conversions import pose_from_message
+from ..decisions.parameters import NodeSettings, overridden_names
+from ..decisions.planning import description_path
+from ..decisions.policy import IKPolicy
+from ..decisions.readiness import SolverReadiness
+from ..decisions.replies import GoalRequest, Reply, refusal
 from ..description import load_robot, xacro_arguments
 from ..errors import IKNodeError
-from .conversions import pose_from_message
 from .frames import transform_lookup
 from .interactive_goals import interactive_goals
 from .node_commands import CommandOutput
 from .node_feedback import LATCHED_QOS, WARNING_PERIOD, NodeFeedback
 from .node_parameters import NodeParameters
-from .node_readiness import SolverReadiness
 from .node_services import NodeServices
 from .obstacle_messages import MarkerObstacles
-from .parameters import NodeSettings, overridden_names
-from .planning import description_path
-from .policy import IKPolicy
-from .replies import GoalRequest, Reply, refusal
 
 #: Goals: BEST_EFFORT matches every publisher, reliable or best effort (teleop and high-rate
 #: streams often are; a RELIABLE subscription never connects to them), VOLATILE matches volatile
@@ -87,8 +87,8 @@ class IKNode(Node):
     (commands through the limit guard, the state shown),
     :class:`~ik_node.ros.node_feedback.NodeFeedback` (``/diagnostics``, ``~/ready``, markers),
     :class:`~ik_node.ros.node_services.NodeServices` and
-    :class:`~ik_node.ros.node_readiness.SolverReadiness` (the solver prepared off the executor);
-    every decision is the policy's (:class:`~ik_node.ros.policy.IKPolicy`). This class wires them:
+    :class:`~ik_node.decisions.readiness.SolverReadiness` (the solver prepared off the executor);
+    every decision is the policy's (:class:`~ik_node.decisions.policy.IKPolicy`). This class wires them:
     the subscriptions and what comes on them (the robot description, goals, ``/joint_states``, the
     SRDF, obstacles), the parameter callbacks, the timers."""
 
@@ -160,7 +160,7 @@ class IKNode(Node):
     def _load_description(self, description, source: str) -> None:
         """Load a URDF or xacro (a path, or XML); on any error keep the current model and say why.
         The robot is shown at once; the solver follows (:meth:`SolverReadiness.prepare
-        <ik_node.ros.node_readiness.SolverReadiness.prepare>`)."""
+        <ik_node.decisions.readiness.SolverReadiness.prepare>`)."""
         settings, policy = self._settings, self._policy
         try:
             robot = load_robot(

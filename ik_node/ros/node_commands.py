@@ -17,13 +17,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from ..decisions.control import trajectory_duration
+from ..decisions.planning import Model
+from ..decisions.replies import Command, refusal
 from ..lie import inverse
 from . import messages
-from .control import trajectory_duration
 from .frames import transform_broadcaster
 from .node_feedback import NodeFeedback
-from .planning import Model
-from .replies import Command, refusal
 
 __all__ = ["CommandOutput"]
 

@@ -11,9 +11,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Bool
 from visualization_msgs.msg import MarkerArray
 
+from ..decisions.replies import Status
 from . import messages
 from .obstacle_messages import collision_markers
-from .replies import Status
 
 __all__ = ["LATCHED_QOS", "MARKER_RATE", "WARNING_PERIOD", "NodeFeedback"]
 

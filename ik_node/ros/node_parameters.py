@@ -1,4 +1,4 @@
-"""The node's parameters on rclpy: declared from the schema (:mod:`ik_node.ros.parameters`: one
+"""The node's parameters on rclpy: declared from the schema (:mod:`ik_node.decisions.parameters`: one
 spec per parameter, its descriptor stating the unit, the range or choices and whether it is
 read-only), each run-time change validated as a whole before it is accepted and installed after.
 
@@ -18,8 +18,7 @@ import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 
-from ..errors import IKNodeError
-from .parameters import (
+from ..decisions.parameters import (
     NODE_PARAMETERS,
     OBSTACLE_PARAMETERS,
     PER_JOINT_OR_TIP,
@@ -31,7 +30,8 @@ from .parameters import (
     joint_parameter_defaults,
     spec_of,
 )
-from .planning import Model
+from ..decisions.planning import Model
+from ..errors import IKNodeError
 
 __all__ = ["NodeParameters"]
 
@@ -54,7 +54,7 @@ def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 class NodeParameters:
     """The parameters of ``node``; ``override_names``: the ones the command line sets
-    (:func:`~ik_node.ros.parameters.overridden_names`), so that entries for joints, tips or
+    (:func:`~ik_node.decisions.parameters.overridden_names`), so that entries for joints, tips or
     obstacles the node does not have are named in a warning."""
 
     def __init__(self, node, override_names: frozenset = frozenset()):

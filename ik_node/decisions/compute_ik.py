@@ -1,6 +1,6 @@
 """MoveIt's ``compute_ik`` (``moveit_msgs/srv/GetPositionIK``) free of rclpy and of messages: a
 request's plain values (:class:`IKQuery`, which the node fills from the message) and the node's
-:class:`~ik_node.ros.policy.IKPolicy` give the answer (:class:`IKAnswer`: MoveIt's error code, a
+:class:`~ik_node.decisions.policy.IKPolicy` give the answer (:class:`IKAnswer`: MoveIt's error code, a
 message naming the problem, the solution's joint values).
 
 What a request means here (docs/node.md, "compute_ik"):
@@ -15,13 +15,13 @@ What a request means here (docs/node.md, "compute_ik"):
   ``pose_stamped_vector`` for ``ik_link_names`` (several tips; a tip of the node left out holds
   its pose at the seed). A link that is no tip of the node, a tip twice, or the lists' lengths
   differing: INVALID_LINK_NAME. ``header.frame_id`` is resolved as a goal's
-  (:meth:`~ik_node.ros.policy.IKPolicy.frame_pose`: the base, a link of the model at the seed,
+  (:meth:`~ik_node.decisions.policy.IKPolicy.frame_pose`: the base, a link of the model at the seed,
   else tf2); none: FRAME_TRANSFORM_FAILURE. A NaN/inf position or a zero quaternion, or no pose at
   all (the message's default pose: empty frame, the origin, identity or zero quaternion), or any
   ``constraints`` (not supported): INVALID_GOAL_CONSTRAINTS.
 * ``timeout`` [s]: 0 is the node's ``timeout`` parameter; more than :data:`MAX_TIMEOUT` is cut to
   it; negative: FAILURE. The node's executor waits for the solve (other callbacks too).
-* the answer: the node's own for a goal (:func:`~ik_node.ros.branch_choice.solve_goal`): with
+* the answer: the node's own for a goal (:func:`~ik_node.decisions.branch_choice.solve_goal`): with
   the ``branch`` parameter set to a label, the solution on that branch nearest the seed (the
   closed form's complete set; none on it: NO_IK_SOLUTION saying so); with ``nearest`` the
   solver's (from the complete set where the chain has a closed form and ``solve_type`` is

@@ -1,18 +1,18 @@
 """What the node decides, free of rclpy: which goal is solved from which seed, readiness, pause
 and reset, and each tracking step.
 
-:class:`IKPolicy` answers each event with a :class:`~ik_node.ros.replies.Reply`: a
-:class:`~ik_node.ros.replies.Command` to publish (after the limit guard, :meth:`IKPolicy.commit`),
-a :class:`~ik_node.ros.replies.Status` for ``/diagnostics``, a warning to log. The node
+:class:`IKPolicy` answers each event with a :class:`~ik_node.decisions.replies.Reply`: a
+:class:`~ik_node.decisions.replies.Command` to publish (after the limit guard, :meth:`IKPolicy.commit`),
+a :class:`~ik_node.decisions.replies.Status` for ``/diagnostics``, a warning to log. The node
 (:mod:`ik_node.ros.node`) turns messages into these calls and replies into messages; tests drive
 the policy directly, without ROS. Its parts, one concern each:
 
-* :class:`~ik_node.ros.model_state.ModelState` (its base): the parameters, the model a
-  description and they make (:mod:`ik_node.ros.planning`), readiness, the SRDF and obstacles
+* :class:`~ik_node.decisions.model_state.ModelState` (its base): the parameters, the model a
+  description and they make (:mod:`ik_node.decisions.planning`), readiness, the SRDF and obstacles
   from topics;
-* :class:`~ik_node.ros.robot_state.JointStateInput`: the latest ``/joint_states``, the seed they
+* :class:`~ik_node.decisions.robot_state.JointStateInput`: the latest ``/joint_states``, the seed they
   make, goal frames through the model's FK or tf2;
-* :class:`~ik_node.ros.motion.Motion`: each solve's command or joint goal, the tracking steps, the
+* :class:`~ik_node.decisions.motion.Motion`: each solve's command or joint goal, the tracking steps, the
   limit guard and the last command.
 
 This class holds the goals (the latest per tip, in the base frame; those that came while the
