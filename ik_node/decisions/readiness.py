@@ -73,7 +73,7 @@ class SolverReadiness:
         if finished is None:
             return
         model, solver, error = finished
-        current = self._policy.model  # parameters or the description may have changed meanwhile
+        current = self._policy.model_state.model  # parameters or the description may have changed meanwhile
         if current is None or current.solver is not None:
             return
         if current is not model:  # built for an older model: now (kernels ready) or on the thread
@@ -93,7 +93,7 @@ class SolverReadiness:
 
     def _fail(self, error: Exception) -> None:
         replies = self._policy.preparation_failed(error)
-        self._node.get_logger().error(self._policy.solver_error)
+        self._node.get_logger().error(self._policy.model_state.solver_error)
         for reply in replies:
             self._handle(reply)
 

@@ -100,6 +100,7 @@ class IKNode(Node):
         self._node_parameters = NodeParameters(self, override_names)
         tips = self._node_parameters.declare()
         self._policy = policy = IKPolicy(tips, self._node_parameters.settings)
+        self._model_state = policy.model_state  # the parameters and the model in use (one object)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         if hasattr(self, "add_post_set_parameters_callback"):  # Iron and later; Humble applies on set
             self.add_post_set_parameters_callback(lambda parameters: self._apply_parameters())
@@ -138,7 +139,7 @@ class IKNode(Node):
 
     @property
     def _settings(self) -> NodeSettings:
-        return self._policy.settings
+        return self._model_state.settings
 
     # ------------------------------------------------------------------ robot description
 
@@ -169,13 +170,13 @@ class IKNode(Node):
                 xacro_args=xacro_arguments(settings.xacro_args, "parameter xacro_args"),
                 root_joint=settings.root_joint or None,
             )
-            policy.settings = self._node_parameters.declare_joints(
+            self._model_state.settings = self._node_parameters.declare_joints(
                 robot.tree(settings.base_link or robot.root, policy.tips)
             )
-            model = policy.plan(robot)
+            model = self._model_state.plan(robot)
         except IKNodeError as error:
-            policy.description_error = f"robot description from {source} refused: {error}"
-            self.get_logger().error(policy.description_error)
+            self._model_state.description_error = f"robot description from {source} refused: {error}"
+            self.get_logger().error(self._model_state.description_error)
             return
         for warning in model.warnings:
             self.get_logger().warning(warning)
@@ -209,7 +210,7 @@ class IKNode(Node):
     def _on_set_parameters(self, parameters):
         """A change validated as a whole (:meth:`NodeParameters.validate`); installed by
         :meth:`_apply_parameters` after the set, or here on Humble (no post-set callback)."""
-        result = self._node_parameters.validate(parameters, self._policy)
+        result = self._node_parameters.validate(parameters, self._model_state)
         if result.successful and not hasattr(self, "add_post_set_parameters_callback"):
             self._apply_parameters()
         return result
@@ -243,7 +244,7 @@ class IKNode(Node):
         one is refused with the reason; the solver in use stays)."""
         source = "/robot_description_semantic"
         try:
-            model = self._policy.receive_semantic(message.data, source)
+            model = self._model_state.receive_semantic(message.data, source)
         except IKNodeError as error:
             self.get_logger().error(f"SRDF refused: {error} (the self-collision pairs in use stay)")
             return
@@ -258,14 +259,14 @@ class IKNode(Node):
         self.get_logger().info(f"SRDF from {source}: the self-collision pairs follow it")
         self._policy.apply(self._settings, model)
         self._feedback.collision_markers_due = True
-        if not self._policy.ready:
+        if not self._model_state.ready:
             self._readiness.prepare(model)
 
     def _on_obstacles(self, message: MarkerArray) -> None:
         """``~/obstacles``: SPHERE, CUBE and CYLINDER markers as obstacles (see
         :mod:`ik_node.ros.obstacle_messages`); refused markers are named in one warning."""
         policy = self._policy
-        if policy.model is None:
+        if self._model_state.model is None:
             self._pending_obstacles = [*self._pending_obstacles[-9:], message]
             return
         state, _ = policy.current(time.monotonic(), warn=False)
@@ -277,16 +278,16 @@ class IKNode(Node):
         if warnings:
             self.get_logger().warning("; ".join(warnings), throttle_duration_sec=WARNING_PERIOD)
         if changed:
-            policy.set_topic_obstacles(self._marker_obstacles.by_name())
+            self._model_state.set_topic_obstacles(self._marker_obstacles.by_name())
             self._feedback.collision_markers_due = True
             self.get_logger().info(
-                f"obstacles from ~/obstacles: {len(policy.topic_obstacles)} "
-                f"({', '.join(policy.topic_obstacles) or 'none'})",
+                f"obstacles from ~/obstacles: {len(self._model_state.topic_obstacles)} "
+                f"({', '.join(self._model_state.topic_obstacles) or 'none'})",
                 throttle_duration_sec=WARNING_PERIOD,
             )
 
     def _on_joint_state(self, message: JointState) -> None:
-        warning = self._policy.on_joint_state(message.name, message.position, time.monotonic())
+        warning = self._policy.joint_states.receive(message.name, message.position, time.monotonic())
         if warning:
             self.get_logger().warning(warning, throttle_duration_sec=WARNING_PERIOD)
 
@@ -303,7 +304,7 @@ class IKNode(Node):
             self._handle(refusal(request, f"goal for '{tip}' refused: {error}"))
             return
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
-        if self._goal_markers is not None and self._policy.ready and tip in self._policy.goals:
+        if self._goal_markers is not None and self._model_state.ready and tip in self._policy.goals:
             self._goal_markers.move({tip: self._policy.goals[tip]})
 
     def _on_track_timer(self) -> None:

@@ -127,15 +127,18 @@ class NodeParameters:
                 )
                 self._node.get_logger().warning(f"parameter '{name}' {why}; ignored")
 
-    def validate(self, parameters, policy) -> SetParametersResult:
+    def validate(self, parameters, model_state) -> SetParametersResult:
         """The on-set callback's answer: a change validated as a whole (every value against its
-        spec, the rules across parameters, and ``policy``'s candidate model built from it), kept
-        for :meth:`take_change`; refused with the reason (logged) otherwise."""
+        spec, the rules across parameters, and the candidate model ``model_state`` (the policy's
+        :class:`~ik_node.decisions.model_state.ModelState`) builds from it), kept for
+        :meth:`take_change`; refused with the reason (logged) otherwise."""
         if self._declaring:
             return SetParametersResult(successful=True)
         values = {**self.values, **{parameter.name: parameter.value for parameter in parameters}}
         try:
-            settings, model = policy.candidate(values, frozenset(parameter.name for parameter in parameters))
+            settings, model = model_state.candidate(
+                values, frozenset(parameter.name for parameter in parameters)
+            )
         except IKNodeError as error:
             self._node.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))
