@@ -57,7 +57,7 @@ def main() -> int:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Bool
 
-    from ik_node.ros.conversions import pose_to_fields
+    from ik_node.decisions.conversions import pose_to_fields
 
     robot = load_robot(URDF)
     limits = yaml.safe_load(PARAMS_FILE.read_text())["/**"]["ros__parameters"]["joint_limits"]

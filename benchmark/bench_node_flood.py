@@ -178,7 +178,7 @@ class Bench:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Header
 
-        from ik_node.ros.conversions import pose_to_fields
+        from ik_node.decisions.conversions import pose_to_fields
 
         self._rclpy, self._pose_to_fields = rclpy, pose_to_fields
         self._geometry, self._header = geometry_msgs.msg, Header

@@ -245,7 +245,7 @@ def run(args, environment: dict, log_dir: str) -> int:
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
 
-    from ik_node.ros.conversions import pose_to_fields
+    from ik_node.decisions.conversions import pose_to_fields
 
     path = GoalPath()
     process = None

@@ -19,8 +19,8 @@ import yaml
 
 from ik_node import load_robot
 from ik_node.cli.main import SUBCOMMANDS, _parser, _task, main
+from ik_node.decisions.conversions import pose_to_fields
 from ik_node.description.catalogue import URDF_DIR
-from ik_node.ros.conversions import pose_to_fields
 from ik_node.solver import TipTask
 
 ARM7 = str(URDF_DIR / "arm7.urdf")

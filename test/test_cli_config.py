@@ -27,8 +27,7 @@ from ros_harness import running_node
 
 from ik_node import load_robot
 from ik_node.cli.robot_setup import yaml_scalar
-from ik_node.description.catalogue import URDF_DIR
-from ik_node.ros.parameters import (
+from ik_node.decisions.parameters import (
     NODE_PARAMETERS,
     TIP_PARAMETERS,
     NodeSettings,
@@ -36,7 +35,8 @@ from ik_node.ros.parameters import (
     overridden_names,
     spec_of,
 )
-from ik_node.ros.planning import plan_model
+from ik_node.decisions.planning import plan_model
+from ik_node.description.catalogue import URDF_DIR
 from ik_node.solver import TipTask
 
 XACRO_DIR = Path(__file__).resolve().parent / "xacro"

@@ -1,4 +1,4 @@
-"""MoveIt's compute_ik answered without ROS (ik_node.ros.compute_ik): the request's robot_state
+"""MoveIt's compute_ik answered without ROS (ik_node.decisions.compute_ik): the request's robot_state
 as the seed, poses for one tip or several, frames, timeouts, collisions, MoveIt's error codes
 with a message naming the problem, and never a command. Solutions are checked by pinocchio's FK
 of the URDF where pinocchio is importable (else the model's own full-robot FK)."""
@@ -16,13 +16,13 @@ import pytest
 from test_policy import FailingSolver, ready_policy, settings_for
 
 from ik_node import load_robot
+from ik_node.decisions import compute_ik as codes
+from ik_node.decisions.compute_ik import MAX_TIMEOUT, IKQuery, PoseValues, answer_query
+from ik_node.decisions.conversions import pose_to_fields
+from ik_node.decisions.parameters import NODE_PARAMETERS, NodeSettings, joint_parameter_defaults
+from ik_node.decisions.planning import build_solver, plan_model
+from ik_node.decisions.policy import IKPolicy
 from ik_node.errors import IKNodeError
-from ik_node.ros import compute_ik as codes
-from ik_node.ros.compute_ik import MAX_TIMEOUT, IKQuery, PoseValues, answer_query
-from ik_node.ros.conversions import pose_to_fields
-from ik_node.ros.parameters import NODE_PARAMETERS, NodeSettings, joint_parameter_defaults
-from ik_node.ros.planning import build_solver, plan_model
-from ik_node.ros.policy import IKPolicy
 
 URDF_DIR = Path(__file__).resolve().parent.parent / "urdf"
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -85,7 +85,7 @@ def policy(arm7):
 
 def test_a_reachable_pose_is_answered_with_every_joint_by_name_reaching_it(arm7, fk, policy):
     rng = np.random.default_rng(29)
-    lower, upper = policy.model.lower, policy.model.upper
+    lower, upper = policy.model_state.model.lower, policy.model_state.model.upper
     for _ in range(20):
         q = rng.uniform(lower, upper)
         goal = fk(dict(zip(JOINTS, q)), "tool0")
@@ -106,7 +106,7 @@ def test_the_request_s_robot_state_seeds_and_left_out_joints_come_from_the_curre
     answer = answer_query(policy, query(goal, joint_names=tuple(JOINTS), joint_positions=tuple(q)), 0.0)
     assert answer.code == codes.SUCCESS
     np.testing.assert_allclose(answer.positions, q, atol=1e-9)
-    policy.on_joint_state(JOINTS, q, now=100.0)  # fresh /joint_states: joint4..7 from them
+    policy.joint_states.receive(JOINTS, q, now=100.0)  # fresh /joint_states: joint4..7 from them
     partial = query(goal, joint_names=("joint1", "joint2", "joint3", "finger_joint1"),
                     joint_positions=(*q[:3], 0.01))  # fmt: skip
     assert "finger_joint1" in arm7.joint_names  # (a joint of the robot outside the chain is accepted)
@@ -115,19 +115,23 @@ def test_the_request_s_robot_state_seeds_and_left_out_joints_come_from_the_curre
 
 
 def test_nothing_is_commanded_and_the_policy_is_left_as_it_was(arm7, fk, policy):
-    from ik_node.ros.replies import GoalRequest
+    from ik_node.decisions.replies import GoalRequest
 
     first = fk(dict(zip(JOINTS, Q_START)), "tool0")
     reply = policy.receive_goal(GoalRequest("tool0", first), 0.0)
     policy.commit(reply.command)
-    before = (policy.last_command.copy(), {k: v.copy() for k, v in policy.goals.items()}, policy.state.copy())
+    before = (
+        policy.motion.last_command.copy(),
+        {k: v.copy() for k, v in policy.goals.items()},
+        policy.motion.state.copy(),
+    )
     answer = answer_query(policy, query(fk(dict(zip(JOINTS, Q_START + 0.3)), "tool0")), 0.0)
     assert answer.code == codes.SUCCESS
-    np.testing.assert_array_equal(policy.last_command, before[0])
+    np.testing.assert_array_equal(policy.motion.last_command, before[0])
     assert policy.goals.keys() == before[1].keys()
     np.testing.assert_array_equal(policy.goals["tool0"], before[1]["tool0"])
-    np.testing.assert_array_equal(policy.state, before[2])
-    assert policy.pending == {} and policy.joint_goal is None
+    np.testing.assert_array_equal(policy.motion.state, before[2])
+    assert policy.pending == {} and policy.motion.joint_goal is None
 
 
 def test_a_pose_in_a_link_frame_is_resolved_at_the_seed_and_in_a_tf_frame_by_the_lookup(arm7, fk, policy):
@@ -223,7 +227,9 @@ def test_timeouts_zero_is_the_node_s_default_and_long_ones_are_cut(arm7, fk, pol
 
 
 def test_a_budget_spent_while_the_search_progresses_is_timed_out(arm7, fk, policy):
-    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, "timeout"))
+    policy.model_state.model = replace(
+        policy.model_state.model, solver=FailingSolver(policy.model_state.model.solver, "timeout")
+    )
     answer = answer_query(policy, query(fk(dict(zip(JOINTS, Q_START)), "tool0"), timeout=0.001), 0.0)
     assert answer.code == codes.TIMED_OUT and "the timeout (0.001 s) ran out" in answer.message
 
@@ -234,8 +240,10 @@ def test_collisions_the_node_s_solver_checks_them_whatever_avoid_collisions_says
     assert unchecked.code == codes.SUCCESS and "collisions not checked" in unchecked.message
     assert "collision" not in answer_query(policy, query(goal, avoid_collisions=False), 0.0).message
     # the policy checks collisions (an obstacle; the stand-in solver reports every answer colliding)
-    policy.topic_obstacles = {"scene/0": object()}
-    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, "collision"))
+    policy.model_state.topic_obstacles = {"scene/0": object()}
+    policy.model_state.model = replace(
+        policy.model_state.model, solver=FailingSolver(policy.model_state.model.solver, "collision")
+    )
     for avoid in (True, False):
         answer = answer_query(policy, query(goal, avoid_collisions=avoid), 0.0)
         assert answer.code == codes.GOAL_IN_COLLISION and "every answer found collides" in answer.message
@@ -340,8 +348,8 @@ def test_the_node_s_branch_decides_the_answer_from_the_closed_form():
 
     arm6 = load_robot(BUNDLED_URDFS / "arm6.urdf")
     on_branch, nearest = ready_policy(arm6, branch=BRANCH), ready_policy(arm6, solve_type="distance")
-    solver = on_branch.model.solver
-    names = tuple(on_branch.model.joint_names)
+    solver = on_branch.model_state.model.solver
+    names = tuple(on_branch.model_state.model.joint_names)
     low, high = np.maximum(solver.lower, -math.pi), np.minimum(solver.upper, math.pi)
     rng = np.random.default_rng(37)
     answered = refused = 0

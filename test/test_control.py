@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transforms3d.euler import euler2mat
 
-from ik_node.errors import IKNodeError, TargetError
-from ik_node.ros.control import (
+from ik_node.decisions.control import (
     JointLayout,
     command_violation,
     current_state,
@@ -26,7 +25,8 @@ from ik_node.ros.control import (
     trajectory_duration,
     velocity_limited_step,
 )
-from ik_node.ros.conversions import pose_from_message, pose_to_fields
+from ik_node.decisions.conversions import pose_from_message, pose_to_fields
+from ik_node.errors import IKNodeError, TargetError
 
 
 def limits(**overrides):

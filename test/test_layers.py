@@ -6,17 +6,22 @@ A *unit* is a package of ``ik_node`` (``compiled``, ``solver``, ...), a module a
 1. **Layers.** A unit imports only units of lower layers (:data:`LAYERS`); units of one layer are
    peers and import neither each other nor anything above. Imports inside functions count too.
 2. **Exports.** Across units, only what a package's ``__init__`` exports in ``__all__``:
-   ``from ik_node.solver import IKSolver``. Where ``__all__`` names a submodule (``compiled`` and
-   ``ros`` export modules: their API is a set of modules), that module may be imported and, from
-   it, the names in its own ``__all__`` (its public names if it has none). A package's
+   ``from ik_node.solver import IKSolver``. Where ``__all__`` names a submodule (``compiled``,
+   ``decisions`` and ``ros`` export modules: their API is a set of modules), that module may be
+   imported and, from it, the names in its own ``__all__`` (its public names if it has none). A package's
    ``__main__`` is its command (``python -m``) and may be imported for its ``main``. No attribute
    named ``_x`` that a class of another unit defines is read (as ``tree._link_location`` was).
-3. **ROS.** Only ``ros`` imports rclpy or ROS message packages (:func:`is_ros`). Outside ``ros``,
+3. **ROS.** Only ``ros`` imports rclpy or ROS message packages (:func:`is_ros`): the node's
+   decisions (``decisions``, below ``ros``) import none, nor anything that does. Outside ``ros``,
    a module of ``ros`` that imports ROS when it is imported (directly or through the modules it
    imports) is imported only inside a function: the CLI's ``node`` subcommand starts the node
    with ``from ..ros.node import main`` in the function that runs it.
 4. **Compiled.** ``compiled`` imports only numpy, math and itself; numba (and llvmlite) only
    through ``compiled/jit.py``, which may also use the standard library (its cache handling).
+5. **Shell.** Every module of ``ros`` imports rclpy or a ROS message package, directly or through
+   the ``ik_node`` modules it imports (inside functions too), except those :data:`ROS_FREE_SHELL`
+   lists with the reason: logic free of ROS belongs in ``decisions``. With rule 3, the folder says
+   which is which.
 
 :data:`EXCEPTIONS` lists, with the reason, each import the rule refuses but the package keeps.
 """
@@ -42,7 +47,8 @@ LAYERS = (
     ("description",),  # URDF/xacro -> Robot (whose tree() is a KinematicTree), package files
     ("collision",),  # collision models, obstacles, SRDF pairs
     ("solver",),  # IKSolver over the kernels (collision rows included)
-    ("reach", "ros"),  # reachability maps; the ROS 2 node and its rclpy-free policy
+    ("reach", "decisions"),  # reachability maps; the node's decisions (policy, schema), no ROS
+    ("ros",),  # the ROS 2 node: the rclpy and message shell around the decisions
     ("cli",),  # the ik_node command
     ("ik_node",),  # ik_node/__init__.py, the public API: nothing in the package imports it
 )
@@ -55,11 +61,20 @@ EXCEPTIONS = {
     ),
 }
 
+#: The modules of ``ros`` that import no ROS (rule 5), each with its reason: module -> why.
+ROS_FREE_SHELL = {
+    "ik_node.ros": "the package's __init__: says what the shell exports and imports none of it",
+    "ik_node.ros.process": (
+        "the node started as a process of its own (the demo, tests, benchmarks): the shell's "
+        "launcher, which reaches ROS only through the process it runs"
+    ),
+}
+
 #: Not an exception but a cost the rule allows, written down so it is not a silent hole:
 #: importing any name of ik_node runs ik_node/__init__.py, which imports the solver, whose
 #: __init__ imports ik_solver and so every kernel module and numba (0.55 s here, numba 0.23 s of
 #: it; measured with python -X importtime). So importing the solver's option list (the node's
-#: parameter schema, ros.parameters) imports every kernel. Lazy package __init__s (PEP 562
+#: parameter schema, decisions.parameters) imports every kernel. Lazy package __init__s (PEP 562
 #: __getattr__) would spare the rclpy-free tools ~0.4 s; not done: the public API's imports stay
 #: plain, and the kernels compile lazily on first call, not at import.
 
@@ -204,15 +219,18 @@ def export_problem(entry: Import, known: dict[str, Path]) -> str | None:
     return None
 
 
-def ros_bearing(known: dict[str, Path], imports: dict[str, list[Import]]) -> dict[str, str]:
+def ros_bearing(
+    known: dict[str, Path], imports: dict[str, list[Import]], in_functions: bool = False
+) -> dict[str, str]:
     """The modules whose import imports ROS, each with the ROS module it imports first: directly
     at module level, or through the modules (and their packages' ``__init__``s) they import at
-    module level (then the ROS module is the one that module's chain reaches)."""
+    module level (then the ROS module is the one that module's chain reaches). With
+    ``in_functions``, the modules that import ROS anywhere: imports inside functions count too."""
     depends = {}
     for module, entries in imports.items():
         needed = set()
         for entry in entries:
-            if entry.in_function:
+            if entry.in_function and not in_functions:
                 continue
             for target in imported_module(entry, known):
                 parts = target.split(".")
@@ -220,7 +238,11 @@ def ros_bearing(known: dict[str, Path], imports: dict[str, list[Import]]) -> dic
         depends[module] = needed - {module}
     bearing = {}
     for module, entries in imports.items():
-        direct = [entry.module for entry in entries if is_ros(entry.module) and not entry.in_function]
+        direct = [
+            entry.module
+            for entry in entries
+            if is_ros(entry.module) and (in_functions or not entry.in_function)
+        ]
         if direct:
             bearing[module] = f"{direct[0]} in {module}"
     while True:
@@ -256,15 +278,37 @@ def private_members(path: Path) -> set[str]:
     return {name for name in names if name.startswith("_") and not name.startswith("__")}
 
 
+def shell_problems(known: dict[str, Path], reaching: dict[str, str], root: Path = PACKAGE) -> list[str]:
+    """Rule 5: each module of ``ros`` that imports no ROS (``reaching``: the modules that do, inside
+    functions too) and is not in :data:`ROS_FREE_SHELL`; each entry there that no longer holds."""
+    found = []
+    for module, path in known.items():
+        where = f"{path.relative_to(root.parent)}:1"
+        if unit_of(module) == "ros" and module not in reaching and module not in ROS_FREE_SHELL:
+            found.append(
+                f"{where}: {module} imports no ROS (rclpy or a message package, directly or through "
+                "its imports): logic free of ROS belongs in ik_node.decisions (or, with the reason, "
+                "in ROS_FREE_SHELL)"
+            )
+        elif module in ROS_FREE_SHELL and module in reaching:
+            found.append(f"{where}: {module} imports ROS ({reaching[module]}): not one for ROS_FREE_SHELL")
+    found += [
+        f"ROS_FREE_SHELL lists {module}, which is not a module of ik_node.ros"
+        for module in ROS_FREE_SHELL
+        if module not in known
+    ]
+    return found
+
+
 def violations(root: Path = PACKAGE) -> list[str]:
     """Every breach of the rule in the package at ``root``, as ``path:line: what``."""
     known = modules(root)
     imports = {module: read_imports(path, root) for module, path in known.items()}
     bearing = ros_bearing(known, imports)
+    found = shell_problems(known, ros_bearing(known, imports, in_functions=True), root)
     private = {}
     for module, path in known.items():
         private.setdefault(unit_of(module), set()).update(private_members(path))
-    found = []
     for module, entries in imports.items():
         unit = unit_of(module)
         for entry in entries:
@@ -340,7 +384,8 @@ def test_the_modules_the_rule_calls_ros_free_import_with_ros_blocked():
     known = modules()
     bearing = ros_bearing(known, {module: read_imports(path) for module, path in known.items()})
     free = sorted(module for module in known if module not in bearing and not module.endswith("__main__"))
-    assert "ik_node.ros.policy" in free and "ik_node.ros.node" not in free
+    decisions = {module for module in known if unit_of(module) == "decisions"}
+    assert "ik_node.decisions.policy" in decisions <= set(free) and "ik_node.ros.node" not in free
     code = textwrap.dedent(
         f"""
         import importlib, sys
@@ -359,11 +404,27 @@ def test_the_modules_the_rule_calls_ros_free_import_with_ros_blocked():
 
 #: Wrong lines, each with the module it is added to and what the rule says of it.
 WRONG_LINES = [
-    ("ros/policy.py", "from ..cli import main", "ros (layer 6) imports ik_node.cli (cli, layer 7)"),
-    ("reach/map.py", "from ..ros import policy", "reach (layer 6) imports ik_node.ros (ros, layer 6)"),
-    ("ros/policy.py", "from ..solver.problem import Problem", "does not export the module 'problem'"),
+    ("ros/node_commands.py", "from ..cli import main", "ros (layer 7) imports ik_node.cli (cli, layer 8)"),
+    (
+        "decisions/motion.py",
+        "from ..ros import messages",
+        "decisions (layer 6) imports ik_node.ros (ros, layer 7)",
+    ),
+    (
+        "reach/map.py",
+        "from ..decisions import policy",
+        "reach (layer 6) imports ik_node.decisions (decisions, layer 6)",
+    ),
+    ("decisions/policy.py", "from ..solver.problem import Problem", "does not export the module 'problem'"),
     ("cli/main.py", "from ..solver import kernels", "takes ['kernels'] from ik_node.solver"),
     ("solver/problem.py", "import rclpy", "solver imports rclpy: only ik_node.ros imports ROS"),
+    ("decisions/robot_state.py", "import rclpy", "decisions imports rclpy: only ik_node.ros imports ROS"),
+    (
+        "decisions/planning.py",
+        "def probe(): from sensor_msgs.msg import JointState",  # inside a function too
+        "decisions imports sensor_msgs.msg: only ik_node.ros imports ROS",
+    ),
+    ("ros/poses.py", "import math", "ik_node.ros.poses imports no ROS"),
     (
         "cli/main.py",
         "from ..ros.node import main as node_main",
@@ -376,14 +437,15 @@ WRONG_LINES = [
 
 
 def test_wrong_imports_are_named(tmp_path):
-    """A copy of the package with the wrong lines added: the rule names each at its line (rclpy
-    in the solver also makes every module that imports the solver import ROS: named too)."""
+    """A copy of the package with the wrong lines added (a module that is not there made of its
+    line): the rule names each at its line (rclpy in the solver also makes every module that
+    imports the solver import ROS: named too)."""
     copy = tmp_path / "ik_node"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     expected = []
     for module, line, message in WRONG_LINES:
         path = copy / module
-        lines = path.read_text().splitlines()
+        lines = path.read_text().splitlines() if path.exists() else []
         path.write_text("\n".join([*lines, line]) + "\n")
         expected.append((f"ik_node/{module}:{len(lines) + 1}: ", message))
     found = violations(copy)

@@ -316,7 +316,7 @@ def test_the_package_runs_without_transforms3d():
     need it (tests keep it as an independent reference)."""
     code = (
         "import sys; sys.modules['transforms3d'] = None\n"
-        "import ik_node, ik_node.cli, ik_node.ros.conversions, ik_node.ros.demo, ik_node.lie\n"
+        "import ik_node, ik_node.cli, ik_node.decisions.conversions, ik_node.ros.demo, ik_node.lie\n"
         "import ik_node.description.model\n"
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

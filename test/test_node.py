@@ -648,7 +648,7 @@ def test_every_schema_parameter_is_declared_and_refuses_invalid_values_naming_th
     refused with the range or the choices in the reason; read-only ones refuse any change."""
     from rcl_interfaces.srv import ListParameters
 
-    from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
+    from ik_node.decisions.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
 
     _, client = arm7_node
     service = client.node.create_client(ListParameters, "/ik_node/list_parameters")

@@ -19,8 +19,8 @@ from ros_harness import CONFIG_DIR, WAIT, running_node
 from test_compute_ik import IndependentFK, pose_errors
 from test_node import parameter_limits
 
-from ik_node.ros import compute_ik as codes
-from ik_node.ros.conversions import pose_to_fields
+from ik_node.decisions import compute_ik as codes
+from ik_node.decisions.conversions import pose_to_fields
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 Q_START = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
@@ -190,7 +190,7 @@ def test_several_tips_and_a_floating_base_convert_both_ways():
     """query_of reads pose_stamped_vector with ik_link_names; respond writes a floating base's
     T_parent_child into multi_dof_joint_state (quaternion x y z w)."""
     srv = moveit_srv()
-    from ik_node.ros.compute_ik import IKAnswer
+    from ik_node.decisions.compute_ik import IKAnswer
     from ik_node.ros.compute_ik_service import query_of, respond
 
     first, second = np.eye(4), np.eye(4)

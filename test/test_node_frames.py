@@ -43,7 +43,7 @@ def test_a_goal_in_a_tf_frame_is_transformed_and_an_unknown_frame_refused_naming
     import tf2_ros
     from geometry_msgs.msg import TransformStamped
 
-    from ik_node.ros.conversions import pose_to_fields
+    from ik_node.decisions.conversions import pose_to_fields
 
     with running_node("--params-file", str(CONFIG_DIR / "arm7.yaml")) as (process, client):
         broadcaster = tf2_ros.StaticTransformBroadcaster(client.node)

@@ -18,7 +18,7 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import InteractiveMarkerControl, InteractiveMarkerFeedback
 from visualization_msgs.srv import GetInteractiveMarkers
 
-from ik_node.ros.conversions import pose_from_message
+from ik_node.decisions.conversions import pose_from_message
 from ik_node.ros.messages import interactive_goal_marker, pose_message
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]

@@ -32,7 +32,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ik_node import load_robot
-from ik_node.ros.control import JointLayout
+from ik_node.decisions.control import JointLayout
 
 HUMANOID_URDF = PACKAGE_ROOT / "urdf" / "humanoid.urdf"
 TIPS = ("left_foot", "right_foot", "left_hand")

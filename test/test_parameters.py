@@ -1,4 +1,4 @@
-"""The node's parameter schema without ROS (ik_node.ros.parameters): every default of its kind and
+"""The node's parameter schema without ROS (ik_node.decisions.parameters): every default of its kind and
 within its range or choices, every spec's refusals (kind, range with its bounds and unit,
 non-finite numbers, choices listed), the per-joint and per-tip patterns (the tip's task, axes and
 offset included), the rules across parameters, the names a command line overrides, the typed
@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
-from ik_node.errors import IKNodeError
-from ik_node.ros.parameters import (
+from ik_node.decisions.parameters import (
     JOINT_PARAMETERS,
     KINDS,
     NODE_PARAMETERS,
@@ -31,6 +30,7 @@ from ik_node.ros.parameters import (
     parameter_obstacles,
     spec_of,
 )
+from ik_node.errors import IKNodeError
 from ik_node.solver import SolverOptions, TipTask
 from ik_node.solver.options import OPTION_SPECS, OPTIONS
 

@@ -1,4 +1,4 @@
-"""The node's decisions without ROS (ik_node.ros.policy): readiness, goals kept while the solver is
+"""The node's decisions without ROS (ik_node.decisions.policy): readiness, goals kept while the solver is
 prepared, frames (the model's links, tf2 through a lookup, refusal without one), pause and
 reset, the seed, tracking steps, and the limit guard. FK checks use the model's own full-robot FK
 (not the solver's tree)."""
@@ -12,12 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from ik_node.decisions.motion import COLLISION
+from ik_node.decisions.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
+from ik_node.decisions.planning import build_solver, plan_model
+from ik_node.decisions.policy import IKPolicy
+from ik_node.decisions.replies import Command, GoalRequest
 from ik_node.errors import IKNodeError
-from ik_node.ros.motion import COLLISION
-from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, NodeSettings
-from ik_node.ros.planning import build_solver, plan_model
-from ik_node.ros.policy import IKPolicy
-from ik_node.ros.replies import Command, GoalRequest
 from ik_node.solver import TipTask
 
 JOINTS = [f"joint{i}" for i in range(1, 8)]
@@ -93,7 +93,7 @@ def test_a_planned_model_shows_the_rest_posture_before_its_solver_exists(arm7):
     assert model.rest_posture[3] == model.lower[3]
     policy = IKPolicy(["tool0"], settings)
     policy.install(model)
-    assert not policy.ready
+    assert not policy.model_state.ready
     poses = policy.tip_poses()
     np.testing.assert_allclose(
         poses["tool0"], arm7.forward(dict(zip(JOINTS, model.rest_posture)), "tool0", "base_link"), atol=1e-12
@@ -114,11 +114,11 @@ def test_goals_sent_before_the_solver_is_ready_are_kept_latest_per_tip_and_answe
         reply = policy.receive_goal(GoalRequest("tool0", goal), now=0.0)
         assert reply.status.reason == "queued" and reply.command is None
     waiting = policy.attach_solver(build_solver(model))
-    assert policy.ready and len(waiting) == 1 and waiting[0].pose is goals[-1]
+    assert policy.model_state.ready and len(waiting) == 1 and waiting[0].pose is goals[-1]
     reply = policy.receive_goal(waiting[0], now=0.0)
     assert reply.status.success and reached_error(arm7, reply.command.q, goals[-1]) < 1e-5
     assert policy.commit(reply.command) is None
-    np.testing.assert_array_equal(policy.state, reply.command.q)
+    np.testing.assert_array_equal(policy.motion.state, reply.command.q)
 
 
 def test_goals_kept_for_a_solver_that_could_not_be_built_are_answered_with_the_reason(arm7):
@@ -129,7 +129,7 @@ def test_goals_kept_for_a_solver_that_could_not_be_built_are_answered_with_the_r
     replies = policy.preparation_failed(MemoryError("out of memory"))
     assert [reply.status.reason for reply in replies] == ["no_solver"]
     assert "could not be built: out of memory" in replies[0].status.message and policy.pending == {}
-    assert policy.description_error is None  # the description itself was fine
+    assert policy.model_state.description_error is None  # the description itself was fine
     assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "no_solver"
     policy.install(plan_model(arm7, settings))  # a new description: its solver is prepared again
     assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "queued"
@@ -140,7 +140,9 @@ def test_a_refused_description_while_the_solver_is_prepared_still_keeps_goals(ar
     policy = IKPolicy(["tool0"], settings)
     model = plan_model(arm7, settings)
     policy.install(model)
-    policy.description_error = "robot description from /robot_description refused: malformed URDF XML"
+    policy.model_state.description_error = (
+        "robot description from /robot_description refused: malformed URDF XML"
+    )
     assert policy.receive_goal(GoalRequest("tool0", np.eye(4)), now=0.0).status.reason == "queued"
     assert len(policy.attach_solver(build_solver(model))) == 1
 
@@ -160,7 +162,7 @@ def test_goals_are_refused_with_a_reason_when_paused_or_without_a_description(ar
 def test_frames_a_link_through_the_model_another_through_tf_or_refused_naming_it(arm7):
     policy = ready_policy(arm7)
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
-    policy.on_joint_state(JOINTS, q, now=0.0)
+    policy.joint_states.receive(JOINTS, q, now=0.0)
     offset = np.eye(4)
     offset[2, 3] = 0.05
     goal = policy.goal_in_base(GoalRequest("tool0", offset, "tool0"), q, None)
@@ -194,7 +196,7 @@ def test_frames_a_link_through_the_model_another_through_tf_or_refused_naming_it
 def test_seed_is_fresh_joint_states_else_the_last_command_with_one_stale_warning(arm7):
     policy = ready_policy(arm7, joint_state_timeout=0.5)
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
-    assert policy.on_joint_state(JOINTS, q, now=10.0) is None
+    assert policy.joint_states.receive(JOINTS, q, now=10.0) is None
     np.testing.assert_array_equal(policy.current(10.2)[0], q)
     command = Command(q + 0.05, None, q)
     assert policy.commit(command) is None
@@ -202,12 +204,12 @@ def test_seed_is_fresh_joint_states_else_the_last_command_with_one_stale_warning
     np.testing.assert_array_equal(seed, command.q)
     assert "older than joint_state_timeout" in warning
     assert policy.current(11.5)[1] is None  # once
-    assert "names but" in policy.on_joint_state(JOINTS, q[:3], now=12.0)
+    assert "names but" in policy.joint_states.receive(JOINTS, q[:3], now=12.0)
 
 
 def test_track_steps_stay_within_the_velocity_limits_and_end_with_one_stop(arm7):
     policy = ready_policy(arm7, mode="track", publish_rate=50.0)
-    model = policy.model
+    model = policy.model_state.model
     start = model.rest_posture.copy()
     policy.commit(Command(start, None, start))
     target = arm7.forward(dict(zip(JOINTS, start + 0.4)), "tool0", "base_link")
@@ -222,30 +224,32 @@ def test_track_steps_stay_within_the_velocity_limits_and_end_with_one_stop(arm7)
         assert policy.commit(reply.command) is None
         steps += 1
         assert steps < 1000
-    assert not np.any(policy.last_velocity)  # the last command was the stop
-    assert reached_error(arm7, policy.last_command, target) < 1e-5
+    assert not np.any(policy.motion.last_velocity)  # the last command was the stop
+    assert reached_error(arm7, policy.motion.last_command, target) < 1e-5
 
 
 def test_the_limit_guard_refuses_a_command_outside_the_active_limits_and_keeps_the_last(arm7):
     policy = ready_policy(arm7, **{"joint_limits.joint1.max_position": 0.5})
-    good = policy.model.rest_posture.copy()
+    good = policy.model_state.model.rest_posture.copy()
     assert policy.commit(Command(good, None, good)) is None
     bad = good.copy()
     bad[0] = 0.6
     violation = policy.commit(Command(bad, None, good))
     assert "joint 'joint1'" in violation and "outside its limits" in violation
-    np.testing.assert_array_equal(policy.last_command, good)
+    np.testing.assert_array_equal(policy.motion.last_command, good)
 
 
 def test_reset_forgets_goals_and_the_last_command(arm7):
     policy = ready_policy(arm7)
     assert policy.reset() == (True, "goals forgotten; the next goal is seeded from /joint_states")
-    target = arm7.forward(dict(zip(JOINTS, policy.model.rest_posture + 0.2)), "tool0", "base_link")
+    target = arm7.forward(
+        dict(zip(JOINTS, policy.model_state.model.rest_posture + 0.2)), "tool0", "base_link"
+    )
     reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
     policy.commit(reply.command)
     policy.reset()
-    assert policy.goals == {} and policy.last_command is None
-    assert IKPolicy(["tool0"], policy.settings).reset()[0] is False
+    assert policy.goals == {} and policy.motion.last_command is None
+    assert IKPolicy(["tool0"], policy.model_state.settings).reset()[0] is False
 
 
 def test_a_run_time_change_that_widens_a_limit_beyond_the_urdf_is_refused_naming_it(arm7):
@@ -280,7 +284,7 @@ def test_an_untouched_goal_marker_is_a_goal_the_robot_already_meets(arm7):
     offset = [0.02, -0.03, 0.15]  # [m] in tool0's frame
     policy = ready_policy(arm7, **{"tip_offsets.tool0": offset})
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
-    policy.on_joint_state(JOINTS, q, now=0.0)
+    policy.joint_states.receive(JOINTS, q, now=0.0)
     marker = policy.tip_poses(policy.current(0.0)[0])["tool0"]
     point = np.eye(4)
     point[:3, 3] = offset
@@ -307,9 +311,9 @@ def test_a_bad_tip_parameter_is_refused_naming_it(arm7, name, value, refusal):
         plan_model(arm7, settings_for(arm7, **{name: value}))
     assert str(refused.value).startswith(refusal), str(refused.value)
     policy = IKPolicy(["tool0"], settings_for(arm7))
-    policy.install(plan_model(arm7, policy.settings))
+    policy.install(plan_model(arm7, policy.model_state.settings))
     with pytest.raises(IKNodeError) as refused:
-        policy.candidate({**policy.settings.values, name: value}, frozenset({name}))
+        policy.model_state.candidate({**policy.model_state.settings.values, name: value}, frozenset({name}))
     assert str(refused.value).startswith(refusal), str(refused.value)
 
 
@@ -329,7 +333,7 @@ def floating_humanoid():
 def floating_policy(robot, **overrides) -> IKPolicy:
     """A ready policy for the humanoid's floating base (world) to both feet and the left hand,
     with the per-joint parameters the node declares (joint_parameter_defaults: 1-DOF joints)."""
-    from ik_node.ros.parameters import joint_parameter_defaults
+    from ik_node.decisions.parameters import joint_parameter_defaults
 
     values = {spec.name: spec.default for spec in NODE_PARAMETERS}
     values.update(root_joint="floating", base_link="world", tip_links=HUMANOID_TIPS)
@@ -347,7 +351,7 @@ def test_a_floating_base_has_no_per_joint_parameters_unit_rest_and_the_base_velo
     floating_humanoid,
 ):
     policy = floating_policy(floating_humanoid, base_max_linear_velocity=0.5, base_max_angular_velocity=2.0)
-    model = policy.model
+    model = policy.model_state.model
     tree = model.tree
     assert model.joint_names[:7] == tuple(f"root_joint/{s}" for s in ("x", "y", "z", "qx", "qy", "qz", "qw"))
     assert model.layout.names == tuple(name for name in tree.joint_names if "/" not in name)
@@ -359,18 +363,18 @@ def test_a_floating_base_has_no_per_joint_parameters_unit_rest_and_the_base_velo
     assert set(model.options.joint_weights) == set(model.layout.names)
     assert list(model.command_order) == list(model.layout.configuration)  # command_joints: 1-DOF ones
     with pytest.raises(IKNodeError, match="command_joints must name each joint of the chain"):
-        plan_model(floating_humanoid, replace(policy.settings, command_joints=("root_joint/x",)))
+        plan_model(floating_humanoid, replace(policy.model_state.settings, command_joints=("root_joint/x",)))
 
 
 def test_a_floating_base_is_seeded_from_the_last_command_never_from_joint_states(floating_humanoid):
     policy = floating_policy(floating_humanoid)
-    model = policy.model
+    model = policy.model_state.model
     q = model.rest_posture.copy()
     q[:7] = [0.2, -0.1, 0.8, 0.0, 0.0, math.sin(0.3), math.cos(0.3)]
     assert policy.commit(Command(q, None, q)) is None
     names = [*model.layout.names, "root_joint/x", "root_joint/qw"]
     values = [*(q[model.layout.configuration] + 0.01), 5.0, 0.0]
-    assert policy.on_joint_state(names, values, now=1.0) is None
+    assert policy.joint_states.receive(names, values, now=1.0) is None
     seed, _ = policy.current(1.1)
     np.testing.assert_array_equal(seed[:7], q[:7])  # the base: the last command's
     np.testing.assert_allclose(seed[model.layout.configuration], q[model.layout.configuration] + 0.01)
@@ -380,7 +384,7 @@ def test_a_floating_base_is_seeded_from_the_last_command_never_from_joint_states
 
 def test_track_steps_of_a_floating_base_keep_the_quaternion_unit_and_every_velocity_limit(floating_humanoid):
     policy = floating_policy(floating_humanoid, mode="track", publish_rate=50.0)
-    model, tree = policy.model, policy.model.tree
+    model, tree = policy.model_state.model, policy.model_state.model.tree
     start = model.rest_posture.copy()
     start[:7] = [0.0, 0.0, 0.8, 0.0, 0.0, 0.0, 1.0]
     policy.commit(Command(start, None, start))
@@ -405,9 +409,9 @@ def test_track_steps_of_a_floating_base_keep_the_quaternion_unit_and_every_veloc
         assert policy.commit(command) is None
         steps += 1
         assert steps < 2000
-    assert steps > 20 and not np.any(policy.last_velocity)  # many steps, then the stop
+    assert steps > 20 and not np.any(policy.motion.last_velocity)  # many steps, then the stop
     for tip, goal in goals.items():
-        reached = tree.forward(policy.last_command, tip)
+        reached = tree.forward(policy.motion.last_command, tip)
         assert np.linalg.norm(reached[:3, 3] - goal[:3, 3]) < 1e-5, tip
 
 
@@ -446,12 +450,14 @@ def test_a_goal_without_a_collision_free_answer_publishes_nothing_even_best_effo
     """The status says 'collision'; no command (solve mode) and no new joint goal (track mode):
     the last command stays, although publish_best_effort would publish other failures."""
     policy = ready_policy(arm7, publish_best_effort=True, mode=mode)
-    policy.model = replace(policy.model, solver=FailingSolver(policy.model.solver, COLLISION))
+    policy.model_state.model = replace(
+        policy.model_state.model, solver=FailingSolver(policy.model_state.model.solver, COLLISION)
+    )
     q = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
     goal = arm7.forward(dict(zip(JOINTS, q)), "tool0", "base_link")
     reply = policy.receive_goal(GoalRequest("tool0", goal), 0.0)
     assert (reply.status.success, reply.status.reason) == (False, "collision")
-    assert reply.command is None and policy.joint_goal is None
+    assert reply.command is None and policy.motion.joint_goal is None
     assert "no collision-free solution" in reply.warning and "the last one stays" in reply.warning
 
 
@@ -470,19 +476,22 @@ def test_the_srdf_is_the_parameter_else_the_topic_s_and_a_bad_one_is_refused_nam
     settings = settings_for(arm7, self_collision=True)
     policy = IKPolicy(["tool0"], settings)
     policy.install(plan_model(arm7, settings))
+    model_state = policy.model_state
     with pytest.raises(IKNodeError, match=r"/robot_description_semantic is not well-formed SRDF XML"):
-        policy.receive_semantic("<robot><disable", "/robot_description_semantic")
-    assert policy.semantic_topic == ""
-    model = policy.receive_semantic(SRDF, "/robot_description_semantic")  # (not ready: planned, no solver)
+        model_state.receive_semantic("<robot><disable", "/robot_description_semantic")
+    assert model_state.semantic_topic == ""
+    model = model_state.receive_semantic(
+        SRDF, "/robot_description_semantic"
+    )  # (not ready: planned, no solver)
     assert model is not None and model.solver is None and model.options.srdf == SRDF
-    assert policy.semantic_description == SRDF
+    assert model_state.semantic_description == SRDF
     parameter = SRDF.replace("link2", "link3")
-    policy.settings = settings_for(arm7, self_collision=True, robot_description_semantic=parameter)
-    assert policy.receive_semantic(SRDF, "/robot_description_semantic") is None  # the parameter wins
-    assert policy.semantic_description == parameter and policy.plan(arm7).options.srdf == parameter
-    policy.settings = settings_for(arm7)  # self_collision off: kept for later, nothing rebuilt
-    assert policy.receive_semantic(SRDF, "/robot_description_semantic") is None
-    assert policy.semantic_topic == SRDF
+    model_state.settings = settings_for(arm7, self_collision=True, robot_description_semantic=parameter)
+    assert model_state.receive_semantic(SRDF, "/robot_description_semantic") is None  # the parameter wins
+    assert model_state.semantic_description == parameter and model_state.plan(arm7).options.srdf == parameter
+    model_state.settings = settings_for(arm7)  # self_collision off: kept for later, nothing rebuilt
+    assert model_state.receive_semantic(SRDF, "/robot_description_semantic") is None
+    assert model_state.semantic_topic == SRDF
 
 
 def test_the_topic_s_obstacles_follow_the_parameters_and_collisions_are_checked_with_any(arm7):
@@ -491,12 +500,13 @@ def test_the_topic_s_obstacles_follow_the_parameters_and_collisions_are_checked_
     settings = settings_for(arm7, **OBSTACLE_PARAMETERS)
     policy = IKPolicy(["tool0"], settings)
     policy.install(plan_model(arm7, settings))
-    assert policy.checks_collisions  # (obstacles without self_collision)
+    model_state = policy.model_state
+    assert model_state.checks_collisions  # (obstacles without self_collision)
     box = Obstacle.box((0.1, 0.1, 0.1), (0.3, 0.3, 0.3), "scene/0")
-    policy.set_topic_obstacles({"scene/0": box})
-    assert [o.name for o in policy.obstacles] == ["ball", "table", "scene/0"]
-    assert [o.name for o in policy.plan(arm7).options.obstacles] == ["ball", "table", "scene/0"]
-    assert not IKPolicy(["tool0"], settings_for(arm7)).checks_collisions
+    model_state.set_topic_obstacles({"scene/0": box})
+    assert [o.name for o in model_state.obstacles] == ["ball", "table", "scene/0"]
+    assert [o.name for o in model_state.plan(arm7).options.obstacles] == ["ball", "table", "scene/0"]
+    assert not IKPolicy(["tool0"], settings_for(arm7)).model_state.checks_collisions
 
 
 def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
@@ -514,19 +524,19 @@ def test_frame_pose_of_the_base_a_link_and_a_tf_frame(arm7):
 def test_a_run_time_change_whose_solver_cannot_be_built_is_refused_saying_why(arm7, monkeypatch):
     """(e.g. self_collision without an optional package the collision model needs): the change is
     refused as a bad value is, and the solver in use stays."""
-    import ik_node.ros.planning
+    import ik_node.decisions.planning
 
     policy = ready_policy(arm7)
-    solver = policy.model.solver
+    solver = policy.model_state.model.solver
 
     def missing(model):
         raise ModuleNotFoundError("No module named 'scipy'")
 
-    monkeypatch.setattr(ik_node.ros.planning, "build_solver", missing)
-    values = dict(policy.settings.values, self_collision=True)
+    monkeypatch.setattr(ik_node.decisions.planning, "build_solver", missing)
+    values = dict(policy.model_state.settings.values, self_collision=True)
     with pytest.raises(IKNodeError, match=r"could not be built: ModuleNotFoundError: No module named"):
-        policy.candidate(values, frozenset({"self_collision"}))
-    assert policy.model.solver is solver
+        policy.model_state.candidate(values, frozenset({"self_collision"}))
+    assert policy.model_state.model.solver is solver
 
 
 # ------------------------------------------------------------------ a fixed branch (issue 30)
@@ -550,7 +560,7 @@ def test_a_fixed_branch_answers_each_goal_with_its_solution_on_it_nearest_the_cu
     branch's solutions (the 2π variants of the last joint share its label) to the joint state;
     a goal whose solutions are all on other branches publishes nothing, even best effort."""
     policy = ready_policy(arm6, branch=BRANCH, publish_best_effort=True)
-    model, solver = policy.model, policy.model.solver
+    model, solver = policy.model_state.model, policy.model_state.model.solver
     names = list(model.joint_names)
     wanted = set(BRANCH.split())
     low, high = np.maximum(model.lower, -math.pi), np.minimum(model.upper, math.pi)
@@ -559,7 +569,7 @@ def test_a_fixed_branch_answers_each_goal_with_its_solution_on_it_nearest_the_cu
     for trial in range(30):
         current, q = rng.uniform(low, high), rng.uniform(low, high)
         goal = arm6.forward(dict(zip(names, q)), "tool0", "base_link")
-        policy.on_joint_state(names, current, now=float(trial))
+        policy.joint_states.receive(names, current, now=float(trial))
         reply = policy.receive_goal(GoalRequest("tool0", goal), now=float(trial))
         every = solver.solve_all(goal, seed=current)
         rows = [row for row, labels in enumerate(every.labels) if set(labels) == wanted]
@@ -588,33 +598,40 @@ def test_a_fixed_branch_needs_a_closed_form_else_it_is_refused_naming_the_parame
     again. A value that is no label is refused by its spec, listing the labels; on arm6, a change
     that leaves the chain without its closed form (a position-only task) is refused."""
     policy = ready_policy(arm7)
-    model = policy.model
+    model = policy.model_state.model
     with pytest.raises(IKNodeError) as refused:
-        policy.candidate({**policy.settings.values, "branch": BRANCH}, frozenset({"branch"}))
+        policy.model_state.candidate(
+            {**policy.model_state.settings.values, "branch": BRANCH}, frozenset({"branch"})
+        )
     message = str(refused.value)
     assert f"parameter branch '{BRANCH}'" in message and "closed form" in message, message
-    assert "the only valid value is 'nearest'" in message and policy.model is model
+    assert "the only valid value is 'nearest'" in message and policy.model_state.model is model
     listed = (
         r"parameter branch must be 'nearest' or a branch label.*'shoulder\+ elbow\+ wrist\+'.*got 'elbow_up'"
     )
     closed_form = ready_policy(arm6)
     with pytest.raises(IKNodeError, match=listed):
-        closed_form.candidate({**closed_form.settings.values, "branch": "elbow_up"}, frozenset({"branch"}))
+        closed_form.model_state.candidate(
+            {**closed_form.model_state.settings.values, "branch": "elbow_up"}, frozenset({"branch"})
+        )
     closed_form = ready_policy(arm6, branch=BRANCH)  # a change that takes the closed form away: refused
     with pytest.raises(
         IKNodeError, match=re.escape(f"parameter branch '{BRANCH}' needs a chain with a closed form")
     ):
-        closed_form.candidate(
-            {**closed_form.settings.values, "tip_tasks.tool0": "position"}, frozenset({"tip_tasks.tool0"})
+        closed_form.model_state.candidate(
+            {**closed_form.model_state.settings.values, "tip_tasks.tool0": "position"},
+            frozenset({"tip_tasks.tool0"}),
         )
 
     policy = ready_policy(arm7, branch=BRANCH)  # (as from a parameter file)
-    target = arm7.forward(dict(zip(JOINTS, policy.model.rest_posture + 0.2)), "tool0", "base_link")
+    target = arm7.forward(
+        dict(zip(JOINTS, policy.model_state.model.rest_posture + 0.2)), "tool0", "base_link"
+    )
     reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
     assert (reply.status.success, reply.status.reason, reply.command) == (False, "invalid_goal", None)
     assert f"parameter branch '{BRANCH}'" in reply.status.message and "closed form" in reply.status.message
-    values = {**policy.settings.values, "timeout": 0.02}
-    policy.apply(*policy.candidate(values, frozenset({"timeout"})))
-    policy.apply(*policy.candidate({**values, "branch": "nearest"}, frozenset({"branch"})))
+    values = {**policy.model_state.settings.values, "timeout": 0.02}
+    policy.apply(*policy.model_state.candidate(values, frozenset({"timeout"})))
+    policy.apply(*policy.model_state.candidate({**values, "branch": "nearest"}, frozenset({"branch"})))
     reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
     assert reply.status.success and reached_error(arm7, reply.command.q, target) < 1e-5

@@ -9,7 +9,7 @@ import re
 
 from ros_harness import PACKAGE_ROOT
 
-from ik_node.ros.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
+from ik_node.decisions.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, TIP_PARAMETERS
 
 NODE_DOC = PACKAGE_ROOT / "docs" / "node.md"
 INSTALL_DOC = PACKAGE_ROOT / "docs" / "install.md"

@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..decisions.control import JointLayout
+from ..decisions.conversions import pose_from_fields, pose_to_fields
+from ..decisions.parameters import MODES
 from ..description import add_robot_arguments, robot_from_arguments
 from ..errors import IKNodeError
 from ..lie import matrix_to_rpy, rpy_to_matrix
 from ..reach import add_reach_command
-from ..ros.control import JointLayout
-from ..ros.conversions import pose_from_fields, pose_to_fields
-from ..ros.parameters import MODES
 from ..solver import (
     METHODS,
     OPTION_SPECS,

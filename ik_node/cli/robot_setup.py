@@ -9,7 +9,7 @@ compute and write.
   how it was written and how to run the node with it, then the robot, the chain, the mode, the
   tuning parameters at their defaults, each tip's task parameters (``tip_tasks``,
   ``tip_task_axes``, ``tip_offsets``) at theirs, and the chain's joint limits from the URDF, with
-  the defaults the node itself declares (:func:`ik_node.ros.parameters.joint_parameter_defaults`:
+  the defaults the node itself declares (:func:`ik_node.decisions.parameters.joint_parameter_defaults`:
   1-DOF joints only; a floating or planar joint is named in a comment: it has no limits);
 * :func:`yaml_scalar` writes a value as YAML that ROS's parameter parser reads with the same type.
 
@@ -27,8 +27,8 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..ros.control import JointLayout
-from ..ros.parameters import JOINT_PARAMETERS, TIP_PARAMETERS, joint_parameter_defaults, spec_of
+from ..decisions.control import JointLayout
+from ..decisions.parameters import JOINT_PARAMETERS, TIP_PARAMETERS, joint_parameter_defaults, spec_of
 
 __all__ = [
     "CONFIG_TUNING_PARAMETERS",

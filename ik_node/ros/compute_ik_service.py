@@ -1,17 +1,17 @@
 """The ``compute_ik`` service (``moveit_msgs/srv/GetPositionIK``) where moveit_msgs is importable:
-messages only. The request becomes a :class:`~ik_node.ros.compute_ik.IKQuery`, the answer
-(:func:`~ik_node.ros.compute_ik.answer_query`, free of ROS) fills the response. moveit_msgs
+messages only. The request becomes a :class:`~ik_node.decisions.compute_ik.IKQuery`, the answer
+(:func:`~ik_node.decisions.compute_ik.answer_query`, free of ROS) fills the response. moveit_msgs
 comes with MoveIt (``apt install ros-$ROS_DISTRO-moveit-msgs``); PyPI does not have it.
 
-Quaternions: messages carry ``(x, y, z, w)``, as :mod:`ik_node.ros.compute_ik` takes them.
+Quaternions: messages carry ``(x, y, z, w)``, as :mod:`ik_node.decisions.compute_ik` takes them.
 """
 
 from __future__ import annotations
 
 from geometry_msgs.msg import Transform
 
-from .compute_ik import IKAnswer, IKQuery, PoseValues
-from .conversions import pose_to_fields
+from ..decisions.compute_ik import IKAnswer, IKQuery, PoseValues
+from ..decisions.conversions import pose_to_fields
 
 __all__ = ["compute_ik_service", "query_of", "respond"]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..decisions.conversions import pose_to_fields
 from ..description import bundled_urdf, load_robot, share_directory
 from ..lie import matrix_to_rpy, rpy_to_matrix
-from .conversions import pose_to_fields
 from .process import NodeProcess, ros_environment
 
 #: (robot, base link, tip) the demo drives.

@@ -2,7 +2,7 @@
 and the floating base's transform broadcast.
 
 :func:`transform_lookup` returns a callable ``(frame, base, stamp) -> T_base_frame`` (4x4) for
-:meth:`ik_node.ros.policy.IKPolicy.goal_in_base`, or None with the reason tf2 is unavailable. The
+:meth:`ik_node.decisions.policy.IKPolicy.goal_in_base`, or None with the reason tf2 is unavailable. The
 transform is looked up at the goal's stamp; when tf2 has none there (a stamp from a clock that
 is not the node's, or too old), the latest transform is taken, waiting at most
 ``transform_timeout`` seconds. Quaternions from tf2 are ``(x, y, z, w)``.
@@ -12,8 +12,8 @@ the reason.
 
 from __future__ import annotations
 
+from ..decisions.conversions import pose_from_fields
 from ..errors import IKNodeError
-from .conversions import pose_from_fields
 
 __all__ = ["transform_broadcaster", "transform_lookup"]
 

@@ -1,7 +1,7 @@
 """The node's outgoing messages built from plain values (message packages only, no rclpy).
 
 Quaternions: messages carry ``(x, y, z, w)``; poses arrive here as 4x4 matrices and go through
-:func:`ik_node.ros.conversions.pose_to_fields`. Units: m, rad, s.
+:func:`ik_node.decisions.conversions.pose_to_fields`. Units: m, rad, s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import InteractiveMarker, InteractiveMarkerControl, Marker, MarkerArray
 
-from .conversions import pose_to_fields
+from ..decisions.conversions import pose_to_fields
 
 __all__ = [
     "diagnostic_array",
@@ -92,7 +92,7 @@ def joint_trajectory(names, positions, velocities, duration: float) -> JointTraj
 
 
 def diagnostic_array(name: str, hardware_id: str, status, stamp) -> DiagnosticArray:
-    """One ``DiagnosticStatus`` for a :class:`ik_node.ros.replies.Status`: OK on success, WARN
+    """One ``DiagnosticStatus`` for a :class:`ik_node.decisions.replies.Status`: OK on success, WARN
     otherwise; values: success, reason, the solve's figures, and the goal's frame and stamp."""
     message = DiagnosticStatus()
     message.level = DiagnosticStatus.OK if status.success else DiagnosticStatus.WARN

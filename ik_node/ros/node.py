@@ -1,7 +1,7 @@
 """The ik_node ROS 2 node: ``geometry_msgs/PoseStamped`` goals in, ``sensor_msgs/JointState``
 commands out, with joint limits from parameters.
 
-Topics, services and parameters around :class:`ik_node.ros.policy.IKPolicy` (every decision: goals,
+Topics, services and parameters around :class:`ik_node.decisions.policy.IKPolicy` (every decision: goals,
 seeds, readiness, pause, tracking steps) and :mod:`ik_node.ros.messages` (every outgoing message).
 
 Topics (``~`` is the node's name; all remappable):
@@ -26,7 +26,7 @@ Topics (``~`` is the node's name; all remappable):
 Services: ``~/enable`` (``std_srvs/SetBool``), ``~/reset`` (``std_srvs/Trigger``), and
 ``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
 moveit_msgs is importable, :mod:`ik_node.ros.compute_ik_service` over
-:mod:`ik_node.ros.compute_ik`; it never commands).
+:mod:`ik_node.decisions.compute_ik`; it never commands).
 
 Start-up: the description is loaded and the rest posture published within a second; the solver
 is built on a background thread (a second or two; after an install it answers as plain Python
@@ -52,21 +52,21 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from ..decisions.conversions import pose_from_message
+from ..decisions.parameters import NodeSettings, overridden_names
+from ..decisions.planning import description_path
+from ..decisions.policy import IKPolicy
+from ..decisions.readiness import SolverReadiness
+from ..decisions.replies import GoalRequest, Reply, refusal
 from ..description import load_robot, xacro_arguments
 from ..errors import IKNodeError
-from .conversions import pose_from_message
 from .frames import transform_lookup
 from .interactive_goals import interactive_goals
 from .node_commands import CommandOutput
 from .node_feedback import LATCHED_QOS, WARNING_PERIOD, NodeFeedback
 from .node_parameters import NodeParameters
-from .node_readiness import SolverReadiness
 from .node_services import NodeServices
 from .obstacle_messages import MarkerObstacles
-from .parameters import NodeSettings, overridden_names
-from .planning import description_path
-from .policy import IKPolicy
-from .replies import GoalRequest, Reply, refusal
 
 #: Goals: BEST_EFFORT matches every publisher, reliable or best effort (teleop and high-rate
 #: streams often are; a RELIABLE subscription never connects to them), VOLATILE matches volatile
@@ -87,8 +87,8 @@ class IKNode(Node):
     (commands through the limit guard, the state shown),
     :class:`~ik_node.ros.node_feedback.NodeFeedback` (``/diagnostics``, ``~/ready``, markers),
     :class:`~ik_node.ros.node_services.NodeServices` and
-    :class:`~ik_node.ros.node_readiness.SolverReadiness` (the solver prepared off the executor);
-    every decision is the policy's (:class:`~ik_node.ros.policy.IKPolicy`). This class wires them:
+    :class:`~ik_node.decisions.readiness.SolverReadiness` (the solver prepared off the executor);
+    every decision is the policy's (:class:`~ik_node.decisions.policy.IKPolicy`). This class wires them:
     the subscriptions and what comes on them (the robot description, goals, ``/joint_states``, the
     SRDF, obstacles), the parameter callbacks, the timers."""
 
@@ -100,6 +100,7 @@ class IKNode(Node):
         self._node_parameters = NodeParameters(self, override_names)
         tips = self._node_parameters.declare()
         self._policy = policy = IKPolicy(tips, self._node_parameters.settings)
+        self._model_state = policy.model_state  # the parameters and the model in use (one object)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         if hasattr(self, "add_post_set_parameters_callback"):  # Iron and later; Humble applies on set
             self.add_post_set_parameters_callback(lambda parameters: self._apply_parameters())
@@ -138,7 +139,7 @@ class IKNode(Node):
 
     @property
     def _settings(self) -> NodeSettings:
-        return self._policy.settings
+        return self._model_state.settings
 
     # ------------------------------------------------------------------ robot description
 
@@ -160,7 +161,7 @@ class IKNode(Node):
     def _load_description(self, description, source: str) -> None:
         """Load a URDF or xacro (a path, or XML); on any error keep the current model and say why.
         The robot is shown at once; the solver follows (:meth:`SolverReadiness.prepare
-        <ik_node.ros.node_readiness.SolverReadiness.prepare>`)."""
+        <ik_node.decisions.readiness.SolverReadiness.prepare>`)."""
         settings, policy = self._settings, self._policy
         try:
             robot = load_robot(
@@ -169,13 +170,13 @@ class IKNode(Node):
                 xacro_args=xacro_arguments(settings.xacro_args, "parameter xacro_args"),
                 root_joint=settings.root_joint or None,
             )
-            policy.settings = self._node_parameters.declare_joints(
+            self._model_state.settings = self._node_parameters.declare_joints(
                 robot.tree(settings.base_link or robot.root, policy.tips)
             )
-            model = policy.plan(robot)
+            model = self._model_state.plan(robot)
         except IKNodeError as error:
-            policy.description_error = f"robot description from {source} refused: {error}"
-            self.get_logger().error(policy.description_error)
+            self._model_state.description_error = f"robot description from {source} refused: {error}"
+            self.get_logger().error(self._model_state.description_error)
             return
         for warning in model.warnings:
             self.get_logger().warning(warning)
@@ -209,7 +210,7 @@ class IKNode(Node):
     def _on_set_parameters(self, parameters):
         """A change validated as a whole (:meth:`NodeParameters.validate`); installed by
         :meth:`_apply_parameters` after the set, or here on Humble (no post-set callback)."""
-        result = self._node_parameters.validate(parameters, self._policy)
+        result = self._node_parameters.validate(parameters, self._model_state)
         if result.successful and not hasattr(self, "add_post_set_parameters_callback"):
             self._apply_parameters()
         return result
@@ -243,7 +244,7 @@ class IKNode(Node):
         one is refused with the reason; the solver in use stays)."""
         source = "/robot_description_semantic"
         try:
-            model = self._policy.receive_semantic(message.data, source)
+            model = self._model_state.receive_semantic(message.data, source)
         except IKNodeError as error:
             self.get_logger().error(f"SRDF refused: {error} (the self-collision pairs in use stay)")
             return
@@ -258,14 +259,14 @@ class IKNode(Node):
         self.get_logger().info(f"SRDF from {source}: the self-collision pairs follow it")
         self._policy.apply(self._settings, model)
         self._feedback.collision_markers_due = True
-        if not self._policy.ready:
+        if not self._model_state.ready:
             self._readiness.prepare(model)
 
     def _on_obstacles(self, message: MarkerArray) -> None:
         """``~/obstacles``: SPHERE, CUBE and CYLINDER markers as obstacles (see
         :mod:`ik_node.ros.obstacle_messages`); refused markers are named in one warning."""
         policy = self._policy
-        if policy.model is None:
+        if self._model_state.model is None:
             self._pending_obstacles = [*self._pending_obstacles[-9:], message]
             return
         state, _ = policy.current(time.monotonic(), warn=False)
@@ -277,16 +278,16 @@ class IKNode(Node):
         if warnings:
             self.get_logger().warning("; ".join(warnings), throttle_duration_sec=WARNING_PERIOD)
         if changed:
-            policy.set_topic_obstacles(self._marker_obstacles.by_name())
+            self._model_state.set_topic_obstacles(self._marker_obstacles.by_name())
             self._feedback.collision_markers_due = True
             self.get_logger().info(
-                f"obstacles from ~/obstacles: {len(policy.topic_obstacles)} "
-                f"({', '.join(policy.topic_obstacles) or 'none'})",
+                f"obstacles from ~/obstacles: {len(self._model_state.topic_obstacles)} "
+                f"({', '.join(self._model_state.topic_obstacles) or 'none'})",
                 throttle_duration_sec=WARNING_PERIOD,
             )
 
     def _on_joint_state(self, message: JointState) -> None:
-        warning = self._policy.on_joint_state(message.name, message.position, time.monotonic())
+        warning = self._policy.joint_states.receive(message.name, message.position, time.monotonic())
         if warning:
             self.get_logger().warning(warning, throttle_duration_sec=WARNING_PERIOD)
 
@@ -303,7 +304,7 @@ class IKNode(Node):
             self._handle(refusal(request, f"goal for '{tip}' refused: {error}"))
             return
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
-        if self._goal_markers is not None and self._policy.ready and tip in self._policy.goals:
+        if self._goal_markers is not None and self._model_state.ready and tip in self._policy.goals:
             self._goal_markers.move({tip: self._policy.goals[tip]})
 
     def _on_track_timer(self) -> None:

@@ -17,13 +17,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from ..decisions.control import trajectory_duration
+from ..decisions.planning import Model
+from ..decisions.replies import Command, refusal
 from ..lie import inverse
 from . import messages
-from .control import trajectory_duration
 from .frames import transform_broadcaster
 from .node_feedback import NodeFeedback
-from .planning import Model
-from .replies import Command, refusal
 
 __all__ = ["CommandOutput"]
 
@@ -61,7 +61,7 @@ class CommandOutput:
             self._node.get_logger().error(f"command refused by the limit guard: {violation}")
             self._feedback.publish_status(refusal(None, violation, "limit_guard").status)
             return False
-        model, settings = policy.model, policy.settings
+        model, settings = policy.model_state.model, policy.model_state.settings
         layout = model.layout
         positions = command.q[layout.configuration]
         velocities = None if command.velocity is None else command.velocity[layout.tangent]
@@ -94,7 +94,7 @@ class CommandOutput:
         RViz started later shows the robot at once; with a floating or planar base its pose on
         ``~/base_pose`` (``T_base_child`` of the first multi-DOF joint) and each such joint's
         ``T_parent_child`` as a TF."""
-        model, state = self._policy.model, self._policy.state
+        model, state = self._policy.model_state.model, self._policy.motion.state
         if model is None:
             return
         state = model.rest_posture if state is None else state

@@ -11,9 +11,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Bool
 from visualization_msgs.msg import MarkerArray
 
+from ..decisions.replies import Status
 from . import messages
 from .obstacle_messages import collision_markers
-from .replies import Status
 
 __all__ = ["LATCHED_QOS", "MARKER_RATE", "WARNING_PERIOD", "NodeFeedback"]
 
@@ -52,7 +52,7 @@ class NodeFeedback:
 
     def publish_status(self, status: Status) -> None:
         """One status on ``/diagnostics``, named after the node, the robot as its hardware id."""
-        model = self._policy.model
+        model = self._policy.model_state.model
         self._diagnostics_publisher.publish(
             messages.diagnostic_array(
                 f"{self._node.get_name()}: ik",
@@ -69,14 +69,14 @@ class NodeFeedback:
 
     def _on_marker_timer(self) -> None:
         self._publish_collision_markers()
-        if self._solution is None or not self._policy.ready:
+        if self._solution is None or not self._policy.model_state.ready:
             return
         q, success = self._solution
         self._solution = None
         policy = self._policy
         self._marker_publisher.publish(
             messages.solution_markers(
-                policy.model.base_link, policy.tips, policy.goals, policy.tip_poses(q), success
+                policy.model_state.model.base_link, policy.tips, policy.goals, policy.tip_poses(q), success
             )
         )
 
@@ -84,14 +84,14 @@ class NodeFeedback:
         """``~/collision_markers`` when something it shows changed (at most at the marker rate):
         the solver's shapes at the state shown and the obstacles while collisions are checked;
         one clearing array when checking stops."""
-        policy = self._policy
-        if not self.collision_markers_due or not policy.ready:
+        policy, model_state = self._policy, self._policy.model_state
+        if not self.collision_markers_due or not model_state.ready:
             return
         self.collision_markers_due = False
-        base = policy.model.base_link
+        base = model_state.model.base_link
         stamp = self._node.get_clock().now().to_msg()
-        if policy.checks_collisions:
-            obstacles = policy.obstacles
+        if model_state.checks_collisions:
+            obstacles = model_state.obstacles
             self._collision_marker_publisher.publish(
                 collision_markers(
                     base,

@@ -1,4 +1,4 @@
-"""The node's parameters on rclpy: declared from the schema (:mod:`ik_node.ros.parameters`: one
+"""The node's parameters on rclpy: declared from the schema (:mod:`ik_node.decisions.parameters`: one
 spec per parameter, its descriptor stating the unit, the range or choices and whether it is
 read-only), each run-time change validated as a whole before it is accepted and installed after.
 
@@ -18,8 +18,7 @@ import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 
-from ..errors import IKNodeError
-from .parameters import (
+from ..decisions.parameters import (
     NODE_PARAMETERS,
     OBSTACLE_PARAMETERS,
     PER_JOINT_OR_TIP,
@@ -31,7 +30,8 @@ from .parameters import (
     joint_parameter_defaults,
     spec_of,
 )
-from .planning import Model
+from ..decisions.planning import Model
+from ..errors import IKNodeError
 
 __all__ = ["NodeParameters"]
 
@@ -54,7 +54,7 @@ def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 class NodeParameters:
     """The parameters of ``node``; ``override_names``: the ones the command line sets
-    (:func:`~ik_node.ros.parameters.overridden_names`), so that entries for joints, tips or
+    (:func:`~ik_node.decisions.parameters.overridden_names`), so that entries for joints, tips or
     obstacles the node does not have are named in a warning."""
 
     def __init__(self, node, override_names: frozenset = frozenset()):
@@ -127,15 +127,18 @@ class NodeParameters:
                 )
                 self._node.get_logger().warning(f"parameter '{name}' {why}; ignored")
 
-    def validate(self, parameters, policy) -> SetParametersResult:
+    def validate(self, parameters, model_state) -> SetParametersResult:
         """The on-set callback's answer: a change validated as a whole (every value against its
-        spec, the rules across parameters, and ``policy``'s candidate model built from it), kept
-        for :meth:`take_change`; refused with the reason (logged) otherwise."""
+        spec, the rules across parameters, and the candidate model ``model_state`` (the policy's
+        :class:`~ik_node.decisions.model_state.ModelState`) builds from it), kept for
+        :meth:`take_change`; refused with the reason (logged) otherwise."""
         if self._declaring:
             return SetParametersResult(successful=True)
         values = {**self.values, **{parameter.name: parameter.value for parameter in parameters}}
         try:
-            settings, model = policy.candidate(values, frozenset(parameter.name for parameter in parameters))
+            settings, model = model_state.candidate(
+                values, frozenset(parameter.name for parameter in parameters)
+            )
         except IKNodeError as error:
             self._node.get_logger().warning(f"parameter change refused: {error}")
             return SetParametersResult(successful=False, reason=str(error))

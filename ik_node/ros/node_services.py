@@ -2,8 +2,8 @@
 resumes), ``~/reset`` (``std_srvs/Trigger``: goals and the last command forgotten) and
 ``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
 moveit_msgs is importable, :mod:`ik_node.ros.compute_ik_service` over
-:mod:`ik_node.ros.compute_ik`; it never commands). The decisions are the policy's
-(:meth:`~ik_node.ros.policy.IKPolicy.set_enabled`, :meth:`~ik_node.ros.policy.IKPolicy.reset`).
+:mod:`ik_node.decisions.compute_ik`; it never commands). The decisions are the policy's
+(:meth:`~ik_node.decisions.policy.IKPolicy.set_enabled`, :meth:`~ik_node.decisions.policy.IKPolicy.reset`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import time
 import rclpy
 from std_srvs.srv import SetBool, Trigger
 
+from ..decisions.compute_ik import answer_query
+from ..decisions.robot_state import FrameLookup
 from ..errors import IKNodeError
-from .compute_ik import answer_query
 from .compute_ik_service import compute_ik_service
 from .node_commands import CommandOutput
 from .node_feedback import WARNING_PERIOD
-from .robot_state import FrameLookup
 
 __all__ = ["NodeServices"]
 

@@ -36,9 +36,9 @@ import numpy as np
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..collision import Obstacle
+from ..decisions.conversions import pose_to_fields
 from ..errors import IKNodeError
 from ..lie import quaternion_to_matrix
-from .conversions import pose_to_fields
 
 __all__ = ["MarkerObstacles", "collision_markers", "marker_obstacle", "marker_name"]
 

@@ -1,7 +1,7 @@
 """The solver's options, specified once: :data:`OPTIONS` (one :class:`OptionSpec` per scalar option:
 name, kind, default, unit, valid range or choices, description), from which
 :class:`SolverOptions` validates its values and the node declares and checks its parameters for
-the same options (:mod:`ik_node.ros.parameters`); and :class:`TipTask` (what one tip controls).
+the same options (:mod:`ik_node.decisions.parameters`); and :class:`TipTask` (what one tip controls).
 Units: metres, radians, seconds."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class OptionSpec:
     ``default``, ``unit``, an inclusive range ``low``-``high`` (None: no bound on that side) or
     ``choices``, ``optional`` (None accepted: the option is off), ``per_joint`` (the solver also
     takes ``{joint: value}`` or an array, each value in the range), ``node`` (also a node
-    parameter of the same name, range and choices: :mod:`ik_node.ros.parameters`) and a one-line
+    parameter of the same name, range and choices: :mod:`ik_node.decisions.parameters`) and a one-line
     ``description``."""
 
     name: str

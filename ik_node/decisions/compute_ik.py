@@ -1,6 +1,6 @@
 """MoveIt's ``compute_ik`` (``moveit_msgs/srv/GetPositionIK``) free of rclpy and of messages: a
 request's plain values (:class:`IKQuery`, which the node fills from the message) and the node's
-:class:`~ik_node.ros.policy.IKPolicy` give the answer (:class:`IKAnswer`: MoveIt's error code, a
+:class:`~ik_node.decisions.policy.IKPolicy` give the answer (:class:`IKAnswer`: MoveIt's error code, a
 message naming the problem, the solution's joint values).
 
 What a request means here (docs/node.md, "compute_ik"):
@@ -15,13 +15,13 @@ What a request means here (docs/node.md, "compute_ik"):
   ``pose_stamped_vector`` for ``ik_link_names`` (several tips; a tip of the node left out holds
   its pose at the seed). A link that is no tip of the node, a tip twice, or the lists' lengths
   differing: INVALID_LINK_NAME. ``header.frame_id`` is resolved as a goal's
-  (:meth:`~ik_node.ros.policy.IKPolicy.frame_pose`: the base, a link of the model at the seed,
+  (:meth:`~ik_node.decisions.policy.IKPolicy.frame_pose`: the base, a link of the model at the seed,
   else tf2); none: FRAME_TRANSFORM_FAILURE. A NaN/inf position or a zero quaternion, or no pose at
   all (the message's default pose: empty frame, the origin, identity or zero quaternion), or any
   ``constraints`` (not supported): INVALID_GOAL_CONSTRAINTS.
 * ``timeout`` [s]: 0 is the node's ``timeout`` parameter; more than :data:`MAX_TIMEOUT` is cut to
   it; negative: FAILURE. The node's executor waits for the solve (other callbacks too).
-* the answer: the node's own for a goal (:func:`~ik_node.ros.branch_choice.solve_goal`): with
+* the answer: the node's own for a goal (:func:`~ik_node.decisions.branch_choice.solve_goal`): with
   the ``branch`` parameter set to a label, the solution on that branch nearest the seed (the
   closed form's complete set; none on it: NO_IK_SOLUTION saying so); with ``nearest`` the
   solver's (from the complete set where the chain has a closed form and ``solve_type`` is
@@ -174,17 +174,18 @@ def answer_query(policy, query: IKQuery, now: float, transform=None) -> IKAnswer
 
 
 def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
-    model = policy.model
+    model_state = policy.model_state
+    model = model_state.model
     if model is None:
         raise _RefusedError(
             FAILURE,
-            policy.description_error
+            model_state.description_error
             or "no robot description yet (parameter robot_description, robot_description_file or topic "
             "/robot_description)",
         )
-    if not policy.ready:
+    if not model_state.ready:
         raise _RefusedError(
-            FAILURE, policy.solver_error or "the IK solver is being built (a second or two): call again"
+            FAILURE, model_state.solver_error or "the IK solver is being built (a second or two): call again"
         )
     if query.has_constraints:
         raise _RefusedError(
@@ -194,13 +195,13 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
     seed, others = _seed(policy, query, now)
     targets = _targets(policy, query, seed, others, transform)
     timeout, notes = _timeout(policy, query.timeout)
-    checked = policy.checks_collisions
+    checked = model_state.checks_collisions
     if query.avoid_collisions and not checked:
         notes.append(
             "collisions not checked: avoid_collisions is true but the node checks none (set self_collision, "
             "or give obstacles)"
         )
-    branch = policy.settings.branch
+    branch = model_state.settings.branch
     refused = branch_refusal(model.solver, branch)
     if refused:
         raise _RefusedError(FAILURE, refused)
@@ -215,7 +216,7 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
         why = {
             "timeout": f"the timeout ({timeout:g} s) ran out while the search still progressed",
             "collision": "every answer found collides (self-collision or an obstacle, collision_margin "
-            f"{policy.settings.collision_margin} m)",
+            f"{model_state.settings.collision_margin} m)",
             "unreachable": "a pose is out of reach, or the closest configuration found is a local minimum",
             OFF_BRANCH: f"solutions reach it, none on branch '{branch}' (the node's branch parameter) free "
             "of collisions where they are checked",
@@ -254,7 +255,7 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
 def _seed(policy, query: IKQuery, now: float) -> tuple[np.ndarray, dict[str, float]]:
     """The seed (the node's current state with the request's chain joints) and the request's
     other joints of the robot, by name; refuses a bad ``robot_state``."""
-    model = policy.model
+    model = policy.model_state.model
     robot = model.robot
     names, positions = list(query.joint_names), list(query.joint_positions)
     if len(names) != len(positions):
@@ -347,7 +348,7 @@ def _timeout(policy, requested: float) -> tuple[float, list[str]]:
     if not math.isfinite(requested) or requested < 0.0:
         raise _RefusedError(FAILURE, f"timeout must be 0 (the node's default) or positive, got {requested} s")
     if requested == 0.0:
-        default = policy.settings.timeout
+        default = policy.model_state.settings.timeout
         return default, [f"timeout 0: the node's timeout parameter ({default:g} s)"]
     if requested > MAX_TIMEOUT:
         return MAX_TIMEOUT, [f"timeout {requested:g} s cut to {MAX_TIMEOUT:g} s"]

@@ -1,22 +1,25 @@
 """What the node decides, free of rclpy: which goal is solved from which seed, readiness, pause
 and reset, and each tracking step.
 
-:class:`IKPolicy` answers each event with a :class:`~ik_node.ros.replies.Reply`: a
-:class:`~ik_node.ros.replies.Command` to publish (after the limit guard, :meth:`IKPolicy.commit`),
-a :class:`~ik_node.ros.replies.Status` for ``/diagnostics``, a warning to log. The node
+:class:`IKPolicy` answers each event with a :class:`~ik_node.decisions.replies.Reply`: a
+:class:`~ik_node.decisions.replies.Command` to publish (after the limit guard, :meth:`IKPolicy.commit`),
+a :class:`~ik_node.decisions.replies.Status` for ``/diagnostics``, a warning to log. The node
 (:mod:`ik_node.ros.node`) turns messages into these calls and replies into messages; tests drive
 the policy directly, without ROS. Its parts, one concern each:
 
-* :class:`~ik_node.ros.model_state.ModelState` (its base): the parameters, the model a
-  description and they make (:mod:`ik_node.ros.planning`), readiness, the SRDF and obstacles
-  from topics;
-* :class:`~ik_node.ros.robot_state.JointStateInput`: the latest ``/joint_states``, the seed they
-  make, goal frames through the model's FK or tf2;
-* :class:`~ik_node.ros.motion.Motion`: each solve's command or joint goal, the tracking steps, the
-  limit guard and the last command.
+* :class:`~ik_node.decisions.model_state.ModelState` (``model_state``): the parameters, the
+  model a description and they make (:mod:`ik_node.decisions.planning`), readiness, the SRDF and
+  obstacles from topics;
+* :class:`~ik_node.decisions.robot_state.JointStateInput` (``joint_states``): the latest
+  ``/joint_states`` (its ``receive``), the seed they make, goal frames through the model's FK or
+  tf2;
+* :class:`~ik_node.decisions.motion.Motion` (``motion``): each solve's command or joint goal, the
+  tracking steps, the limit guard and the last command (``last_command``, ``state``, ...).
 
 This class holds the goals (the latest per tip, in the base frame; those that came while the
-solver was being built) and the pause, and says which part answers what.
+solver was being built) and the pause, and says which part answers what; its parts are read
+directly (``policy.model_state.model``, ``policy.motion.last_command``), and its methods are the
+events that involve more than one part (a new model, a goal, a step, a reset).
 
 Readiness: the :class:`~ik_node.IKSolver` (a second or two to build; after an install it answers
 as plain Python while its kernels compile) is attached after the model
@@ -46,14 +49,15 @@ from .robot_state import FrameLookup, JointStateInput
 __all__ = ["IKPolicy"]
 
 
-class IKPolicy(ModelState):
-    """The node's decisions for the tips ``tips`` under ``settings`` (replace
-    :attr:`settings` whole when parameters change): ``goals`` (``{tip: T_base_goal}``), ``pending``
-    (``{tip: GoalRequest}`` kept while the solver is prepared), ``enabled`` (false: paused), the
-    latest ``/joint_states`` (``joint_states``) and the commands (``motion``)."""
+class IKPolicy:
+    """The node's decisions for the tips ``tips`` under ``settings``: the model in use and the
+    parameters (``model_state``: its ``settings`` replaced whole by :meth:`apply`), ``goals``
+    (``{tip: T_base_goal}``), ``pending`` (``{tip: GoalRequest}`` kept while the solver is
+    prepared), ``enabled`` (false: paused), the latest ``/joint_states`` (``joint_states``) and the
+    commands (``motion``: a new one per model)."""
 
     def __init__(self, tips, settings: NodeSettings):
-        super().__init__(settings)
+        self.model_state = ModelState(settings)
         self.tips = list(tips)
         self.goals: dict[str, np.ndarray] = {}
         self.pending: dict[str, GoalRequest] = {}
@@ -61,79 +65,58 @@ class IKPolicy(ModelState):
         self.joint_states = JointStateInput()
         self.motion = Motion()
 
-    # ------------------------------------------------------------------ the commands' state
-
-    @property
-    def last_command(self) -> np.ndarray | None:
-        return self.motion.last_command
-
-    @property
-    def last_velocity(self) -> np.ndarray | None:
-        return self.motion.last_velocity
-
-    @property
-    def joint_goal(self) -> np.ndarray | None:
-        """Track mode: where the steps lead."""
-        return self.motion.joint_goal
-
-    @property
-    def state(self) -> np.ndarray | None:
-        """What ``~/joint_states`` repeats: the last command (None before any)."""
-        return self.motion.state
-
     # ------------------------------------------------------------------ model and readiness
 
     def install(self, model: Model) -> Command | None:
-        """A new description's model: goals and commands of the old one are forgotten (goals
-        waiting for readiness are kept). Returns the rest-posture command to publish when
-        ``publish_rest_posture_at_start``."""
-        super().install(model)
+        """A new description's model (:meth:`ModelState.install`): goals and commands of the old
+        one are forgotten (goals waiting for readiness are kept). Returns the rest-posture command
+        to publish when ``publish_rest_posture_at_start``."""
+        self.model_state.install(model)
         self.goals = {}
         self.motion = Motion()
-        if self.settings.publish_rest_posture_at_start:
+        if self.model_state.settings.publish_rest_posture_at_start:
             return Command(model.rest_posture.copy(), None, model.rest_posture.copy())
         return None
 
     def apply(self, settings: NodeSettings, model: Model | None) -> bool:
-        """:meth:`ModelState.apply`; a mode change with a new model drops the tracking goal."""
-        mode = self.settings.mode
-        changed = super().apply(settings, model)
+        """:meth:`ModelState.apply` (true when the mode or a rate changed); a mode change with a
+        new model drops the tracking goal."""
+        mode = self.model_state.settings.mode
+        changed = self.model_state.apply(settings, model)
         if model is not None and settings.mode != mode:
             self.motion.joint_goal = None
         return changed
 
     def attach_solver(self, solver: IKSolver) -> list[GoalRequest]:
-        """The solver is ready: returns the goals kept meanwhile (answer them in this order)."""
-        super().attach_solver(solver)
+        """The solver is ready (:meth:`ModelState.attach_solver`): returns the goals kept
+        meanwhile (answer them in this order)."""
+        self.model_state.attach_solver(solver)
         waiting, self.pending = list(self.pending.values()), {}
         return waiting
 
     def preparation_failed(self, error: Exception) -> list[Reply]:
         """The solver could not be built: the goals kept meanwhile are answered with the reason,
         and later ones refused with it until a new description is installed."""
-        self.solver_error = f"the IK solver could not be built: {error}"
+        why = self.model_state.solver_error = f"the IK solver could not be built: {error}"
         waiting, self.pending = list(self.pending.values()), {}
-        return [refusal(request, self.solver_error, "no_solver") for request in waiting]
+        return [refusal(request, why, "no_solver") for request in waiting]
 
     # ------------------------------------------------------------------ inputs
-
-    def on_joint_state(self, names, positions, now: float) -> str | None:
-        """A ``/joint_states`` message (:meth:`JointStateInput.receive`)."""
-        return self.joint_states.receive(names, positions, now)
 
     def current(self, now: float, warn: bool = True) -> tuple[np.ndarray, str | None]:
         """The seed and a warning (once per staleness; none without ``warn``): fresh
         ``/joint_states`` (by name, 1-DOF joints only), else the last command, else the rest
         posture (a floating base's coordinates always from the last command or the rest
         posture)."""
-        model, last = self.model, self.motion.last_command
+        model, settings = self.model_state.model, self.model_state.settings
+        last = self.motion.last_command
         fallback = model.rest_posture if last is None else last
-        return self.joint_states.current(model, fallback, self.settings.joint_state_timeout, now, warn)
+        return self.joint_states.current(model, fallback, settings.joint_state_timeout, now, warn)
 
     def seed(self, now: float) -> tuple[np.ndarray, str | None]:
         """Track mode steps from its own last command (consecutive commands then respect the
         velocity limits); solve mode seeds from the current state."""
-        if self.settings.mode == "track" and self.motion.last_command is not None:
+        if self.model_state.settings.mode == "track" and self.motion.last_command is not None:
             return self.motion.last_command.copy(), None
         return self.current(now)
 
@@ -155,25 +138,28 @@ class IKPolicy(ModelState):
         others: dict | None = None,
     ) -> np.ndarray:
         """``T_base_frame`` of the model at ``state`` (:meth:`JointStateInput.frame_pose`)."""
-        return self.joint_states.frame_pose(self.model, frame, stamp, state, transform, what, others)
+        return self.joint_states.frame_pose(
+            self.model_state.model, frame, stamp, state, transform, what, others
+        )
 
     def receive_goal(self, request: GoalRequest, now: float, transform: FrameLookup | None = None) -> Reply:
         """A goal for ``request.tip``: refused (paused, no description, bad frame), kept until the
         solver is ready, or solved with the other tips' latest goals."""
+        model_state = self.model_state
         if not self.enabled:
             why = "the node is paused (~/enable false)"
             return Reply(Status(False, "paused", why, goal=request), warning=f"goal ignored: {why}")
-        if self.model is None:
-            why = self.description_error or (
+        if model_state.model is None:
+            why = model_state.description_error or (
                 "no robot description yet (parameter robot_description, robot_description_file or "
                 "topic /robot_description)"
             )
             return Reply(
                 Status(False, "no_robot_description", why, goal=request), warning=f"goal ignored: {why}"
             )
-        if not self.ready and self.solver_error:
-            return refusal(request, self.solver_error, "no_solver")
-        if not self.ready:
+        if not model_state.ready and model_state.solver_error:
+            return refusal(request, model_state.solver_error, "no_solver")
+        if not model_state.ready:
             self.pending[request.tip] = request
             why = (
                 "the IK solver is being built (a second or two); the latest goal per tip is answered as soon "
@@ -186,7 +172,7 @@ class IKPolicy(ModelState):
         except IKNodeError as error:
             return refusal(request, f"goal for '{request.tip}' refused: {error}")
         self.goals[request.tip] = goal
-        reply = self.motion.solve(self.model, self.settings, self.goals, seed, request)
+        reply = self.motion.solve(model_state.model, model_state.settings, self.goals, seed, request)
         if stale and reply.warning is None:
             reply.warning = stale
         return reply
@@ -196,14 +182,15 @@ class IKPolicy(ModelState):
     def track_step(self, now: float) -> Reply:
         """One tracking step from the seed (:meth:`Motion.track_step`); nothing until ready or
         without a joint goal (the seed is not read then: a staleness warning waits for a goal)."""
-        if not self.ready or self.motion.joint_goal is None:
+        model_state = self.model_state
+        if not model_state.ready or self.motion.joint_goal is None:
             return Reply()
-        return self.motion.track_step(self.model, self.settings, self.seed(now)[0])
+        return self.motion.track_step(model_state.model, model_state.settings, self.seed(now)[0])
 
     def commit(self, command: Command) -> str | None:
         """The limit guard every command passes (:meth:`Motion.commit`): why it must not be
         published, or None, and then it is the last command."""
-        return self.motion.commit(self.model, command)
+        return self.motion.commit(self.model_state.model, command)
 
     # ------------------------------------------------------------------ services and display
 
@@ -215,12 +202,12 @@ class IKPolicy(ModelState):
         self.enabled = enabled
         if enabled:
             return "enabled: goals are solved", None
-        return "paused: goals are refused", self.motion.stop(self.model)
+        return "paused: goals are refused", self.motion.stop(self.model_state.model)
 
     def reset(self) -> tuple[bool, str]:
         """``~/reset``: forget the goals and the last command, so that the next solve is seeded
         from ``/joint_states`` (or the rest posture when none are fresh)."""
-        if self.model is None:
+        if self.model_state.model is None:
             return False, "nothing to reset: no robot description yet"
         self.goals, self.pending = {}, {}
         self.motion.forget()
@@ -229,9 +216,9 @@ class IKPolicy(ModelState):
     def collision_shapes(self) -> list:
         """The solver's collision shapes at the state shown (the rest posture before any
         command), robot and obstacles, in the base frame; empty without a solver."""
-        if not self.ready:
+        if not self.model_state.ready:
             return []
-        model, state = self.model, self.motion.state
+        model, state = self.model_state.model, self.motion.state
         return model.solver.collision_shapes(model.rest_posture if state is None else state)
 
     def tip_poses(self, q: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -239,7 +226,7 @@ class IKPolicy(ModelState):
         pose of each tip's controlled point, the tip's frame moved by its ``tip_offsets`` (x y z
         [m] in the tip's frame, axes unchanged). A goal for the tip sets this pose, so the goal
         markers start here and the reached arrows are drawn here."""
-        model, state = self.model, self.motion.state
+        model, state = self.model_state.model, self.motion.state
         q = (model.rest_posture if state is None else state) if q is None else q
         poses = model.tree.link_poses(q)
         points = {}

@@ -1,26 +1,38 @@
 """The node's solver, prepared off the executor: a description's model is shown at once and its
 solver attached when built, now when the kernels are ready (milliseconds), else on
-:class:`~ik_node.ros.preparation.SolverPreparation`'s thread (the first build in a process
+:class:`~ik_node.decisions.preparation.SolverPreparation`'s thread (the first build in a process
 compiles or loads them), polled every :data:`READY_POLL` s. ``~/ready`` says when goals are solved;
 the goals kept meanwhile are answered then, or refused with the reason the build failed.
+
+Free of rclpy: the node (its timer and logger) and the feedback (``~/ready``, the collision
+markers) are the shell's, passed in (:class:`ReadinessFeedback` is what is asked of the latter).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from ..solver import kernels_prepared
-from .node_feedback import NodeFeedback
 from .planning import Model, build_solver
 from .preparation import SolverPreparation
 from .replies import Reply
 from .robot_state import FrameLookup
 
-__all__ = ["READY_POLL", "SolverReadiness"]
+__all__ = ["READY_POLL", "ReadinessFeedback", "SolverReadiness"]
 
 #: How often the executor looks whether the background solver build has finished [s].
 READY_POLL = 0.05
+
+
+class ReadinessFeedback(Protocol):
+    """What readiness tells the shell (:class:`ik_node.ros.node_feedback.NodeFeedback`)."""
+
+    collision_markers_due: bool  # draw the collision shapes at the next marker tick
+
+    def publish_ready(self, ready: bool) -> None:
+        """``~/ready``."""
 
 
 class SolverReadiness:
@@ -31,7 +43,7 @@ class SolverReadiness:
         self,
         node,
         policy,
-        feedback: NodeFeedback,
+        feedback: ReadinessFeedback,
         handle: Callable[[Reply], None],
         transform: FrameLookup | None,
     ):
@@ -61,7 +73,7 @@ class SolverReadiness:
         if finished is None:
             return
         model, solver, error = finished
-        current = self._policy.model  # parameters or the description may have changed meanwhile
+        current = self._policy.model_state.model  # parameters or the description may have changed meanwhile
         if current is None or current.solver is not None:
             return
         if current is not model:  # built for an older model: now (kernels ready) or on the thread
@@ -81,7 +93,7 @@ class SolverReadiness:
 
     def _fail(self, error: Exception) -> None:
         replies = self._policy.preparation_failed(error)
-        self._node.get_logger().error(self._policy.solver_error)
+        self._node.get_logger().error(self._policy.model_state.solver_error)
         for reply in replies:
             self._handle(reply)
 

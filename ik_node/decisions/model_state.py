@@ -1,5 +1,5 @@
 """The model in use and what replaces it, free of rclpy: the parameters' typed record, the model
-a description and they make (:mod:`ik_node.ros.planning`), its solver once built, and the inputs
+a description and they make (:mod:`ik_node.decisions.planning`), its solver once built, and the inputs
 that change the solver besides the parameters: the SRDF and the obstacles from topics.
 
 Readiness: a description is planned in milliseconds, so the node shows the robot at once; the

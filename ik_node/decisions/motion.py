@@ -71,7 +71,7 @@ class Motion:
         self, model: Model, settings: NodeSettings, goals: dict, seed: np.ndarray, request: GoalRequest | None
     ) -> Reply:
         """Solve ``goals`` (``{tip: T_base_goal}``) from ``seed`` (the solver's answer, or the
-        ``branch``'s: :mod:`ik_node.ros.branch_choice`): in solve mode a command, in track mode a
+        ``branch``'s: :mod:`ik_node.decisions.branch_choice`): in solve mode a command, in track mode a
         new joint goal for :meth:`track_step`; a failed solve publishes the closest configuration
         only with ``publish_best_effort``."""
         try:

@@ -2,7 +2,7 @@
 it (a build takes a second or two; after an install the solver then answers as plain Python
 while a helper process compiles its kernels: see :class:`ik_node.solver.IKSolver`).
 
-:class:`SolverPreparation` runs :func:`ik_node.ros.planning.build_solver` on a daemon thread (a node
+:class:`SolverPreparation` runs :func:`ik_node.decisions.planning.build_solver` on a daemon thread (a node
 stopped meanwhile exits at once) and hands the outcome back to whoever polls :meth:`take`. One
 build at a time: it loads the kernels for every later solver of the process. No rclpy here."""
 

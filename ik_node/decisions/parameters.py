@@ -45,6 +45,7 @@ __all__ = [
     "TIP_PARAMETERS",
     "PER_JOINT_OR_TIP",
     "branch_label",
+    "check_obstacle_names",
     "check_values",
     "joint_parameter_defaults",
     "obstacle_parameter_names",
