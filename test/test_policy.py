@@ -85,10 +85,14 @@ def test_the_typed_record_has_a_field_per_node_parameter():
 
 
 def test_a_planned_model_shows_the_rest_posture_before_its_solver_exists(arm7):
-    settings = settings_for(arm7, **{"rest_posture.joint4": -10.0})  # outside: clipped as the solver does
+    tightened = {"joint_limits.joint2.max_position": 0.5, "rest_posture.joint2": 1.0}
+    settings = settings_for(arm7, **{"rest_posture.joint4": -10.0}, **tightened)  # outside: clipped
     model = plan_model(arm7, settings)
     solver = build_solver(model)
-    np.testing.assert_array_equal(model.rest_posture, solver.rest_posture)
+    for planned, solvers in ((model.rest_posture, solver.rest_posture), (model.lower, solver.lower)):
+        np.testing.assert_array_equal(planned, solvers)  # (one rule: solver.limits_and_rest)
+    np.testing.assert_array_equal(model.upper, solver.upper)
+    assert model.upper[1] == 0.5 == model.rest_posture[1]
     assert solver.tree is model.tree is arm7.tree("base_link", "tool0")  # one tree per description
     assert model.rest_posture[3] == model.lower[3]
     policy = IKPolicy(["tool0"], settings)

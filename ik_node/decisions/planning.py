@@ -27,7 +27,7 @@ import numpy as np
 
 from ..description import resolve_path
 from ..errors import IKNodeError
-from ..solver import IKSolver, SolverOptions, TipTask, check_movable
+from ..solver import IKSolver, SolverOptions, TipTask, check_movable, limits_and_rest
 from .control import JointLayout, merge_joint_limits
 from .parameters import NodeSettings, spec_of
 
@@ -99,8 +99,6 @@ def plan_model(
     single_lower, single_upper, single_velocity, warnings = merge_joint_limits(
         single, tree.lower[at], tree.upper[at], tree.max_velocity[at], settings.values, changed
     )
-    lower, upper = tree.lower.copy(), tree.upper.copy()
-    lower[at], upper[at] = single_lower, single_upper
     velocity = np.array(  # a floating or planar joint's: per twist component, linear or angular
         [
             settings.base_max_linear_velocity if name.rsplit("/", 1)[-1].startswith("v")
@@ -132,10 +130,7 @@ def plan_model(
         srdf=(semantic or None) if settings.self_collision else None,
         obstacles=(*settings.obstacles, *obstacles),
     )
-    bounded = np.isfinite(lower) & np.isfinite(upper)
-    middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))
-    rest = tree.neutral.copy()  # (multi-DOF joints: at the origin, unit quaternions)
-    rest[at] = [settings.rest_posture.get(joint, middle[i]) for joint, i in zip(single, at)]
+    lower, upper, rest_posture = limits_and_rest(tree, options)  # (the solver's, before it is built)
     command_joints = list(settings.command_joints or single)
     position = dict(zip(single, at))  # joint -> its index in joint_names
     if any(name not in position for name in command_joints) or len(set(command_joints)) != len(
@@ -152,7 +147,7 @@ def plan_model(
         lower=lower,
         upper=upper,
         max_velocity=velocity,
-        rest_posture=np.clip(rest, lower, upper),  # as the solver clips it
+        rest_posture=rest_posture,
         command_order=np.array([position[joint] for joint in command_joints], dtype=int),
         layout=layout,
         warnings=tuple(warnings),

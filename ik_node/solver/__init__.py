@@ -20,7 +20,7 @@ label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_for
 from .all_solutions import IKSolutions, has_closed_form
 from .closed_form import BRANCH_ROOTS
 from .ik_solver import IKSolver
-from .inputs import check_movable
+from .inputs import check_movable, limits_and_rest
 from .kernel_switch import kernels_prepared, prepare_kernels
 from .options import (
     KIND_SYNTAX,
@@ -56,6 +56,7 @@ __all__ = [
     "check_movable",
     "has_closed_form",
     "kernels_prepared",
+    "limits_and_rest",
     "prepare_kernels",
     "task_kind",
     "task_offset",

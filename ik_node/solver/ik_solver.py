@@ -50,12 +50,11 @@ from .inputs import (
     check_movable,
     check_pose,
     joint_weights,
+    limits_and_rest,
     posture_gains,
     resolve_tasks,
-    rest_posture,
     seed_vector,
     stack_targets,
-    tightened_limits,
     timeout_ns,
 )
 from .kernel_switch import PYTHON_BUDGET_NS, KernelSwitch
@@ -110,12 +109,9 @@ class IKSolver:
         self.tip_links = self.tree.tip_links
         check_movable(self.tree)
         options = self.options
-        self.lower, self.upper = tightened_limits(
-            self.joint_names, self.tree.lower, self.tree.upper, options.lower or {}, options.upper or {}
-        )
+        self.lower, self.upper, self.rest_posture = limits_and_rest(self.tree, options)
         self.continuous = np.isinf(self.lower) & np.isinf(self.upper)
         self.joint_weights = joint_weights(self.tree.tangent_names, options.joint_weights)
-        self.rest_posture = rest_posture(self.tree, self.lower, self.upper, options.rest_posture)
         self.posture_gains = posture_gains(self.tree.tangent_names, options.posture_gain)
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance

@@ -20,6 +20,7 @@ __all__ = [
     "check_seconds",
     "joint_vector",
     "joint_weights",
+    "limits_and_rest",
     "pose_matrix",
     "pose_stack",
     "posture_gains",
@@ -76,6 +77,18 @@ def tightened_limits(names: Sequence[str], urdf_lower, urdf_upper, lower: Mappin
             f"joint '{names[index]}': lower limit {low[index]} is above upper limit {high[index]}"
         )
     return low, high
+
+
+def limits_and_rest(tree, options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The position limits a solver of ``tree`` with ``options`` (a
+    :class:`~.options.SolverOptions`) keeps its answers in, per configuration coordinate [rad, m]
+    (the URDF's tightened by ``options.lower``/``upper``: :func:`tightened_limits`), and its rest
+    posture within them (:func:`rest_posture`): the one rule, for the solver and for whoever
+    must know them before it is built (the node's model)."""
+    lower, upper = tightened_limits(
+        tree.joint_names, tree.lower, tree.upper, options.lower or {}, options.upper or {}
+    )
+    return lower, upper, rest_posture(tree, lower, upper, options.rest_posture)
 
 
 def joint_weights(names: Sequence[str], values) -> np.ndarray:
