@@ -484,7 +484,7 @@ def _solve(arguments) -> int:
 
 def _print_all(solver, found) -> int:
     """``solve --all``: the joint names, each solution of ``found`` (an
-    :class:`~ik_node.solver.all_solutions.IKSolutions`) on a line [rad, m] with its branch labels,
+    :class:`~ik_node.solver.results.IKSolutions`) on a line [rad, m] with its branch labels,
     and a summary (complete or searched, the method); unreached: the closest approaches, said on
     stderr. Returns the exit code."""
     print("# joints:", " ".join(solver.joint_names))

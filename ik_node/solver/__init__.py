@@ -17,7 +17,7 @@ options are made from), :func:`check_movable` (a tree the solver can work on), a
 label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_form`).
 """
 
-from .all_solutions import IKSolutions, has_closed_form
+from .all_solutions import has_closed_form
 from .closed_form import BRANCH_ROOTS
 from .ik_solver import IKSolver
 from .inputs import check_movable, limits_and_rest
@@ -35,7 +35,7 @@ from .options import (
     task_kind,
     task_offset,
 )
-from .results import BatchResult, IKResult, Outcome
+from .results import BatchResult, IKResult, IKSolutions, Outcome
 
 __all__ = [
     "BRANCH_ROOTS",

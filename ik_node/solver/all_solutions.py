@@ -32,11 +32,8 @@ from ..compiled import solution_sets
 from ..compiled.decompositions import MAX_BRANCHES
 from ..compiled.jit import cache_is_cold, compiled_entry
 from ..compiled.solution_sets import (
-    BRANCH,
     DUPLICATE_TOLERANCE,
     LIMIT_SLACK,
-    ORIENTATION_ERROR,
-    POSITION_ERROR,
     SET_COLUMNS,
 )
 from ..compiled.subproblems import FREE, LEAST_SQUARES
@@ -44,11 +41,10 @@ from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
 from .inputs import c_array, check_pose, check_seconds, pose_matrix, seed_vector
-from .results import IKResult, outcome_reason
+from .results import IKResult, IKSolutions, outcome_reason
 
 __all__ = [
     "DUPLICATE_TOLERANCE",
-    "IKSolutions",
     "SolutionCaches",
     "chain_closed_form",
     "has_closed_form",
@@ -91,99 +87,6 @@ LOCKED_SETS_KEPT = 32
 #: ``solve_all``'s budget [s] (polishing a calibrated arm's branches) when a ``solve`` with
 #: ``solve_type='distance'`` on a chain with a closed form has no timeout.
 SOLVE_ALL_TIMEOUT = 0.05
-
-
-class IKSolutions:
-    """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
-
-    ``q`` (k, n): the distinct solutions [rad, m] in ``joint_names`` order, inside the limits,
-    nearest the seed first (weighted joint distance ``Σ (q_j − s_j)² / w_j``, the joint weights
-    ``w``) when one was given; ``labels``: per solution
-    the tuple of its branch names where the method has them (``('shoulder+', 'elbow-',
-    'wrist+')``: which root of each two-root subproblem; a branch keeps its label along a path
-    away from singularities), else None; ``complete``: whether ``q`` is every solution (closed
-    form; for a polished nominal geometry, where no nominal branch was singular or least squares
-    and each polish stayed on its branch) or what a search found in the budget; ``method``: the
-    decomposition kernel's name, with ``'+polish'`` where its branches were polished on the real
-    tree, or ``'search'``;
-    ``success``: whether any solution reaches the goal (else ``q`` holds the least-squares
-    branches inside the limits, closest approaches to an unreachable goal, or is empty);
-    ``singular``: a solution at a singularity (e.g. a wrist at zero), where a one-parameter family
-    solves the goal: one representative is reported, the free joint at the seed's value (else at
-    0; where that member is out of reach, as a wrist with an offset can be, the family is missed);
-    ``position_error`` [m] / ``orientation_error`` [rad] (k,): each solution's error; ``elapsed``
-    [s].
-
-    An exact closed form's set comes as one block of rows (:meth:`from_rows`): ``q`` and the
-    errors are views of it and ``labels`` is made from its branch column, each at its first use
-    (a call that does not read them does not pay for them: ~1.5 µs of ``solve_all``'s ~15).
-    """
-
-    __slots__ = (
-        "complete", "method", "success", "singular", "elapsed",
-        "_q", "_labels", "_position_error", "_orientation_error", "_rows", "_count", "_names",
-    )  # fmt: skip
-
-    def __init__(
-        self, q, labels, complete, method, success, singular, position_error, orientation_error, elapsed
-    ):
-        self._q, self._labels, self.complete, self.method, self.success, self.singular = (
-            q, labels, complete, method, success, singular,
-        )  # fmt: skip
-        self._position_error, self._orientation_error, self.elapsed = (
-            position_error,
-            orientation_error,
-            elapsed,
-        )
-        self._rows = self._count = self._names = None
-
-    @classmethod
-    def from_rows(cls, rows, count: int, exact, success, singular, elapsed) -> IKSolutions:
-        """A complete set from the first ``count`` of ``rows`` (n +
-        :data:`~ik_node.compiled.solution_sets.SET_COLUMNS` columns,
-        :func:`~ik_node.compiled.solution_sets.closed_form_set`'s: the joint values, the errors,
-        the branch's choice of roots) of the :class:`ExactSet` ``exact`` (its method's name and
-        its branches' labels)."""
-        found = cls.__new__(cls)  # (without __init__'s nine arguments: ~0.1 µs less)
-        found._q = found._labels = found._position_error = found._orientation_error = None
-        found.complete, found.method, found.success, found.singular, found.elapsed = (
-            True, exact.kind, success, singular, elapsed,
-        )  # fmt: skip
-        found._rows, found._count, found._names = rows, count, exact.names
-        return found
-
-    @property
-    def q(self) -> np.ndarray:
-        if self._q is None:
-            self._q = self._rows[: self._count, :-SET_COLUMNS]
-        return self._q
-
-    @property
-    def labels(self) -> tuple | None:
-        if self._labels is None and self._rows is not None:
-            branches = self._rows[: self._count, -SET_COLUMNS + BRANCH].astype(int).tolist()
-            self._labels = tuple(map(self._names.__getitem__, branches))
-        return self._labels
-
-    @property
-    def position_error(self) -> np.ndarray:
-        if self._position_error is None:
-            self._position_error = self._rows[: self._count, -SET_COLUMNS + POSITION_ERROR]
-        return self._position_error
-
-    @property
-    def orientation_error(self) -> np.ndarray:
-        if self._orientation_error is None:
-            self._orientation_error = self._rows[: self._count, -SET_COLUMNS + ORIENTATION_ERROR]
-        return self._orientation_error
-
-    def __repr__(self) -> str:
-        return (
-            f"IKSolutions(q={self.q!r}, labels={self.labels!r}, complete={self.complete}, "
-            f"method={self.method!r}, success={self.success}, singular={self.singular}, "
-            f"position_error={self.position_error!r}, "
-            f"orientation_error={self.orientation_error!r}, elapsed={self.elapsed})"
-        )
 
 
 class SolutionCaches:

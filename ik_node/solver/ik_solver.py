@@ -284,7 +284,7 @@ class IKSolver:
 
     def solve_all(self, targets, seed=None, timeout: float = 0.05, locked=None):
         """Every solution of ``targets`` inside the limits, as an
-        :class:`~.all_solutions.IKSolutions`: in closed form where the chain decomposes (six
+        :class:`~.results.IKSolutions`: in closed form where the chain decomposes (six
         revolute joints, one tip controlling its full pose, a spherical wrist or three parallel
         axes, read from the tree: ``complete=True``), else by restarts of :meth:`solve` within
         ``timeout`` [s] (``complete=False``). ``seed`` orders them nearest first; ``locked``

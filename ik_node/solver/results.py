@@ -1,6 +1,7 @@
 """What the solver reports: :class:`IKResult` (:meth:`IKSolver.solve`), :class:`BatchResult`
-(:meth:`IKSolver.solve_many`), and how an attempt ended: the kernels' :class:`Outcome` codes
-and :func:`outcome_reason`, the one map from them to a result's ``reason``."""
+(:meth:`IKSolver.solve_many`), :class:`IKSolutions` (:meth:`IKSolver.solve_all`), and how an
+attempt ended: the kernels' :class:`Outcome` codes and :func:`outcome_reason`, the one map from
+them to a result's ``reason``."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..compiled.solution_sets import BRANCH, ORIENTATION_ERROR, POSITION_ERROR, SET_COLUMNS
 from . import kernels
 
-__all__ = ["BatchResult", "IKResult", "Outcome", "outcome_reason"]
+__all__ = ["BatchResult", "IKResult", "IKSolutions", "Outcome", "outcome_reason"]
 
 
 class Outcome(enum.IntEnum):
@@ -79,3 +81,96 @@ class BatchResult:
     position_error: np.ndarray
     orientation_error: np.ndarray
     elapsed: float
+
+
+class IKSolutions:
+    """What :meth:`IKSolver.solve_all <ik_node.solver.IKSolver.solve_all>` found for one goal.
+
+    ``q`` (k, n): the distinct solutions [rad, m] in ``joint_names`` order, inside the limits,
+    nearest the seed first (weighted joint distance ``Σ (q_j − s_j)² / w_j``, the joint weights
+    ``w``) when one was given; ``labels``: per solution
+    the tuple of its branch names where the method has them (``('shoulder+', 'elbow-',
+    'wrist+')``: which root of each two-root subproblem; a branch keeps its label along a path
+    away from singularities), else None; ``complete``: whether ``q`` is every solution (closed
+    form; for a polished nominal geometry, where no nominal branch was singular or least squares
+    and each polish stayed on its branch) or what a search found in the budget; ``method``: the
+    decomposition kernel's name, with ``'+polish'`` where its branches were polished on the real
+    tree, or ``'search'``;
+    ``success``: whether any solution reaches the goal (else ``q`` holds the least-squares
+    branches inside the limits, closest approaches to an unreachable goal, or is empty);
+    ``singular``: a solution at a singularity (e.g. a wrist at zero), where a one-parameter family
+    solves the goal: one representative is reported, the free joint at the seed's value (else at
+    0; where that member is out of reach, as a wrist with an offset can be, the family is missed);
+    ``position_error`` [m] / ``orientation_error`` [rad] (k,): each solution's error; ``elapsed``
+    [s].
+
+    An exact closed form's set comes as one block of rows (:meth:`from_rows`): ``q`` and the
+    errors are views of it and ``labels`` is made from its branch column, each at its first use
+    (a call that does not read them does not pay for them: ~1.5 µs of ``solve_all``'s ~15).
+    """
+
+    __slots__ = (
+        "complete", "method", "success", "singular", "elapsed",
+        "_q", "_labels", "_position_error", "_orientation_error", "_rows", "_count", "_names",
+    )  # fmt: skip
+
+    def __init__(
+        self, q, labels, complete, method, success, singular, position_error, orientation_error, elapsed
+    ):
+        self._q, self._labels, self.complete, self.method, self.success, self.singular = (
+            q, labels, complete, method, success, singular,
+        )  # fmt: skip
+        self._position_error, self._orientation_error, self.elapsed = (
+            position_error,
+            orientation_error,
+            elapsed,
+        )
+        self._rows = self._count = self._names = None
+
+    @classmethod
+    def from_rows(cls, rows, count: int, exact, success, singular, elapsed) -> IKSolutions:
+        """A complete set from the first ``count`` of ``rows`` (n +
+        :data:`~ik_node.compiled.solution_sets.SET_COLUMNS` columns,
+        :func:`~ik_node.compiled.solution_sets.closed_form_set`'s: the joint values, the errors,
+        the branch's choice of roots) of the :class:`ExactSet` ``exact`` (its method's name and
+        its branches' labels)."""
+        found = cls.__new__(cls)  # (without __init__'s nine arguments: ~0.1 µs less)
+        found._q = found._labels = found._position_error = found._orientation_error = None
+        found.complete, found.method, found.success, found.singular, found.elapsed = (
+            True, exact.kind, success, singular, elapsed,
+        )  # fmt: skip
+        found._rows, found._count, found._names = rows, count, exact.names
+        return found
+
+    @property
+    def q(self) -> np.ndarray:
+        if self._q is None:
+            self._q = self._rows[: self._count, :-SET_COLUMNS]
+        return self._q
+
+    @property
+    def labels(self) -> tuple | None:
+        if self._labels is None and self._rows is not None:
+            branches = self._rows[: self._count, -SET_COLUMNS + BRANCH].astype(int).tolist()
+            self._labels = tuple(map(self._names.__getitem__, branches))
+        return self._labels
+
+    @property
+    def position_error(self) -> np.ndarray:
+        if self._position_error is None:
+            self._position_error = self._rows[: self._count, -SET_COLUMNS + POSITION_ERROR]
+        return self._position_error
+
+    @property
+    def orientation_error(self) -> np.ndarray:
+        if self._orientation_error is None:
+            self._orientation_error = self._rows[: self._count, -SET_COLUMNS + ORIENTATION_ERROR]
+        return self._orientation_error
+
+    def __repr__(self) -> str:
+        return (
+            f"IKSolutions(q={self.q!r}, labels={self.labels!r}, complete={self.complete}, "
+            f"method={self.method!r}, success={self.success}, singular={self.singular}, "
+            f"position_error={self.position_error!r}, "
+            f"orientation_error={self.orientation_error!r}, elapsed={self.elapsed})"
+        )
