@@ -71,7 +71,8 @@ from .fitting import fit_workspace, floating_root, place_free_base
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns, reduction_kernel
 from .joints import _usable_seed, configuration_from_draws, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
-from .spatial import forward_kinematics, interpolate_pose
+from .rotations import interpolate_pose
+from .spatial import forward_kinematics
 from .tasks import POSE_OK, check_poses, evaluation_workspace, jacobian_at, tip_points
 
 #: The first entry, cell or slot, typed int64: numba types a literal ``0`` argument as
