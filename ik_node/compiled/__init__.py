@@ -7,8 +7,9 @@ of a tree: FK, Jacobians) and :mod:`.manifold` (its configurations: ``q (+) dq``
 :mod:`ik_node.kinematics`', over :mod:`.rotations` (SO(3)) and :mod:`.elementary` (``sin_cos``,
 ``atan2``),
 :mod:`.bundles` (the bundles the kernels pass and the codes shared with Python), :mod:`.tasks`,
-:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve;
-:mod:`.context` the record its calls take),
+:mod:`.linalg`, :mod:`.joints`, :mod:`.steps`, :mod:`.attempt`, :mod:`.search` (the solve; its
+restarts and continuation are ``restarts``' and ``continuation``'s; :mod:`.context` the record
+its calls take), :mod:`.table_search` (the seed table's features and nearest entries),
 :mod:`.fitting` (a free base placed from its targets), :mod:`.contacts` and :mod:`.gjk`
 (collision distances and rows; ``shapes`` is theirs), :mod:`.subproblems`,
 :mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R arms whose axes decompose
@@ -36,5 +37,6 @@ __all__ = [
     "spatial",
     "steps",
     "subproblems",
+    "table_search",
     "tasks",
 ]
