@@ -217,8 +217,10 @@ def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
 EACH_KERNEL_ONCE = """
 import json, numpy as np
 from ik_node import IKSolver, TipTask, load_robot
-from ik_node.compiled import attempt, contacts, gjk, joints, linalg, search, spatial, steps, tasks
-MODULES = (attempt, contacts, gjk, joints, linalg, search, spatial, steps, tasks)
+from ik_node.compiled import (attempt, contacts, continuation, elementary, gjk, joints, linalg, manifold,
+                              restarts, rotations, search, spatial, steps, table_search, tasks)
+MODULES = (attempt, contacts, continuation, elementary, gjk, joints, linalg, manifold, restarts, rotations,
+           search, spatial, steps, table_search, tasks)
 def compiled():
     return {{f"{{module.__name__}}.{{name}}": len(function.signatures)
             for module in MODULES

@@ -18,7 +18,7 @@ from transforms3d.axangles import axangle2mat
 from transforms3d.euler import euler2mat, mat2euler
 from transforms3d.quaternions import mat2quat, quat2mat
 
-from ik_node.compiled import spatial as kernels
+from ik_node.compiled import elementary, rotations
 from ik_node.lie import (
     GIMBAL_LOCK_COSINE,
     adjoint,
@@ -59,7 +59,7 @@ def twist_matrix(twist: np.ndarray) -> np.ndarray:
 def so3_log(rotation: np.ndarray) -> np.ndarray:
     """The kernels' SO(3) log of one rotation."""
     out = np.empty(3)
-    kernels.so3_log(np.ascontiguousarray(rotation, dtype=float), out)
+    rotations.so3_log(np.ascontiguousarray(rotation, dtype=float), out)
     return out
 
 
@@ -120,12 +120,12 @@ def test_sin_cos_is_within_one_ulp_of_the_c_librarys():
         + [np.array([0.0, -0.0, np.pi, -np.pi, 2e5, -3e7])]
     )
     for angle in angles:
-        sine, cosine = kernels.sin_cos(angle)
+        sine, cosine = elementary.sin_cos(angle)
         expected_sine, expected_cosine = math.sin(angle), math.cos(angle)
         assert abs(sine - expected_sine) <= max(np.spacing(abs(expected_sine)), 1e-24), angle
         assert abs(cosine - expected_cosine) <= max(np.spacing(abs(expected_cosine)), 1e-24), angle
     for value in (np.nan, np.inf, -np.inf):
-        assert all(math.isnan(part) for part in kernels.sin_cos(value))
+        assert all(math.isnan(part) for part in elementary.sin_cos(value))
 
 
 SIGN_PAIRS = ((1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0))
@@ -147,10 +147,10 @@ def test_atan2_is_within_one_ulp_of_the_c_librarys():
     )
     for y, x in points:
         expected = math.atan2(y, x)
-        assert abs(kernels.atan2(y, x) - expected) <= np.spacing(abs(expected)), (y, x)
+        assert abs(elementary.atan2(y, x) - expected) <= np.spacing(abs(expected)), (y, x)
     special = (0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan)
     for y, x in itertools.product(special, special):
-        angle, expected = kernels.atan2(y, x), math.atan2(y, x)
+        angle, expected = elementary.atan2(y, x), math.atan2(y, x)
         assert (math.isnan(angle) and math.isnan(expected)) or (
             angle == expected and math.copysign(1.0, angle) == math.copysign(1.0, expected)
         ), (y, x)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ik_node import IKSolver, load_robot
-from ik_node.compiled.spatial import interpolate_pose
+from ik_node.compiled.rotations import interpolate_pose
 from ik_node.description.catalogue import URDF_DIR
 
 #: The bound under test [rad], and the budget of each solve [s].

@@ -25,7 +25,7 @@ the solver's collision task). Each layout is one ordered list of slot constants 
   ``TABLE_SPACING``, ``BLOCKED_CENTROIDS``, ``CELL_STARTS``, ``LIMB_FRAMES``, ``LIMB_STARTS``,
   ``LIMB_COORDINATES``, ``LIMB_SCALE``, ``LIMB_Q``, ``LIMB_FEATURES``): the seed table, stored
   cell by cell, and its index (see :class:`~ik_node.solver.seed_table.SeedTable` and
-  ``search.table_distances``); then each tip's limb: the pose index of the frame its own joints
+  ``table_search.table_distances``); then each tip's limb: the pose index of the frame its own joints
   hang from (-1: every joint on its path moves another tip too), those joints' tangent
   coordinates ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose
   features; some of the table's entries (L, nq) and the features of each tip's pose in its
@@ -39,8 +39,10 @@ The work spaces the kernels make and pass between modules are read by name too: 
 (``POSES`` ... ``CONTACT``, ``tasks.evaluation_workspace``), a contact work space
 (``CONTACT_BUFFER``, ``NEAR_PAIRS``; the buffer's ``NEAR_COUNT`` and ``PENETRATION``), a step's
 (``GRAM`` ... ``PINNED``, ``linalg.step_workspace``) and an attempt's (``EVALUATION`` ...
-``CONSTRAINT``, ``attempt.attempt_workspace``). Those private to one module have their slots
-there (``search``'s workspace, ``contacts``' views, ``gjk``'s work space).
+``CONSTRAINT``, ``attempt.attempt_workspace``), and a search's state and the arrays its restarts
+take (``STATE_SLOTS``, ``PROBE_*``, ``RESTART_*``: ``search``'s and ``restarts``'). Those private
+to one module have their slots there (``search``'s workspace, ``continuation``'s pieces,
+``contacts``' views, ``gjk``'s work space).
 
 Feature switches: ``method``, ``solve_type``, ``posture`` and ``collision`` are arguments of
 their own, None when a problem does not use the feature (``dls``, ``speed``, no posture gain, no
@@ -132,6 +134,46 @@ GRAM, SOLUTION, IMAGE, REMAINING, PROJECTED, SECONDARY, STEP_WEIGHTS, PINNED_MOT
     EVALUATION, CANDIDATE_EVALUATION, JACOBIAN, ERROR, CANDIDATE_ERROR, CANDIDATE_NORMS, CANDIDATE, STEP,
     STEP_WORK, CONSTRAINT,
 ) = range(10)  # fmt: skip
+
+
+#: What a search's attempt from a start passed over (in collision) ends with: no attempt
+#: (``search._attempt_from_start``; the restart rules read it).
+PASSED_OVER = -3
+#: Slots of a search's state (``search.search_workspace``'s int64 array at its ``STATE``; a flag is
+#: 0 or 1): what the parts of ``search.search_in`` and the restart rules (``restarts``) share from
+#: one start to the next.
+(
+    ATTEMPTS_MADE,  # attempts run (a start passed over is none)
+    ITERATIONS_SPENT,  # their iterations
+    BEST_OUTCOME,  # the outcome of the best end so far (see search._rank_end)
+    DEADLINE_HIT,  # flag: the deadline ended the search
+    FOUND_IN_COLLISION,  # flag: an attempt found the tips within tolerance only in collision
+    STARTS_SKIPPED,  # restarts in collision passed over (search.SKIPPED_STARTS at most)
+    ANSWERS_IN_COLLISION,  # answers found in collision without the pairs (search.COLLIDING_ANSWERS at most)
+    CANDIDATES_FOUND,  # solutions compared by their largest move (search.NEAR_CANDIDATES at most)
+    SEED_PENDING,  # flag: the first start was a table entry, the seed comes next
+    CONTINUATION_DUE,  # flag: the continuation comes next, before any restart
+    CONTINUING,  # flag: this attempt is the continuation
+    GENERATOR_SEEDED,  # flag: numba's generator is seeded (at the first draw)
+    PARTIAL_RESTARTS_MADE,  # partial restarts in a row (restarts.PARTIAL_RESTARTS at most)
+    NEAR_RESTARTS_MADE,  # restarts around the seed (restarts.NEAR_RESTARTS at most)
+    CELLS_PROBED,  # the table's cells probed (-1: not yet)
+    ENTRIES_RANKED,  # the table's nearest entries ranked (-1: not yet)
+    NEXT_ENTRY,  # the next of them to start from
+) = range(17)
+STATE_SLOTS = 17
+#: Slots of a search's ``table_search`` (see ``search.search_in``): the targets' features,
+#: ``table_search.probe_table``'s and ``rank_probed``'s arrays (the search workspace's of the same
+#: names).
+(
+    PROBE_TARGET_FEATURES, PROBE_CELL_DISTANCES, PROBE_PROBED, PROBE_PROBED_DISTANCE, PROBE_DISTANCES,
+    PROBE_NEAREST, PROBE_NEAREST_DISTANCE,
+) = range(7)  # fmt: skip
+#: Slots of a search's ``restart_space`` (see ``restarts.next_start``).
+(
+    RESTART_DRAWS, RESTART_KEEP, RESTART_LIMB_TARGET, RESTART_LIMB_DISTANCES, RESTART_CHOSEN,
+    RESTART_EVALUATION, RESTART_FIT,
+) = range(7)  # fmt: skip
 
 
 #: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).

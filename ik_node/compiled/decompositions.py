@@ -28,8 +28,8 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 
 from __future__ import annotations
 
+from .elementary import sin_cos
 from .jit import kernel
-from .spatial import sin_cos
 from .subproblems import FREE, add, dot, norm, rotate, rotate_by, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [

@@ -10,7 +10,7 @@ import numpy as np
 
 from .bundles import COORDINATES, LOWER, SAMPLE_LOWER, SAMPLE_UPPER, SPANS, UPPER, WEIGHT, WRAPS
 from .jit import allocating_kernel, kernel
-from .spatial import difference, integrate
+from .manifold import difference, integrate
 
 
 @kernel

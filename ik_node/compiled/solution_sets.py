@@ -16,8 +16,9 @@ import numpy as np
 from .bundles import MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE, SEED_NOT_FINITE, TARGET_NOT_USABLE
 from .context import new_closed_form_context
 from .decompositions import MAX_BRANCHES, as_solved, branches_of
+from .elementary import atan2
 from .jit import allocating_kernel, inline_kernel, kernel
-from .spatial import atan2, first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
+from .spatial import first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
 from .subproblems import FREE, LEAST_SQUARES
 from .tasks import POSE_OK, check_poses
 

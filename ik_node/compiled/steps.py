@@ -37,10 +37,11 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
+from .elementary import atan2
 from .jit import allocating_kernel, inline_kernel, kernel
 from .joints import apply_step, pushes_against_limit
 from .linalg import factor_gram, free_step, gram_step, ldl_rank_one, weighted_gram
-from .spatial import atan2, forward_kinematics, point_jacobian
+from .spatial import forward_kinematics, point_jacobian
 from .tasks import tip_points
 
 #: Levenberg-Marquardt trust region (dimensionless): damping factor at the start of an attempt,

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 
+from .elementary import atan2, sin_cos
 from .jit import kernel
-from .spatial import atan2, sin_cos
 
 __all__ = [
     "EXACT",

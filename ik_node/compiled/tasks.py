@@ -28,7 +28,8 @@ from .bundles import (
 from .contacts import contact_workspace, contacts
 from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel
 from .linalg import manipulability
-from .spatial import forward_kinematics, point_jacobian, point_pose, so3_log
+from .rotations import so3_log
+from .spatial import forward_kinematics, point_jacobian, point_pose
 
 #: What :func:`check_poses` finds first.
 POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3

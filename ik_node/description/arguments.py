@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 
 from ..errors import IKNodeError
-from .model import ROOT_JOINT_TYPES, Robot, load_robot
+from .model import Robot
+from .urdf_parsing import ROOT_JOINT_TYPES, load_robot
 from .xacro_expansion import xacro_arguments
 
 __all__ = ["add_robot_arguments", "robot_from_arguments"]

@@ -1,4 +1,5 @@
-"""xacro expansion of robot descriptions, for :func:`ik_node.description.model.load_robot`. No rclpy import.
+"""xacro expansion of robot descriptions, for :func:`ik_node.description.urdf_parsing.load_robot`.
+No rclpy import.
 
 A description is xacro when its file name ends in ``.xacro`` or its XML (comments aside) holds
 xacro markup: ``<xacro:...>`` elements, ``${...}`` or ``$(...)`` substitutions. The ``xmlns:xacro``

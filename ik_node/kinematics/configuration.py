@@ -1,6 +1,6 @@
 """The configuration coordinates of a kinematic tree's joints: their names, limits and layout as
 the compiled core's spans, joint vectors read from arrays or mappings, and the configuration
-manifold (``q (+) dq``, quaternions kept unit) through :mod:`ik_node.compiled.spatial`.
+manifold (``q (+) dq``, quaternions kept unit) through :mod:`ik_node.compiled.manifold`.
 
 :attr:`ConfigurationSpace.joint_names` names the configuration coordinates (a 1-DOF joint by its
 name; ``root_joint/x`` ... ``root_joint/qw`` for a floating joint, see
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..compiled import spatial
+from ..compiled import manifold, spatial
 from ..errors import TargetError, UnknownJointError
 from .frames import TYPE_CODES
 
@@ -50,7 +50,7 @@ class ConfigurationSpace:
             continuous += [joint.type == "continuous"] * count
         self.joint_names, self.tangent_names = tuple(names), tuple(tangent_names)
         self._coordinate_index = {name: index for index, name in enumerate(names)}
-        self.spans = np.array(spans, dtype=np.int64).reshape(-1, spatial.SPAN_COLUMNS)
+        self.spans = np.array(spans, dtype=np.int64).reshape(-1, manifold.SPAN_COLUMNS)
         self.lower, self.upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
         self.max_velocity = np.array(velocity, dtype=float)
         self.continuous = np.array(continuous, dtype=bool)
@@ -124,16 +124,16 @@ class ConfigurationSpace:
 
     def integrate(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """``q (+) dq``: configuration ``q`` (nq,) moved by tangent ``dq`` (nv,) (see
-        :func:`ik_node.compiled.spatial.integrate`; no limits applied)."""
+        :func:`ik_node.compiled.manifold.integrate`; no limits applied)."""
         out = np.array(q, dtype=float)
-        spatial.integrate(self.spans, out, np.ascontiguousarray(dq, dtype=float), out)
+        manifold.integrate(self.spans, out, np.ascontiguousarray(dq, dtype=float), out)
         return out
 
     def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
         """The tangent displacement (nv,) from ``q0`` to ``q1`` (see
-        :func:`ik_node.compiled.spatial.difference`)."""
+        :func:`ik_node.compiled.manifold.difference`)."""
         out = np.empty(len(self.tangent_names))
-        spatial.difference(
+        manifold.difference(
             self.spans, np.ascontiguousarray(q0, dtype=float), np.ascontiguousarray(q1, dtype=float), out
         )
         return out

@@ -68,19 +68,18 @@ from ..compiled.fitting import fit_workspace, place_free_base
 from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
-from ..compiled.search import (
+from ..compiled.search import search_context, search_many
+from ..compiled.steps import MU_INITIAL, limited_step
+from ..compiled.table_search import (
     PROBED_CELLS,
     TABLE_RESTARTS,
     limb_table_features,
     probe_table,
     rank_nearest,
     rank_probed,
-    search_context,
-    search_many,
     table_distances,
     table_features,
 )
-from ..compiled.steps import MU_INITIAL, limited_step
 from ..compiled.tasks import (
     POSE_NOT_FINITE,
     POSE_NOT_RIGID,
