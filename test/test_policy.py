@@ -639,3 +639,26 @@ def test_a_fixed_branch_needs_a_closed_form_else_it_is_refused_naming_the_parame
     policy.apply(*policy.model_state.candidate({**values, "branch": "nearest"}, frozenset({"branch"})))
     reply = policy.receive_goal(GoalRequest("tool0", target), now=0.0)
     assert reply.status.success and reached_error(arm7, reply.command.q, target) < 1e-5
+
+
+def test_one_tips_goal_is_checked_once_and_refused_as_a_mapping_of_it_is(arm7):
+    """``solve_goal`` hands one tip's pose to the solver as it is (the search kernel checks it):
+    the same answer as ``{tip: pose}`` and, for a pose the kernels cannot use (beyond 1e9 m, not
+    a rigid transform), the same error naming the tip."""
+    from ik_node.decisions.branch_choice import solve_goal
+    from ik_node.errors import TargetError
+
+    solver = build_solver(plan_model(arm7, settings_for(arm7)))
+    rest = solver.rest_posture
+    goal = solver.tip_poses(rest + 0.1)[0]
+    direct = solve_goal(solver, {"tool0": goal}, rest, 0.05, "nearest")
+    mapped = solver.solve({"tool0": goal}, seed=rest, timeout=0.05)
+    assert direct.success and np.array_equal(direct.q, mapped.q)
+    far, sheared = np.eye(4), np.eye(4)
+    far[0, 3], sheared[0, 1] = 2e9, 0.5
+    for bad in (far, sheared):
+        with pytest.raises(TargetError) as from_goal:
+            solve_goal(solver, {"tool0": bad}, rest, 0.05, "nearest")
+        with pytest.raises(TargetError) as from_mapping:
+            solver.solve({"tool0": bad}, seed=rest)
+        assert str(from_goal.value) == str(from_mapping.value) and "tool0" in str(from_goal.value)

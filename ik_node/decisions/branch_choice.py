@@ -50,6 +50,11 @@ def solve_goal(solver: IKSolver, goals: dict, seed: np.ndarray, timeout: float, 
     closed form's complete set where the chain has one and ``solve_type`` is ``distance``), else
     :func:`solve_on_branch`. What goals and ``compute_ik`` requests both get."""
     if branch == NEAREST:
+        tips = solver.tip_links
+        if len(tips) == 1 and len(goals) == 1 and tips[0] in goals:
+            # the pose itself, not a mapping: checked once, in the search kernel (a mapping's
+            # poses are checked and stacked in Python first)
+            return solver.solve(goals[tips[0]], seed=seed, timeout=timeout)
         return solver.solve(dict(goals), seed=seed, timeout=timeout)
     return solve_on_branch(solver, goals, seed, timeout, branch)
 
