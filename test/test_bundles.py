@@ -16,7 +16,7 @@ BUILDERS = [
     bundles.task_bundle,
     bundles.table_bundle,
     bundles.collision_bundle,
-    bundles.settings_bundle,
+    bundles.tuning_bundle,
 ]
 
 
@@ -32,7 +32,7 @@ def test_the_search_arguments_are_search_many_s_trailing_parameters_and_its_cont
     def parameters(function) -> list:
         return list(inspect.signature(getattr(function, "py_func", function)).parameters)
 
-    trailing = ["settings", "method", "solve_type", "posture", "collision"]
+    trailing = ["tuning", "method", "solve_type", "posture", "collision"]
     assert parameters(search.search_many)[-len(trailing) :] == trailing
     named = SearchArguments(**{field: field for field in SearchArguments._fields})
     assert named.trailing == tuple(trailing)

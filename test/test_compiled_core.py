@@ -250,16 +250,16 @@ def test_solves_leave_the_search_contexts_references_as_they_were():
     count where it was, so the context and its work arrays are freed with the solver (a count that
     grows by one a call, as a search compiled without reference counts leaked it, never frees
     them); a batch (contexts of its own, per slice) solves beside it."""
-    from ik_node.compiled.jit import COMPILED
+    from ik_node.compiled.jit import JIT_ENABLED
 
-    if not COMPILED:
+    if not JIT_ENABLED:
         pytest.skip("the reference counts are numba's: compiled kernels only")
     case = BY_NAME["arm7"]
     solver = IKSolver(load_robot(case.urdf), case.base, case.tips, **DETERMINISTIC)
     solver.wait_for_kernels()
     q, targets = random_targets(solver, 40, seed=11)
     solver.solve(targets["tool0"][0], seed=q[0])
-    context = solver.core.search._frame[-1]  # (the frame's search context: SearchCall._new_frame)
+    context = solver.core.search._arrays[-1]  # (the call's search context: SearchCall._new_call_arrays)
     references = context._meminfo.refcount
     unreachable = np.eye(4)
     unreachable[:3, 3] = 5.0  # (m: beyond arm7's reach, so every restart runs)

@@ -14,7 +14,7 @@ import pytest
 from transforms3d.axangles import axangle2mat, mat2axangle
 
 from ik_node import load_robot
-from ik_node.compiled.jit import COMPILED, SLOWDOWN_WITHOUT_NUMBA
+from ik_node.compiled.jit import JIT_ENABLED, SLOWDOWN_WITHOUT_NUMBA
 from ik_node.description.catalogue import BUNDLED, RobotCase, example_robot_data_cases
 from ik_node.errors import IKNodeError, TargetError, UnknownJointError, UnknownLinkError
 from ik_node.solver import METHODS, IKSolver, TipTask
@@ -142,7 +142,7 @@ def assert_pose_solution(case, solver, result, targets, tolerance=TOLERANCE) -> 
 REACHABLE_TARGETS = 30
 #: Time budgets scale with the kernels' speed: plain Python (the NUMBA_DISABLE_JIT run of the tests
 #: marked plain_python) is this many times slower.
-BUDGET_SCALE = 1 if COMPILED else SLOWDOWN_WITHOUT_NUMBA
+BUDGET_SCALE = 1 if JIT_ENABLED else SLOWDOWN_WITHOUT_NUMBA
 REACHABLE_TIMEOUT = 0.1 * BUDGET_SCALE  # s; measured: 29-30 of 30 solved per robot (99-100% of 100 at 50 ms)
 MIN_SUCCESS_RATE = 0.9
 

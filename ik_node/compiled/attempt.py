@@ -450,7 +450,7 @@ def _posture_budget(method, primary_rows, iterations_left):
 
 @kernel
 def run_attempt(
-    workspace, tree, task, joints, targets, settings, method, posture, collision, seed, primary_rows,
+    workspace, tree, task, joints, targets, tuning, method, posture, collision, seed, primary_rows,
     deadline, q, norms,
 ):  # fmt: skip
     """One attempt of the iteration loop from ``q`` (updated in place; ``norms`` (T, 2) receives
@@ -472,7 +472,7 @@ def run_attempt(
     :func:`_posture_budget`, no joint past ``max_joint_move`` (> 0) from ``seed`` (the search's).
     ``method``: None for ``dls``, else its code (:func:`method_step`); ``collision``: None or the
     pairs to keep apart (:mod:`.bundles`)."""
-    min_damping, max_iterations = settings[MIN_DAMPING], settings[MAX_ITERATIONS]
+    min_damping, max_iterations = tuning[MIN_DAMPING], tuning[MAX_ITERATIONS]
     min_damping2 = min_damping * min_damping
     rows, tolerances, coordinates = task[ROWS], task[TOLERANCES], tree[COORDINATES]
     space, candidate_space = workspace[EVALUATION], workspace[CANDIDATE_EVALUATION]
@@ -525,7 +525,7 @@ def run_attempt(
     outcome = _verdict(outcome, blocked, space)
     if outcome == CONVERGED:
         used += posture_refinement(
-            tree, task, collision, joints, posture, targets, min_damping2, seed, settings[MAX_JOINT_MOVE],
+            tree, task, collision, joints, posture, targets, min_damping2, seed, tuning[MAX_JOINT_MOVE],
             _posture_budget(method, primary_rows, max_iterations - used), deadline, q, norms,
         )  # fmt: skip
     return outcome, used

@@ -3,7 +3,7 @@
 Named bundles: tuples of arrays whose every slot is read by name, ``task[ROWS]`` (numba freezes a
 module-level int as a compile-time constant: the same code as ``task[3]``), and built in slot order
 by a builder taking keyword arguments (:func:`tree_bundle`, :func:`task_bundle`,
-:func:`table_bundle`, :func:`collision_bundle`, :func:`settings_bundle`; called by
+:func:`table_bundle`, :func:`collision_bundle`, :func:`tuning_bundle`; called by
 :class:`ik_node.solver.problem.Problem`, :func:`ik_node.solver.search_call.search_arguments` and
 the solver's collision task). Each layout is one ordered list of slot constants below:
 
@@ -30,7 +30,7 @@ the solver's collision task). Each layout is one ordered list of slot constants 
   coordinates ``limb_coordinates[limb_starts[t]:limb_starts[t + 1]]``, the scale of its 12 pose
   features; some of the table's entries (L, nq) and the features of each tip's pose in its
   limb's frame at them (T, 12, L; float32).
-* ``settings`` (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
+* ``tuning`` (``MIN_DAMPING``, ``MAX_ITERATIONS``, ``MAX_ATTEMPTS``, ``RANDOM_SEED``,
   ``MAX_JOINT_MOVE``), floats and ints.
 * ``collision`` (``SHAPES``, ``PAIRS``, ``OWNERS``, ``GROUPS``, ``MARGIN``, ``HULL_POINTS``,
   ``HULL_PADS``): see ``contacts``.
@@ -112,7 +112,7 @@ JOINT_COLUMNS = 7
 #: whether the deadline ended the search (0 or 1).
 OUTCOME, ITERATIONS_USED, ATTEMPTS, DEADLINE_REACHED = range(4)
 RESULT_COLUMNS = 4
-#: Slots of ``settings`` (:func:`settings_bundle`).
+#: Slots of ``tuning`` (:func:`tuning_bundle`).
 MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = range(5)
 
 #: Slots of an evaluation's work space (``tasks.evaluation_workspace``): poses (F, 4, 4), the
@@ -215,6 +215,6 @@ def collision_bundle(*, shapes, pairs, owners, groups, margin, hull_points, hull
     return (shapes, pairs, owners, groups, margin, hull_points, hull_pads)
 
 
-def settings_bundle(*, min_damping, max_iterations, max_attempts, random_seed, max_joint_move) -> tuple:
-    """``settings``, its slots in order."""
+def tuning_bundle(*, min_damping, max_iterations, max_attempts, random_seed, max_joint_move) -> tuple:
+    """``tuning``, its slots in order."""
     return (min_damping, max_iterations, max_attempts, random_seed, max_joint_move)

@@ -23,7 +23,7 @@ Without numba (and in the plain-Python copy, :func:`~.jit.python_module`) a reco
 
 from __future__ import annotations
 
-from .jit import COMPILED, cgutils, intrinsic, llvm_ir, numba_types, overload, structref
+from .jit import JIT_ENABLED, cgutils, intrinsic, llvm_ir, numba_types, overload, structref
 
 __all__ = [
     "CLOSED_FORM_FIELDS",
@@ -76,7 +76,7 @@ def new_closed_form_context(decomposition, check, limits, workspace):
     return PlainContext(CLOSED_FORM_FIELDS, (decomposition, check, limits, workspace))
 
 
-if COMPILED:
+if JIT_ENABLED:
 
     @structref.register
     class SearchContextType(numba_types.StructRef):

@@ -37,7 +37,7 @@ def _piece_targets(seed_points, targets, fraction, relative, rotation_vector, ou
 
 @inline_kernel
 def attempt_in_pieces(
-    continuing, attempt_space, pieces_space, tree, task, joints, targets, settings, method, posture,
+    continuing, attempt_space, pieces_space, tree, task, joints, targets, tuning, method, posture,
     collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
 ):  # fmt: skip
     """One attempt of :func:`~.search.search_in`: :func:`run_attempt` from ``q``, or with ``continuing``
@@ -76,7 +76,7 @@ def attempt_in_pieces(
             final = piece == cut
             _piece_targets(seed_points, targets, piece / cut, relative, rotation_vector, piece_targets)
             outcome, used = run_attempt(
-                attempt_space, tree, task, joints, piece_targets, settings, method, posture, collision, seed,
+                attempt_space, tree, task, joints, piece_targets, tuning, method, posture, collision, seed,
                 primary_rows, deadline, q, norms,
             )  # fmt: skip
             iterations += used

@@ -39,7 +39,7 @@ from pathlib import Path
 __all__ = [
     "BATCH_THREADS",
     "COLD_COMPILE",
-    "COMPILED",
+    "JIT_ENABLED",
     "CompiledCall",
     "IS_PYTHON_COPY",
     "SLOWDOWN_WITHOUT_NUMBA",
@@ -85,9 +85,11 @@ _PACKAGE_NAME = __name__.rpartition(".")[0]
 #: Whether this module belongs to the plain-Python copy (whose kernels are never compiled).
 IS_PYTHON_COPY = _PACKAGE_NAME.endswith(_COPY_SUFFIX)
 
-COMPILED = numba is not None and not _numba_config.DISABLE_JIT and not IS_PYTHON_COPY
+#: Whether numba compiles the kernels (False: they run as plain Python: numba missing,
+#: ``NUMBA_DISABLE_JIT=1``, or this module is the plain-Python copy's).
+JIT_ENABLED = numba is not None and not _numba_config.DISABLE_JIT and not IS_PYTHON_COPY
 
-if (numba is None or not COMPILED) and not IS_PYTHON_COPY:
+if (numba is None or not JIT_ENABLED) and not IS_PYTHON_COPY:
     warnings.warn(
         "ik_node's IK kernels run as plain Python ("
         + ("numba is not installed" if numba is None else "NUMBA_DISABLE_JIT is set")
@@ -130,7 +132,7 @@ def _compile(function, **options):
     writable location for it (said once); ``function`` itself without numba and in the
     plain-Python copy."""
     global _cache_refused
-    if not COMPILED:
+    if not JIT_ENABLED:
         return function
     if not _cache_refused:
         try:
@@ -160,7 +162,7 @@ def compiled_entry(dispatcher, arguments: tuple):
     writability, alignment): the compiled function reads them as such, unchecked. ``dispatcher``
     itself where there is no such function (plain Python, not compiled for these types, another
     numba's internals)."""
-    if not COMPILED:
+    if not JIT_ENABLED:
         return dispatcher
     try:
         signature = tuple(dispatcher.typeof_pyval(value) for value in arguments)
@@ -201,7 +203,7 @@ def kernel_ready(dispatcher, arguments: tuple) -> bool:
     compiling: compiled for their types in this process, or in numba's cache for this machine
     (the same numba, CPU and kernel sources: the cache index's key). True without numba; False
     where numba's internals differ from the ones known here (the call may compile)."""
-    if not COMPILED:
+    if not JIT_ENABLED:
         return True
     try:
         signature = tuple(dispatcher.typeof_pyval(value) for value in arguments)
@@ -218,7 +220,7 @@ def cache_writable(dispatcher) -> bool:
     """Whether what numba compiles for ``dispatcher`` is saved to its cache (False without a
     cache, or in a read-only one: see :class:`ReadOnlyCacheLocator`)."""
     locator = getattr(getattr(getattr(dispatcher, "_cache", None), "_impl", None), "locator", None)
-    return COMPILED and locator is not None and not isinstance(locator, ReadOnlyCacheLocator)
+    return JIT_ENABLED and locator is not None and not isinstance(locator, ReadOnlyCacheLocator)
 
 
 def cache_location(dispatcher) -> str | None:
@@ -229,7 +231,7 @@ def cache_location(dispatcher) -> str | None:
 
 def compiler() -> str:
     """What compiles the kernels, as numba keys its cache: numba's version and the host CPU
-    (``"numba 0.61.2, CPU znver3"``). Only where :data:`COMPILED`."""
+    (``"numba 0.61.2, CPU znver3"``). Only where :data:`JIT_ENABLED`."""
     import llvmlite.binding
 
     return f"numba {numba.__version__}, CPU {llvmlite.binding.get_host_cpu_name()}"
@@ -238,7 +240,7 @@ def compiler() -> str:
 def python_module(name: str):
     """Module ``name`` of this package (``"search"``, ...) loaded a second time as plain Python,
     as ``ik_node.compiled_as_python.<name>``: the same source files, whose kernels are left
-    undecorated (this module's copy sets :data:`COMPILED` False there) and call each other's
+    undecorated (this module's copy sets :data:`JIT_ENABLED` False there) and call each other's
     plain versions. What answers while the compiled kernels are being compiled: about
     :data:`SLOWDOWN_WITHOUT_NUMBA` times slower, without compiling anything."""
     package = _PACKAGE_NAME if IS_PYTHON_COPY else _PACKAGE_NAME + _COPY_SUFFIX
@@ -261,7 +263,7 @@ def cache_is_cold(compiled_function) -> bool:
     rather than load it: its cache index (read as numba reads it) holds no kernel for these
     sources (the stamp: their contents, not their files' times, which a checkout or a copy
     changes) compiled for this CPU (numba's key). False without numba or without a cache."""
-    if not COMPILED or compiled_function._cache is None:
+    if not JIT_ENABLED or compiled_function._cache is None:
         return False
     try:
         machine = compiled_function.targetctx.codegen().magic_tuple()
@@ -348,10 +350,10 @@ def batch_kernel(function):
 
 #: Threads a batch is spread over: numba's thread count (``NUMBA_NUM_THREADS``, default every
 #: CPU), read without starting numba's threading layer; 1 in plain Python (the GIL serialises).
-BATCH_THREADS = _numba_config.NUMBA_NUM_THREADS if COMPILED else 1
+BATCH_THREADS = _numba_config.NUMBA_NUM_THREADS if JIT_ENABLED else 1
 
 
-if COMPILED:
+if JIT_ENABLED:
     from numba.core import caching as _caching
 
     class ReadOnlyCacheLocator(_caching.UserProvidedCacheLocator):
@@ -399,7 +401,7 @@ def _load_only_if_read_only(dispatcher) -> None:
         cache.save_overload = save_overload
 
 
-if COMPILED:  # (this module's clock, and what :mod:`.context` defines and reads its records with)
+if JIT_ENABLED:  # (this module's clock, and what :mod:`.context` defines and reads its records with)
     import llvmlite.ir as llvm_ir
     from numba.core import cgutils
     from numba.core import types as numba_types

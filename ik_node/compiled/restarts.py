@@ -255,7 +255,7 @@ def _onto_targets(tree, task, table, targets, restart_space, start):
 
 @inline_kernel
 def next_start(
-    tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+    tree, task, joints, table, targets, seed, tuning, solve_type, outcome, q, norms, restart_space,
     table_search, state, start,
 ):  # fmt: skip
     """The next start (into ``start``), after an attempt that ended with ``outcome`` (``q``,
@@ -275,7 +275,7 @@ def next_start(
     features (12,), the limb table's distances from them (S,) and :func:`place_limbs`'s ranked
     entries, an evaluation workspace (its poses and points), :func:`~.fitting.fit_workspace`."""
     draws, keep = restart_space[RESTART_DRAWS], restart_space[RESTART_KEEP]
-    max_joint_move = settings[MAX_JOINT_MOVE]
+    max_joint_move = tuning[MAX_JOINT_MOVE]
     state[CONTINUING] = 0
     if state[SEED_PENDING] == 1 or state[CONTINUATION_DUE] == 1:
         if state[SEED_PENDING] == 1:
@@ -287,7 +287,7 @@ def next_start(
             start[i] = seed[i]
         return
     if state[GENERATOR_SEEDED] == 0:
-        np.random.seed(settings[RANDOM_SEED])
+        np.random.seed(tuning[RANDOM_SEED])
         state[GENERATOR_SEEDED] = 1
     for j in range(joints.shape[0]):
         draws[j] = np.random.random()

@@ -211,7 +211,7 @@ def search_workspace(tree, task, joints, table, collision, nq):
 
 @inline_kernel
 def _attempt_from_start(
-    attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+    attempt_space, pieces_space, tree, task, joints, targets, tuning, method, solve_type, posture,
     collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
 ):  # fmt: skip
     """One attempt from ``start`` (:func:`~.continuation.attempt_in_pieces`: the continuation
@@ -228,12 +228,12 @@ def _attempt_from_start(
     until ``COLLIDING_ANSWERS`` such answers: that attempt runs again from its start with the
     collision rows and the acceptance rule of :func:`run_attempt` (counted once, its iterations
     both times), as do all after it. ``displacement`` (nv,): work space."""
-    max_joint_move = settings[MAX_JOINT_MOVE]
-    attempt_settings = (  # (settings, with run_attempt's posture bound: with speed only)
-        settings[MIN_DAMPING],  # MIN_DAMPING
-        settings[MAX_ITERATIONS],  # MAX_ITERATIONS
-        settings[MAX_ATTEMPTS],  # MAX_ATTEMPTS
-        settings[RANDOM_SEED],  # RANDOM_SEED
+    max_joint_move = tuning[MAX_JOINT_MOVE]
+    attempt_tuning = (  # (tuning, with run_attempt's posture bound: with speed only)
+        tuning[MIN_DAMPING],  # MIN_DAMPING
+        tuning[MAX_ITERATIONS],  # MAX_ITERATIONS
+        tuning[MAX_ATTEMPTS],  # MAX_ATTEMPTS
+        tuning[RANDOM_SEED],  # RANDOM_SEED
         max_joint_move if solve_type is None else 0.0,  # MAX_JOINT_MOVE
     )
     continuing = state[CONTINUING] == 1
@@ -251,12 +251,12 @@ def _attempt_from_start(
         q[i] = start[i]
     if unchecked:
         outcome, used = run_attempt(
-            attempt_space, tree, task, joints, targets, attempt_settings, method, posture, None, seed,
+            attempt_space, tree, task, joints, targets, attempt_tuning, method, posture, None, seed,
             primary_rows, deadline, q, norms,
         )  # fmt: skip
     else:
         outcome, used = attempt_in_pieces(
-            continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_settings, method,
+            continuing, attempt_space, pieces_space, tree, task, joints, targets, attempt_tuning, method,
             posture, collision, seed, primary_rows, max_joint_move, deadline, q, norms, displacement,
         )  # fmt: skip
     state[ITERATIONS_SPENT] += used
@@ -271,7 +271,7 @@ def _attempt_from_start(
             for i in range(seed.shape[0]):
                 q[i] = start[i]
             outcome, used = run_attempt(
-                attempt_space, tree, task, joints, targets, attempt_settings, method, posture, collision,
+                attempt_space, tree, task, joints, targets, attempt_tuning, method, posture, collision,
                 seed, primary_rows, deadline, q, norms,
             )  # fmt: skip
             state[ITERATIONS_SPENT] += used
@@ -370,7 +370,7 @@ def _report(tree, joints, seed, max_joint_move, state, displacement, q_out):
 
 @kernel
 def search_in(
-    context, targets, seed, deadline, primary_rows, q_out, norms_out, settings, method, solve_type, posture,
+    context, targets, seed, deadline, primary_rows, q_out, norms_out, tuning, method, solve_type, posture,
     collision,
 ):  # fmt: skip
     """Attempts (:func:`~ik_node.compiled.attempt.run_attempt`) from restarts until the stop rule
@@ -399,7 +399,7 @@ def search_in(
     (:func:`~.context.record_fields`: no reference counted per call).
     """
     tree, task, joints, table, workspace = record_fields(context)
-    max_attempts, max_joint_move = settings[MAX_ATTEMPTS], settings[MAX_JOINT_MOVE]
+    max_attempts, max_joint_move = tuning[MAX_ATTEMPTS], tuning[MAX_JOINT_MOVE]
     clipped, start, q = workspace[CLIPPED], workspace[START], workspace[ATTEMPT_Q]
     target_features, seed_features = workspace[TARGET_FEATURES], workspace[SEED_FEATURES]
     draws, displacement, distances = workspace[DRAWS], workspace[DISPLACEMENT], workspace[DISTANCES]
@@ -427,7 +427,7 @@ def search_in(
     best_rank, best_value = 2.0, 0.0  # (above every end's rank but a failed continuation's)
     while True:
         outcome, penetration = _attempt_from_start(
-            attempt_space, pieces_space, tree, task, joints, targets, settings, method, solve_type, posture,
+            attempt_space, pieces_space, tree, task, joints, targets, tuning, method, solve_type, posture,
             collision, seed, primary_rows, deadline, start, state, q, norms, displacement,
         )  # fmt: skip
         rank, value = _rank_end(
@@ -444,7 +444,7 @@ def search_in(
         if _stops(outcome, value, solve_type, max_joint_move, max_attempts, deadline, state):
             break
         next_start(
-            tree, task, joints, table, targets, seed, settings, solve_type, outcome, q, norms, restart_space,
+            tree, task, joints, table, targets, seed, tuning, solve_type, outcome, q, norms, restart_space,
             table_search, state, start,
         )  # fmt: skip
     outcome = _report(tree, joints, seed, max_joint_move, state, displacement, q_out)
@@ -463,7 +463,7 @@ def search_context(tree, task, joints, table, collision, nq):
 
 @batch_kernel
 def search_many(
-    context, targets, seeds, timeout_ns, deadline, primary_rows, q_out, norms_out, results, settings, method,
+    context, targets, seeds, timeout_ns, deadline, primary_rows, q_out, norms_out, results, tuning, method,
     solve_type, posture, collision,
 ):  # fmt: skip
     """:func:`search_in` for each of N targets (N, T, 4, 4) from its seed (N, nq), in turn, in
@@ -480,7 +480,7 @@ def search_many(
             target_deadline = min(deadline, monotonic_ns() + timeout_ns)
         outcome, iterations, attempts, deadline_reached = search_in(
             context, targets[index], seeds[index], target_deadline, primary_rows, q_out[index],
-            norms_out[index], settings, method, solve_type, posture, collision,
+            norms_out[index], tuning, method, solve_type, posture, collision,
         )  # fmt: skip
         results[index, OUTCOME] = outcome
         results[index, ITERATIONS_USED] = iterations

@@ -80,11 +80,11 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> i
     (:func:`~.warmup.warm_trees`); says what it did unless ``quiet``."""
     import time
 
-    from ..compiled.jit import COMPILED, cache_location, compiler
+    from ..compiled.jit import JIT_ENABLED, cache_location, compiler
     from . import kernels
     from .warmup import warm, warm_closed_form, warm_trees
 
-    if not COMPILED:
+    if not JIT_ENABLED:
         if not quiet:
             print("IK kernels: numba is not in use (plain Python); nothing to compile")
         return EXIT_OK

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..compiled.jit import COLD_COMPILE, COMPILED, SLOWDOWN_WITHOUT_NUMBA, cache_writable, kernel_ready
+from ..compiled.jit import COLD_COMPILE, JIT_ENABLED, SLOWDOWN_WITHOUT_NUMBA, cache_writable, kernel_ready
 from . import kernels
 from .compile_helper import HELPER_VARIABLE, HelperCompile
 from .core import SolverCore
@@ -117,7 +117,7 @@ def _prepare_search_kernels(core: SolverCore, notice: bool) -> tuple[float, bool
     if notice and not kernels_ready(core.arguments):
         _log.warning(COLD_COMPILE_NOTICE)
     began = time.perf_counter()
-    misses = sum(kernels.search_many.stats.cache_misses.values()) if COMPILED else 0
+    misses = sum(kernels.search_many.stats.cache_misses.values()) if JIT_ENABLED else 0
     problem = core.problem
     identity = np.repeat(np.eye(4)[None], len(problem.tips), axis=0)
     check_pose(problem.tips[0], identity)
@@ -127,7 +127,7 @@ def _prepare_search_kernels(core: SolverCore, notice: bool) -> tuple[float, bool
     )  # (what a solve with some tips' targets left out calls)
     deadline = time.monotonic_ns() + PREPARATION_SEARCH_NS  # (whatever the solver's max_attempts)
     core.search(identity, rest_posture, deadline)
-    compiled = COMPILED and sum(kernels.search_many.stats.cache_misses.values()) > misses
+    compiled = JIT_ENABLED and sum(kernels.search_many.stats.cache_misses.values()) > misses
     preparation = (time.perf_counter() - began, bool(compiled))
     _log.info(
         "IK kernels %s in %.1f s",

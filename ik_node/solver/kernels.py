@@ -1,16 +1,20 @@
 """The solver's entry to its compiled core, :mod:`ik_node.compiled` (numba kernels over flat
 arrays; see :mod:`ik_node.compiled.jit`), by concern:
 
-* :mod:`~ik_node.compiled.spatial`: FK, Jacobians from trimmed adjoint blocks, the configuration
-  manifold;
+* :mod:`~ik_node.compiled.spatial`: FK, Jacobians from trimmed adjoint blocks;
+  :mod:`~ik_node.compiled.manifold`: the configuration manifold (``q ⊕ dq``);
+  :mod:`~ik_node.compiled.rotations` and :mod:`~ik_node.compiled.elementary`: SO(3), sines, arc
+  tangents;
 * :mod:`~ik_node.compiled.bundles`: the named bundles (``tree``, ``task``, ``joints``, ``table``,
-  ``settings``) and the codes shared with Python;
+  ``tuning``) and the codes shared with Python;
 * :mod:`~ik_node.compiled.tasks`: the tips' controlled points, task errors and Jacobians;
 * :mod:`~ik_node.compiled.linalg`: the LDL^T solve, the damped step, the null-space projection;
 * :mod:`~ik_node.compiled.joints`: steps within the limits, displacements, restart configurations;
 * :mod:`~ik_node.compiled.steps`: one step per method (``dls``, ``pinv``, ``transpose``, ``ccd``);
 * :mod:`~ik_node.compiled.attempt`: the one iteration loop and the null-space posture;
-* :mod:`~ik_node.compiled.search`: restarts, the seed table's nearest entries, ``search_many``.
+* :mod:`~ik_node.compiled.search`: the restart search, ``search_many`` (its restarts in
+  ``restarts``, pieces toward far goals in ``continuation``);
+  :mod:`~ik_node.compiled.table_search`: the seed table's features and nearest entries.
 
 This module names what the Python side (the solver, its problem and seed table, the tests)
 calls and reads.

@@ -19,13 +19,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..compiled import nearest_branches as compiled
+from ..compiled import nearest_branches
 from . import kernels
 from .all_solutions import NEAR_LEAST_SQUARES, say_if_cold
 from .batch_threads import in_slices
 from .closed_form import ClosedForm
 from .core import SolverCore
-from .search_call import search_arguments, search_settings
+from .search_call import search_arguments, search_tuning
 
 __all__ = ["ChainClosedForm", "nearest_in_closed_form"]
 
@@ -49,7 +49,7 @@ def nearest_in_closed_form(
     arm's branches (with ``arguments``) and searches the targets no branch reaches (``None``: the
     core's own)."""
     closed = chain.closed
-    say_if_cold(compiled.nearest_branches)
+    say_if_cold(nearest_branches.nearest_branches)
     frames, links, tip_frame, offset, lower, upper, periodic, continuous, weights = chain.arrays
     if closed.exact:
         tolerances = np.array(core.problem.tolerances[0])  # (the tip's task's: position, orientation)
@@ -61,7 +61,7 @@ def nearest_in_closed_form(
     q, errors, converged = np.empty((count, n)), np.empty((count, 2)), np.empty(count, dtype=np.bool_)
 
     def nearest_slice(first: int, stop: int) -> None:
-        compiled.nearest_branches(
+        nearest_branches.nearest_branches(
             closed.code, np.bool_(closed.inverted), closed.axes,
             closed.offsets, closed.tool_rotation, closed.reference, closed.joints, frames, links, tip_frame,
             offset, tolerances, lower, upper, periodic, continuous, weights, poses[first:stop],
@@ -86,8 +86,8 @@ def _polish(core: SolverCore, targets: np.ndarray, q, errors, converged, search)
     """One LM attempt on the real tree from each nominal branch ``q[converged]`` (updated in place
     with ``errors`` and ``converged``: a polish that fails leaves its target to the search)."""
     chosen = np.flatnonzero(converged)
-    settings = search_settings(core.options, max_attempts=1, max_joint_move=0.0)  # (from the branch)
-    arguments = search_arguments(core.problem, core.seed_table, core.options, settings)
+    tuning = search_tuning(core.options, max_attempts=1, max_joint_move=0.0)  # (from the branch)
+    arguments = search_arguments(core.problem, core.seed_table, core.options, tuning)
     polished, norms, outcomes = search(arguments, targets[chosen], np.ascontiguousarray(q[chosen]))
     q[chosen], errors[chosen] = polished, norms[:, 0]
     converged[chosen] = outcomes == kernels.CONVERGED

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiled.jit import COMPILED
+from ..compiled.jit import JIT_ENABLED
 from ..errors import IKNodeError
 from . import kernels
 
@@ -47,7 +47,7 @@ __all__ = [
 #: TRAC-IK-protocol solves took 11.7 iterations on average with 1024 entries, 9.7 with 16384
 #: (built in ~30 ms). As plain Python (no numba) each entry's FK takes ~0.3 ms: one tip keeps
 #: 1024 entries there.
-SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = (16384 if COMPILED else 1024), 2048
+SEED_TABLE_ONE_TIP, SEED_TABLE_TREE = (16384 if JIT_ENABLED else 1024), 2048
 #: A default seed table holds at most this many configuration values (entries x nq, 2 MiB of
 #: float64: one tip's 16384 entries up to 16 coordinates) and at least ``SEED_TABLE_LEAST``
 #: entries, so that building it stays linear in the number of joints: a 10,000-joint chain gets 64

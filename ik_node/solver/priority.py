@@ -20,7 +20,7 @@ from . import kernels
 from .options import SolverOptions
 from .problem import Problem
 from .results import Outcome
-from .search_call import SearchCall, SearchResult, search_arguments, search_settings
+from .search_call import SearchCall, SearchResult, search_arguments, search_tuning
 from .seed_table import SeedTable
 
 __all__ = ["PrioritySearches", "TaskPriority", "solve_prioritised"]
@@ -70,8 +70,8 @@ class TaskPriority:
             near_problem, near_table, ordered, no_table = self.problems(near)
             options, kernel_set = self._options, self._kernel_set
             nq, tips = len(self._problem.rest_posture), len(ordered.tips)
-            one_attempt = search_settings(options, max_attempts=1, max_joint_move=0.0)
-            no_iterations = search_settings(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
+            one_attempt = search_tuning(options, max_attempts=1, max_joint_move=0.0)
+            no_iterations = search_tuning(options, max_iterations=0, max_attempts=1, max_joint_move=0.0)
             self._searches[near] = PrioritySearches(
                 SearchCall(kernel_set, search_arguments(near_problem, near_table, options), len(near), nq),
                 SearchCall(kernel_set, search_arguments(ordered, no_table, options, one_attempt), tips, nq),

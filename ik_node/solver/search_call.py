@@ -6,9 +6,9 @@ A re-solve (the goal moved a little, seeded at the last answer) converges in 1-3
 pays once what every call would: the search's context (:func:`kernels.search_context`: the
 bundles and the work arrays in one record, passed as one pointer), the compiled function for the
 arguments' types (:class:`~ik_node.compiled.jit.CompiledCall`: no dispatch by type), and the
-call's input and output arrays (the *frame*, reused: each call copies the target and seed in and
-the answer out). A call made while another thread's is in the frame (the node's solves and a
-user's, say) gets a frame of its own, with a context of its own.
+call's input and output arrays (the *call's arrays*, reused: each call copies the target and
+seed in and the answer out). A call made while another thread's is using them (the node's solves
+and a user's, say) gets arrays of its own, with a context of its own.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from .options import METHODS, SOLVE_TYPES, SolverOptions
 from .problem import Problem
 from .seed_table import SeedTable
 
-__all__ = ["SearchArguments", "SearchCall", "SearchResult", "search_arguments", "search_settings"]
+__all__ = ["SearchArguments", "SearchCall", "SearchResult", "search_arguments", "search_tuning"]
 
 
 class SearchArguments(NamedTuple):
     """What a search of one problem takes: the bundles (see :mod:`ik_node.compiled.bundles`; the
     tree, task, joints and table reach :func:`kernels.search_many` in its context,
-    :meth:`context`), the settings and the feature switches (None where the problem does not use
+    :meth:`context`), the tuning and the feature switches (None where the problem does not use
     the feature, so that it compiles only the kernels it uses), :meth:`trailing` in
     ``search_many``'s order."""
 
@@ -39,7 +39,7 @@ class SearchArguments(NamedTuple):
     task: tuple
     joints: np.ndarray
     table: tuple
-    settings: tuple
+    tuning: tuple
     method: np.int64 | None
     solve_type: np.int64 | None
     posture: np.ndarray | None
@@ -52,9 +52,9 @@ class SearchArguments(NamedTuple):
 
     @property
     def trailing(self) -> tuple:
-        """What :func:`kernels.search_many` takes after its outputs: the settings and the switches
+        """What :func:`kernels.search_many` takes after its outputs: the tuning and the switches
         (the bundles reach it in its context, :meth:`context`)."""
-        return (self.settings, *self.switches)
+        return (self.tuning, *self.switches)
 
     def context(self, kernel_set, nq: int):
         """A context of ``kernel_set`` (:func:`kernels.search_context`) for these bundles and ``nq``
@@ -76,10 +76,10 @@ class SearchResult(NamedTuple):
 
 
 def search_arguments(
-    problem: Problem, table: SeedTable, options: SolverOptions, settings: tuple | None = None
+    problem: Problem, table: SeedTable, options: SolverOptions, tuning: tuple | None = None
 ) -> SearchArguments:
     """The :class:`SearchArguments` of ``problem`` with seed table ``table``: its tree, task and
-    joints, the seed table, the settings (``settings``, else :func:`search_settings` of
+    joints, the seed table, the tuning (``tuning``, else :func:`search_tuning` of
     ``options``) and the feature switches of ``options`` and ``problem``."""
     method, solve_type = METHODS[options.method], SOLVE_TYPES[options.solve_type]
     return SearchArguments(
@@ -101,7 +101,7 @@ def search_arguments(
             limb_q=table.limb_q,
             limb_features=table.limb_features,
         ),
-        settings=search_settings(options) if settings is None else settings,
+        tuning=search_tuning(options) if tuning is None else tuning,
         method=None if method == kernels.DLS else np.int64(method),  # (the defaults dls and speed: None)
         solve_type=None if solve_type == kernels.SPEED else np.int64(solve_type),
         posture=problem.posture,
@@ -109,8 +109,8 @@ def search_arguments(
     )
 
 
-def search_settings(options: SolverOptions, **overrides) -> tuple:
-    """The kernels' ``settings`` bundle of ``options`` (see :mod:`ik_node.compiled.bundles`), as
+def search_tuning(options: SolverOptions, **overrides) -> tuple:
+    """The kernels' ``tuning`` bundle of ``options`` (see :mod:`ik_node.compiled.bundles`), as
     float and int whatever number types they were given in: one compiled signature;
     ``overrides``: slots by name (``max_attempts=1``), of the same types."""
     values = {
@@ -120,7 +120,7 @@ def search_settings(options: SolverOptions, **overrides) -> tuple:
         "random_seed": int(options.random_seed),
         "max_joint_move": 0.0 if options.max_joint_move is None else float(options.max_joint_move),
     }
-    return bundles.settings_bundle(**(values | overrides))
+    return bundles.tuning_bundle(**(values | overrides))
 
 
 class SearchCall:
@@ -130,9 +130,9 @@ class SearchCall:
     def __init__(self, kernel_set, arguments: SearchArguments, tips: int, nq: int):
         self.arguments = arguments
         self._kernel_set, self._shape = kernel_set, (tips, nq)
-        self._frame = self._new_frame()
-        self._frame_free = threading.Lock()
-        leading = self._leading(self._frame, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
+        self._arrays = self._new_call_arrays()
+        self._arrays_free = threading.Lock()
+        leading = self._leading(self._arrays, kernels.NO_DEADLINE, kernels.NO_PRIORITY)
         self._search = CompiledCall(kernel_set.search_many, arguments.trailing, leading)
 
     def __call__(
@@ -140,25 +140,25 @@ class SearchCall:
     ) -> SearchResult:
         """Search for ``targets`` (T, 4, 4) [base frame, m] from ``seed`` (nq,) until ``deadline``
         [ns, ``time.monotonic_ns``]."""
-        frame_free = self._frame_free
-        if not frame_free.acquire(False):
-            return self._run(self._new_frame(), targets, seed, deadline, primary_rows)
+        arrays_free = self._arrays_free
+        if not arrays_free.acquire(False):
+            return self._run(self._new_call_arrays(), targets, seed, deadline, primary_rows)
         try:
-            return self._run(self._frame, targets, seed, deadline, primary_rows)
+            return self._run(self._arrays, targets, seed, deadline, primary_rows)
         finally:
-            frame_free.release()
+            arrays_free.release()
 
     @staticmethod
-    def _leading(frame: tuple, deadline: int, primary_rows: int) -> tuple:
-        """``search_many``'s arguments before the settings, for one target with ``frame``
-        (:meth:`_new_frame`'s)."""
-        target_in, seed_in, q_out, norms_out, results, _, context = frame
+    def _leading(arrays: tuple, deadline: int, primary_rows: int) -> tuple:
+        """``search_many``'s arguments before the tuning, for one target with ``arrays``
+        (:meth:`_new_call_arrays`'s)."""
+        target_in, seed_in, q_out, norms_out, results, _, context = arrays
         return (context, target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
 
-    def _run(self, frame: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
-        """The call with ``frame`` (:meth:`_new_frame`'s; the same steps as :meth:`_leading`'s
+    def _run(self, arrays: tuple, targets, seed, deadline: int, primary_rows: int) -> SearchResult:
+        """The call with ``arrays`` (:meth:`_new_call_arrays`'s; the same steps as :meth:`_leading`'s
         tuple, unrolled: this is a re-solve's Python)."""
-        target_in, seed_in, q_out, norms_out, results, answer, context = frame
+        target_in, seed_in, q_out, norms_out, results, answer, context = arrays
         target_in[...] = targets
         seed_in[...] = seed
         self._search(context, target_in, seed_in, -1, deadline, primary_rows, q_out, norms_out, results)
@@ -166,7 +166,7 @@ class SearchCall:
         errors = norms_out.tolist()[0]
         return SearchResult(outcome, iterations, attempts, deadline_reached == 1, answer.copy(), errors)
 
-    def _new_frame(self) -> tuple:
+    def _new_call_arrays(self) -> tuple:
         """A call's arrays: the target (1, T, 4, 4) and seed (1, nq) in; q (1, nq), norms (1, T, 2)
         and the results (1, ``RESULT_COLUMNS``) out (writable, aligned C arrays: one compiled
         signature); the answer, q's row (nq,); and a search context of its own."""

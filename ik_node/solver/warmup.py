@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from ..compiled import decompositions, nearest_branches, solution_sets
-from ..compiled.jit import COMPILED
+from ..compiled.jit import JIT_ENABLED
 from ..description import bundled_urdf, load_robot
 from . import kernels
 from .all_solutions import chain_closed_form, solution_set
@@ -93,7 +93,7 @@ def warm_trees() -> tuple[float, bool]:
     whose targets face the other way). Returns (seconds, whether anything was compiled)."""
     began = time.perf_counter()
     watched = (kernels.limb_table_features, kernels.place_free_base)
-    misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
+    misses = [sum(kernel.stats.cache_misses.values()) if JIT_ENABLED else 0 for kernel in watched]
     tips = ["left", "right"]
     solver = IKSolver(
         load_robot(TREE_SAMPLE_URDF, root_joint="floating"), "world", tips, seed_table_size=64,
@@ -102,7 +102,7 @@ def warm_trees() -> tuple[float, bool]:
     half_turn = np.diag([-1.0, -1.0, 1.0, 1.0])  # (about z: the fit turns the base)
     targets = half_turn @ solver.tip_poses(solver.rest_posture)
     solver.solve(dict(zip(tips, targets)), timeout=None)
-    compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
+    compiled = JIT_ENABLED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
     return time.perf_counter() - began, bool(compiled)
 
 
@@ -119,7 +119,7 @@ def warm_closed_form() -> tuple[float, bool]:
         solution_sets.branch_configurations, solution_sets.closed_form_context, solution_sets.closed_form_set,
         nearest_branches.nearest_branches,
     )  # fmt: skip
-    misses = [sum(kernel.stats.cache_misses.values()) if COMPILED else 0 for kernel in watched]
+    misses = [sum(kernel.stats.cache_misses.values()) if JIT_ENABLED else 0 for kernel in watched]
     solver = IKSolver(
         load_robot(str(bundled_urdf("arm6"))), "base_link", "tool0", solve_type="distance",
         seed_table_size=64, compile_helper=False,
@@ -129,9 +129,9 @@ def warm_closed_form() -> tuple[float, bool]:
     branches = chain_closed_form(solver).branches(target)  # (as a calibrated arm's polish calls them)
     solution_set(solver, branches.q, branches.status, target, None, (np.inf, np.inf))
     solver.solve_many(np.repeat(target[None], 2, axis=0))
-    if COMPILED:  # (the decompositions arm6 does not use: the same argument types)
+    if JIT_ENABLED:  # (the decompositions arm6 does not use: the same argument types)
         signature = decompositions.three_parallel_two_intersecting.signatures[0]
         for kernel in watched[:2]:
             kernel.compile(signature)
-    compiled = COMPILED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
+    compiled = JIT_ENABLED and [sum(kernel.stats.cache_misses.values()) for kernel in watched] != misses
     return time.perf_counter() - began, bool(compiled)
