@@ -345,3 +345,52 @@ def test_a_warm_cache_stays_warm_when_the_sources_times_change():
     finally:
         os.utime(source, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert said.strip() == "False"
+
+
+INNER_DECORATORS = ("inner_kernel", "inner_allocating_kernel")
+
+
+def inner_kernels() -> dict[str, str]:
+    """``{name: module}`` of the kernels compiled without a CPython wrapper (``jit.inner_kernel``):
+    only other kernels may call them."""
+    import ast
+
+    found = {}
+    for path in sorted((PACKAGE_ROOT / "ik_node" / "compiled").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(decorator, ast.Name) and decorator.id in INNER_DECORATORS
+                for decorator in node.decorator_list
+            ):
+                found[node.name] = path.stem
+    return found
+
+
+def test_no_python_outside_the_kernels_names_an_inner_kernel():
+    """An inner kernel has no CPython wrapper, so a call from Python would fail: no module outside
+    ``compiled/`` (the package's others, the tests, the benchmarks) names one, and each is called
+    by some kernel."""
+    import re
+
+    inner = inner_kernels()
+    assert len(inner) > 40, inner  # (the kernels only kernels call: most of the small ones)
+    outside = [
+        path
+        for folder in ("ik_node", "test", "benchmark")
+        for path in (PACKAGE_ROOT / folder).rglob("*.py")
+        if path.parent.name != "compiled"
+    ]
+    word = re.compile(r"\b(" + "|".join(map(re.escape, inner)) + r")\b")
+    named = {
+        f"{path.relative_to(PACKAGE_ROOT)}: {match}"
+        for path in outside
+        for match in word.findall(path.read_text())
+    }
+    assert not named, sorted(named)
+    compiled_sources = "".join(
+        path.read_text() for path in (PACKAGE_ROOT / "ik_node" / "compiled").glob("*.py")
+    )
+    uncalled = [
+        name for name in inner if not re.search(rf"\b{name}\(", compiled_sources.replace(f"def {name}(", ""))
+    ]
+    assert not uncalled, uncalled

@@ -63,7 +63,7 @@ from .bundles import (
     WEIGHT,
 )
 from .contacts import MAX_CONTACT_ROWS, clear_contacts
-from .jit import allocating_kernel, inline_kernel, kernel, monotonic_ns
+from .jit import allocating_kernel, inline_kernel, inner_allocating_kernel, inner_kernel, kernel, monotonic_ns
 from .joints import apply_step, largest_move, pushes_against_limit
 from .linalg import null_space_motion, step_workspace
 from .steps import MU_DOWN, MU_INITIAL, MU_MAX, MU_MIN, constraint_workspace, limited_step, method_step
@@ -105,7 +105,7 @@ def stationary(jacobian, error, joints, coordinates, q):
     return math.sqrt(free) <= STATIONARY * math.sqrt(jacobian_norm * error_norm)
 
 
-@kernel
+@inner_kernel
 def _within_tolerance(norms, tolerances, rows, row_end):
     """Every tip with a row among ``rows[:row_end]`` is within its position and orientation
     tolerance."""
@@ -116,7 +116,7 @@ def _within_tolerance(norms, tolerances, rows, row_end):
     return True
 
 
-@kernel
+@inner_kernel
 def _cost(error, row_start):
     """``E = e^T e / 2`` over rows ``row_start:`` (the secondary rows under priority)."""
     value = 0.0
@@ -304,7 +304,7 @@ def posture_refinement(
     return used
 
 
-@allocating_kernel
+@inner_allocating_kernel
 def attempt_workspace(tree, task, collision, dof, nq):
     """Work arrays of :func:`run_attempt` for ``dof`` tangent and ``nq`` configuration
     coordinates, made once and handed to every attempt: (the evaluations at ``q`` and at the
@@ -328,7 +328,7 @@ def attempt_workspace(tree, task, collision, dof, nq):
     )
 
 
-@kernel
+@inner_kernel
 def _contact_rows_kept(collision):
     """The near pairs' rows a step stacks at most (0 without collision checks)."""
     if collision is None:

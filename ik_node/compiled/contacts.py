@@ -61,7 +61,7 @@ from .bundles import (
     SHAPES,
 )
 from .gjk import GJK_WORK, gjk_workspace, hull_distance
-from .jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, inner_allocating_kernel, inner_kernel, kernel
 from .shapes import segment_box_gap, segment_parameters, swept_box_distance
 from .spatial import point_jacobian
 
@@ -127,7 +127,7 @@ def pair_distance(poses, shapes, first, second, record):
                             math.inf, np.empty((3, 3)), record)  # fmt: skip
 
 
-@kernel
+@inner_kernel
 def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far, scratch, record):
     """The distance of two shapes placed by :func:`_bounds` (as :func:`pair_distance`), with
     work space ``scratch`` (3, 3); when their bounding spheres are ``far`` [m] or more apart, or
@@ -169,7 +169,7 @@ def _placed_distance(placed_a, bound_a, placed_b, bound_b, shape_a, shape_b, far
     return distance
 
 
-@allocating_kernel
+@inner_allocating_kernel
 def contact_workspace(collision):
     """What :func:`contacts` fills per configuration, as two arrays (few allocations: one
     workspace per attempt; views into them come from :func:`_contact_views`): a float buffer
@@ -216,7 +216,7 @@ def _contact_views(collision, contact):
     return (records, record, placed, radii, scratch, spheres, gjk, directions)  # RECORDS ... DIRECTIONS
 
 
-@kernel
+@inner_kernel
 def clear_contacts(collision, contact):
     """Clear the near pairs and the groups' GJK warm starts in :func:`contact_workspace` (at each
     attempt's start, so that an attempt's result never depends on the attempts or targets before
@@ -239,7 +239,7 @@ def contact_records(collision, contact):
     return _contact_views(collision, contact)[RECORDS]
 
 
-@kernel
+@inner_kernel
 def _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record):
     """:func:`_placed_distance` of pair ``p`` (a lower bound when it is ``margin`` or more)."""
     first, second = pairs[p, 0], pairs[p, 1]
@@ -249,7 +249,7 @@ def _near_pair(p, pairs, shapes, placed, radii, margin, scratch, record):
     )  # fmt: skip
 
 
-@kernel
+@inner_kernel
 def _keep_near(near, records, count, pair, record):
     """Insert ``record`` (of ``pair``) among the near ones, closest first, ``near.shape[0]`` kept
     at most (the farthest dropped); returns the new count."""
@@ -269,7 +269,7 @@ def _keep_near(near, records, count, pair, record):
     return min(count + 1, kept)
 
 
-@kernel
+@inner_kernel
 def _group_distance(group, poses, collision, placed, radii, far, scratch, record, gjk, directions):
     """A group's distance [m] (a lower bound once it is ``far`` or more), the penetration of its
     shapes [m], and whether the hulls gave it (``record`` then holds their near pair's record):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .attempt import run_attempt
 from .bundles import CONVERGED, DEADLINE, EVALUATION, FRAME_LINKS, FRAMES, ITERATIONS, POSES, STUCK
-from .jit import inline_kernel, kernel
+from .jit import inline_kernel, inner_kernel
 from .joints import largest_move
 from .rotations import interpolate_pose
 from .spatial import forward_kinematics
@@ -21,7 +21,7 @@ CONTINUATION_PIECES = 8
 PIECES_SEED_POINTS, PIECES_TARGETS, PIECES_RELATIVE, PIECES_ROTATION_VECTOR = range(4)
 
 
-@kernel
+@inner_kernel
 def _piece_targets(seed_points, targets, fraction, relative, rotation_vector, out):
     """The targets (T, 4, 4) of a piece of the step from ``seed_points`` to ``targets`` ending
     ``fraction`` of the way (:func:`interpolate_pose`; at 1, ``targets`` themselves), into

@@ -29,7 +29,7 @@ p_56 = 0``); the latter also ``p_12 = 0`` (axes 1 and 2 meet). ``three_parallel_
 from __future__ import annotations
 
 from .elementary import sin_cos
-from .jit import kernel
+from .jit import inner_kernel, kernel
 from .subproblems import FREE, add, dot, norm, rotate, rotate_by, scaled, sp1, sp2, sp3, sp4, subtract
 
 __all__ = [
@@ -69,7 +69,7 @@ def times(rotation, v):
     )
 
 
-@kernel
+@inner_kernel
 def transposed_times(rotation, v):
     """``Rᵀ v`` for a (3, 3) array ``R``."""
     return (
@@ -79,19 +79,19 @@ def transposed_times(rotation, v):
     )
 
 
-@kernel
+@inner_kernel
 def wrist_rotation(target, tool_rotation, v):
     """``R_06 v = R_0T R_6Tᵀ v``."""
     return times(target, transposed_times(tool_rotation, v))
 
 
-@kernel
+@inner_kernel
 def wrist_rotation_transposed(target, tool_rotation, v):
     """``R_06ᵀ v = R_6T R_0Tᵀ v``."""
     return times(tool_rotation, transposed_times(target, v))
 
 
-@kernel
+@inner_kernel
 def wrist_axes(axes, target, tool_rotation):
     """``(R_06 h5, R_06 h6)``: a spherical wrist's last two axes at the target, in the base frame
     (the same for every branch: :func:`spherical_wrist` takes them)."""
@@ -99,7 +99,7 @@ def wrist_axes(axes, target, tool_rotation):
     return wrist_rotation(target, tool_rotation, h5), wrist_rotation(target, tool_rotation, h6)
 
 
-@kernel
+@inner_kernel
 def unrotate_three(axes, q, u, v):
     """``(R_03ᵀ u, R_03ᵀ v)``, ``R_03ᵀ = R(h3, −θ3) R(h2, −θ2) R(h1, −θ1)``: one sine and cosine
     for each angle."""
@@ -110,7 +110,7 @@ def unrotate_three(axes, q, u, v):
     return u, v
 
 
-@kernel
+@inner_kernel
 def spherical_wrist(axes, wrist_h5, wrist_h6, q, hint, first, q_out, status_out, branch_out, status, branch):
     """θ4, θ5, θ6 of a spherical wrist for a branch whose θ1..θ3 are ``q[0:3]``, given ``R_06 h5``
     and ``R_06 h6`` (the target's, the same for every branch): SP2 for (θ4, θ5) from ``R(h4, θ4)
@@ -259,7 +259,7 @@ DECOMPOSITION_CODES = {
 }
 
 
-@kernel
+@inner_kernel
 def branches_of(kind, axes, offsets, tool_rotation, target, hint, angles, status, branch):
     """The branches (count returned) of decomposition ``kind`` (:data:`DECOMPOSITION_CODES`) for
     ``target``, as its kernel writes them: one compiled entry for every kind."""
@@ -270,7 +270,7 @@ def branches_of(kind, axes, offsets, tool_rotation, target, hint, angles, status
     return three_parallel_two_intersecting(axes, offsets, tool_rotation, target, hint, angles, status, branch)
 
 
-@kernel
+@inner_kernel
 def as_solved(target, inverted, out):
     """``target`` (4x4) into ``out`` as the decomposition solves it: itself, or for an
     ``inverted`` chain (read from the tool back) its inverse ``(Rᵀ, −Rᵀ p)``."""

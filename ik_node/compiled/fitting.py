@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .bundles import FRAME_LINKS, FRAMES, POINTS, POSES, ROWS
-from .jit import allocating_kernel, kernel
+from .jit import allocating_kernel, inner_kernel, kernel
 from .spatial import FLOATING, JOINT_TYPE, PARENT, Q_INDEX, ROTATION, TRANSLATION, forward_kinematics
 from .tasks import tip_points
 
@@ -23,7 +23,7 @@ ANCHOR_ARM = 0.1
 ANCHORS, HORN = 0, 1
 
 
-@kernel
+@inner_kernel
 def rigid_fit(a, b, horn):
     """The rigid motion ``(R, t)`` minimising ``sum_i |R a_i + t - b_i|^2`` over points ``a``,
     ``b`` (N, 3) [m]: Horn 1987 ("Closed-form solution of absolute orientation using unit
@@ -97,7 +97,7 @@ def floating_root(frame_links):
     return -1
 
 
-@kernel
+@inner_kernel
 def tip_anchors(points, rows, frames, root, out):
     """Anchor points [m] (into ``out`` (N, 3); returns N) of tip poses ``points`` (T, 4, 4;
     ``T_base_tip``) seen from the floating joint's origin frame ``C`` (frame row ``root``: ``C^-1

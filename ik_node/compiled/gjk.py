@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, inner_kernel, kernel
 
 #: Relative tolerance on the squared distance, and the iterations at most.
 GJK_TOLERANCE, GJK_ITERATIONS = 1e-10, 64
@@ -28,7 +28,7 @@ TOUCHING = 1e-9
 GJK_GOING_ON, BEYOND_FAR, CLOSEST = 0, 1, 2
 
 
-@kernel
+@inner_kernel
 def _support(points, start, end, pose, dx, dy, dz, out):
     """The vertex of ``points[start:end]`` (frame axes) farthest along the base-axes direction
     ``(dx, dy, dz)``, placed in the base frame into ``out``; returns its index."""
@@ -46,7 +46,7 @@ def _support(points, start, end, pose, dx, dy, dz, out):
     return best
 
 
-@kernel
+@inner_kernel
 def _closest_on_simplex(simplex, size, required, weights, gram, rhs, trial, others):
     """The point of the convex hull of ``simplex[:size]`` (rows: points) nearest the origin: its
     barycentric ``weights`` (size,), the rest 0; returns the squared distance (``inf`` when no
@@ -111,7 +111,7 @@ def _closest_on_simplex(simplex, size, required, weights, gram, rhs, trial, othe
     return best
 
 
-@kernel
+@inner_kernel
 def _solve_small(matrix, rhs, size):
     """Gaussian elimination with partial pivoting of ``matrix[:size, :size] x = rhs[:size]`` in
     place (``x`` into ``rhs``); False when singular to working precision."""

@@ -52,6 +52,8 @@ __all__ = [
     "compiler",
     "inline_allocating_kernel",
     "inline_kernel",
+    "inner_allocating_kernel",
+    "inner_kernel",
     "intrinsic",
     "kernel",
     "compiled_entry",
@@ -136,7 +138,7 @@ def _compile(function, **options):
         return function
     if not _cache_refused:
         try:
-            dispatcher = numba.njit(cache=True, **options)(function)
+            dispatcher = numba.njit(cache=True, **_NO_C_WRAPPER, **options)(function)
             _stamp_with_sources(dispatcher)
             _load_only_if_read_only(dispatcher)
             return dispatcher
@@ -151,7 +153,7 @@ def _compile(function, **options):
                 RuntimeWarning,
                 stacklevel=3,
             )
-    return numba.njit(cache=False, **options)(function)
+    return numba.njit(cache=False, **_NO_C_WRAPPER, **options)(function)
 
 
 def compiled_entry(dispatcher, arguments: tuple):
@@ -290,6 +292,10 @@ def _reference_counting_option() -> dict:
 #: (said explicitly: a function without the option inherits its caller's).
 _WITHOUT_REFERENCE_COUNTS = _reference_counting_option()
 _WITH_REFERENCE_COUNTS = {key: True for key in _WITHOUT_REFERENCE_COUNTS}
+#: No kernel is called through a C function pointer (numba's ``cfunc`` wrapper: first-class
+#: function values, ``@cfunc``): none is made. An inner kernel has no CPython wrapper either.
+_NO_C_WRAPPER = {"no_cfunc_wrapper": True} if numba is not None else {}
+_NO_PYTHON_WRAPPER = {"no_cpython_wrapper": True}
 
 
 def kernel(function):
@@ -304,6 +310,21 @@ def kernel(function):
     :func:`allocating_kernel`; a search's work arrays are made once (per batch slice in
     ``solve_many``) and handed down."""
     return _compile(function, **_WITHOUT_REFERENCE_COUNTS)
+
+
+def inner_kernel(function):
+    """Like :func:`kernel`, for a kernel that only other kernels call (never Python): compiled
+    without the CPython wrapper that boxes and unboxes its arguments for a call from Python
+    (numba's ``no_cpython_wrapper``), a module of its own that numba would type, optimise and
+    emit for each kernel. Calling it from Python fails; ``test_compiled_core`` checks that no
+    module outside ``compiled/`` names one."""
+    return _compile(function, **_NO_PYTHON_WRAPPER, **_WITHOUT_REFERENCE_COUNTS)
+
+
+def inner_allocating_kernel(function):
+    """Like :func:`allocating_kernel`, for a kernel that only other kernels call (see
+    :func:`inner_kernel`)."""
+    return _compile(function, **_NO_PYTHON_WRAPPER, **_WITH_REFERENCE_COUNTS)
 
 
 def allocating_kernel(function):

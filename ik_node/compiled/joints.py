@@ -9,11 +9,11 @@ import math
 import numpy as np
 
 from .bundles import COORDINATES, LOWER, SAMPLE_LOWER, SAMPLE_UPPER, SPANS, UPPER, WEIGHT, WRAPS
-from .jit import allocating_kernel, kernel
+from .jit import allocating_kernel, inner_kernel, kernel
 from .manifold import difference, integrate
 
 
-@kernel
+@inner_kernel
 def apply_step(tree, joints, q, step, out):
     """``out = q (+) step`` (:func:`integrate`), 1-DOF joints clipped to their limits."""
     coordinates = tree[COORDINATES]
@@ -24,7 +24,7 @@ def apply_step(tree, joints, q, step, out):
             out[c] = min(max(out[c], joints[j, LOWER]), joints[j, UPPER])
 
 
-@kernel
+@inner_kernel
 def pushes_against_limit(q, coordinates, joints, j, direction):
     """Whether joint ``j`` sits at a limit that motion in ``direction``'s sign would pass."""
     if coordinates[j] < 0:
@@ -48,7 +48,7 @@ def nearest_turn(value, reference, joint):
     return wrapped
 
 
-@kernel
+@inner_kernel
 def seed_displacement(tree, joints, seed, q, out):
     """The tangent displacement (nv,) from ``seed`` to ``q`` (:func:`difference`), joints that turn
     freely compared at the turn nearest the seed."""
@@ -70,7 +70,7 @@ def largest_move(tree, joints, q, seed, displacement):
     return largest
 
 
-@kernel
+@inner_kernel
 def configuration_from_draws(tree, joints, center, draws, box, out, keep):
     """A restart configuration (into ``out``) from uniform draws in [0, 1) per tangent coordinate
     (nv,): with ``box < 0``, each 1-DOF joint uniform within its sampling bounds (a joint that
@@ -108,7 +108,7 @@ def configurations_from_draws(tree, joints, center, draws, box, out):
         configuration_from_draws(tree, joints, center, draws[index], box, out[index], keep)
 
 
-@kernel
+@inner_kernel
 def _usable_seed(tree, joints, seed, step, out):
     """The seed with its quaternions normalised and 1-DOF joints clipped into the limits (into
     ``out``; ``step`` (nv,) is work space); False for NaN or infinite values or a zero

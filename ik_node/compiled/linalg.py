@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .bundles import FIRST_ROW, GRAM, IMAGE, PROJECTED, SECONDARY, SOLUTION
-from .jit import allocating_kernel, inline_kernel, kernel, reduction_kernel
+from .jit import allocating_kernel, inline_kernel, inner_kernel, kernel, reduction_kernel
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
 NULL_SPACE_REGULARISATION = 1e-10
@@ -156,7 +156,7 @@ def gram_step(jacobian, error, weights, row_start, row_end, gram, factored, solu
         step[j] *= weights[j]
 
 
-@kernel
+@inner_kernel
 def damped_step(jacobian, error, weights, damping, row_start, row_end, gram, solution, step):
     """``dq = W J^T (J W J^T + lambda^2 I)^-1 e`` over the rows ``row_start:row_end`` (the
     singularity-robust inverse, Nakamura & Hanafusa 1986; an LDL^T solve, no inverse), into

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .jit import allocating_kernel, kernel
+from .jit import allocating_kernel, inner_kernel, kernel
 from .rotations import quaternion_matrix, so3_log
 from .spatial import BALL, FLOATING, PLANAR, PRISMATIC, QUATERNION_AT, REVOLUTE
 
@@ -28,7 +28,7 @@ SPAN_TYPE, SPAN_Q, SPAN_V = 0, 1, 2
 SPAN_COLUMNS = 3
 
 
-@kernel
+@inner_kernel
 def _store_matrix(values, out):
     """Write 9 row-major values into ``out`` (3, 3)."""
     for i in range(3):
@@ -36,7 +36,7 @@ def _store_matrix(values, out):
             out[i, j] = values[3 * i + j]
 
 
-@kernel
+@inner_kernel
 def _multiply_quaternion_by_exp(q, at, wx, wy, wz, out):
     """``out[at:at+4] = q[at:at+4] * exp(w / 2)``: the quaternion of ``R exp(hat(w))`` (rotation
     by the body angular displacement ``w`` [rad]), renormalised."""
@@ -53,7 +53,7 @@ def _multiply_quaternion_by_exp(q, at, wx, wy, wz, out):
     out[at], out[at + 1], out[at + 2], out[at + 3] = rx / norm, ry / norm, rz / norm, rw / norm
 
 
-@kernel
+@inner_kernel
 def _left_jacobian_times(wx, wy, wz, vx, vy, vz):
     """``V(w) v`` with ``V = I + (1 - cos t)/t^2 hat(w) + (t - sin t)/t^3 hat(w)^2`` (``t = |w|``):
     the translation of ``exp([v; w])`` (Lynch & Park eq. 3.88)."""

@@ -14,14 +14,14 @@ import math
 import numpy as np
 
 from .decompositions import MAX_BRANCHES, as_solved, branches_of
-from .jit import batch_kernel, kernel
+from .jit import batch_kernel, inner_kernel
 from .solution_sets import LIMIT_SLACK, TWO_PI, pose_error
 from .spatial import forward_kinematics, point_pose
 
 __all__ = ["nearest_branches"]
 
 
-@kernel
+@inner_kernel
 def _nearest_turn(value, seed, lower, upper, periodic, continuous):
     """Joint value ``value`` [rad, m] as the candidate nearest ``seed``: for a continuous joint
     ``θ + 2πk`` nearest it; for a bounded revolute joint the nearest of the ``θ + 2πk`` inside

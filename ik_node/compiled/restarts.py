@@ -59,7 +59,7 @@ from .bundles import (
     WEIGHT,
 )
 from .fitting import floating_root, place_free_base
-from .jit import inline_kernel, kernel
+from .jit import inline_kernel, inner_kernel
 from .joints import configuration_from_draws
 from .table_search import (
     FIRST,
@@ -82,14 +82,14 @@ PARTIAL_RESTARTS = 2
 SETTLED_TOLERANCES = 100.0
 
 
-@kernel
+@inner_kernel
 def _settled(norms, tolerances, tip):
     """Whether ``tip`` lies within ``SETTLED_TOLERANCES`` times its tolerances (``norms`` (T, 2))."""
     near = SETTLED_TOLERANCES
     return norms[tip, 0] <= near * tolerances[tip, 0] and norms[tip, 1] <= near * tolerances[tip, 1]
 
 
-@kernel
+@inner_kernel
 def keep_settled_paths(tree, task, table, joints, norms, free_base, keep):
     """Mark in ``keep`` (nv,) the coordinates a partial restart keeps: those on the path of a tip
     settled (:func:`_settled`; ``norms`` (T, 2): an attempt's end) and those of multi-DOF joints

@@ -69,7 +69,7 @@ from .contacts import clear_contacts, contacts
 from .context import new_context, record_fields
 from .continuation import attempt_in_pieces
 from .fitting import fit_workspace
-from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel, monotonic_ns
+from .jit import allocating_kernel, batch_kernel, inline_kernel, inner_kernel, kernel, monotonic_ns
 from .joints import _usable_seed, largest_move, nearest_turn, seed_displacement
 from .linalg import manipulability
 from .restarts import PARTIAL_RESTARTS, first_start, next_start
@@ -94,7 +94,7 @@ SKIPPED_STARTS = 1000
 ) = range(22)  # fmt: skip
 
 
-@kernel
+@inner_kernel
 def penetration_at(tree, collision, q, space):
     """The collision pairs' penetration (summed overlap [m], 0 when collision-free) at ``q``, in
     ``space`` (an :func:`~ik_node.compiled.tasks.evaluation_workspace`), measured at margin 0
@@ -109,7 +109,7 @@ def penetration_at(tree, collision, q, space):
     return contacts(collision, 0.0, space[POSES], space[CONTACT])
 
 
-@kernel
+@inner_kernel
 def _has_pairs(collision):
     """Whether ``collision`` (a feature switch: None without collision checks) has pairs."""
     if collision is None:

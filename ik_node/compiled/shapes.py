@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .jit import kernel
+from .jit import inner_kernel, kernel
 
 #: Golden-section iterations of the segment-box distance (the bracket shrinks to 0.618^40 ~
 #: 4e-9 of the segment).
@@ -13,7 +13,7 @@ GOLDEN_ITERATIONS = 40
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-@kernel
+@inner_kernel
 def segment_parameters(p1, q1, p2, q2):
     """Parameters ``(s, t)`` in [0, 1] of the closest points ``p1 + s (q1 - p1)`` and
     ``p2 + t (q2 - p2)`` of two segments (either may be a point; Ericson 5.1.9)."""
@@ -42,7 +42,7 @@ def segment_parameters(p1, q1, p2, q2):
     return s, t
 
 
-@kernel
+@inner_kernel
 def box_signed_distance(px, py, pz, box, closest, normal):
     """Signed distance [m] of the point ``(px, py, pz)`` from a box (``box`` (5, 3): centre, the
     rotation's rows, half extents; base frame), negative inside; ``closest`` receives the nearest
@@ -104,7 +104,7 @@ def segment_box_gap(segment, box):
     return gap
 
 
-@kernel
+@inner_kernel
 def swept_box_distance(segment, box, closest_a, closest_b, normal):
     """The smallest signed distance from the segment ``segment[0]``-``segment[1]`` to a box (see
     :func:`box_signed_distance`; signed distance to a convex set is convex along a segment:

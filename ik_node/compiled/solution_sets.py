@@ -17,7 +17,7 @@ from .bundles import MAX_TARGET_DISTANCE, ORTHONORMAL_TOLERANCE, SEED_NOT_FINITE
 from .context import new_closed_form_context
 from .decompositions import MAX_BRANCHES, as_solved, branches_of
 from .elementary import atan2
-from .jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, inner_allocating_kernel, inner_kernel, kernel
 from .spatial import first_moved_frame, forward_kinematics, forward_kinematics_from, point_pose
 from .subproblems import FREE, LEAST_SQUARES
 from .tasks import POSE_OK, check_poses
@@ -55,7 +55,7 @@ POSITION_ERROR, ORIENTATION_ERROR, BRANCH = 0, 1, 2
 SET_COLUMNS = 3
 
 
-@kernel
+@inner_kernel
 def _column_dot(a, i, b, j):
     """``(Aᵀ B)_ij`` over the rotation blocks of 4x4 poses ``a`` and ``b``."""
     return a[0, i] * b[0, j] + a[1, i] * b[1, j] + a[2, i] * b[2, j]
@@ -84,7 +84,7 @@ def wrapped_angle(angle):
     return angle - TWO_PI * math.floor((angle + math.pi) / TWO_PI)
 
 
-@kernel
+@inner_kernel
 def _same_solution(a, b, periodic):
     """Whether configurations ``a`` and ``b`` differ by at most :data:`DUPLICATE_TOLERANCE` in
     every joint, revolute joints (``periodic``) modulo 2π; from the first joint that differs
@@ -98,7 +98,7 @@ def _same_solution(a, b, periodic):
     return True
 
 
-@kernel
+@inner_kernel
 def _checked_candidates(
     frames, frame_links, tip_frame, point_offset, target, candidates, count, status, tolerances, periodic,
     poses, point, errors, reached, picked,
@@ -134,7 +134,7 @@ def _checked_candidates(
     return kept, success
 
 
-@kernel
+@inner_kernel
 def _fitted_choices(
     candidates, picked, kept, lower, upper, periodic, continuous, seed, shifted, choices, variants
 ):
@@ -163,7 +163,7 @@ def _fitted_choices(
     return total
 
 
-@kernel
+@inner_kernel
 def _write_variants(
     shifted, choices, variants, picked, kept, lower, upper, periodic, continuous, digits, out
 ):
@@ -208,7 +208,7 @@ def _distance(out, row, seed, weights):
     return total
 
 
-@allocating_kernel
+@inner_allocating_kernel
 def _order_by_distance(out, rows, seed, weights):
     """Step (5): the first ``rows`` rows of ``out`` (their first n columns a configuration)
     ordered by the weighted distance ``Σ w_j (q_j − s_j)²`` from ``seed`` (n,), stable, whole
@@ -288,7 +288,7 @@ def solution_set(
     return q, origin, errors, success
 
 
-@kernel
+@inner_kernel
 def write_branch_configurations(angles, count, reference, joints, q):
     """Full configurations (count, n) into ``q`` of the first ``count`` branches ``angles``
     (8, 6) of a decomposition: ``reference`` (n,) with joints ``joints`` (6,) moved by the

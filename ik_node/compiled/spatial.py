@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .elementary import sin_cos
-from .jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, inner_kernel, kernel
 from .rotations import quaternion_matrix
 
 # ------------------------------------------------------------------ named columns
@@ -105,7 +105,7 @@ def joint_motion(frames, frame_links, k, q):
     return m00, m01, m02, m10, m11, m12, m20, m21, m22, t0, t1, t2
 
 
-@kernel
+@inner_kernel
 def forward_kinematics(frames, frame_links, q, poses):
     """Poses ``T_base_frame`` (F, 4, 4) of every frame, parents first (``poses[0]`` = base):
     ``T_base_k = T_base_parent C M(q)`` (see the module docstring). ``q``: configuration [rad, m,
@@ -165,7 +165,7 @@ def forward_kinematics_from(frames, frame_links, q, poses, first):
         poses[k + 1, 3, 3] = 1.0
 
 
-@kernel
+@inner_kernel
 def first_moved_frame(frame_links, a, b):
     """The first frame row whose joint's coordinates differ between configurations ``a`` and
     ``b`` (the number of rows where none does): the frames before it have the same poses at both
@@ -178,7 +178,7 @@ def first_moved_frame(frame_links, a, b):
     return frame_links.shape[0]
 
 
-@kernel
+@inner_kernel
 def point_pose(poses, frame, offset, out):
     """Pose (4, 4) of the frame at point ``offset`` (3,) [m, frame axes] of pose index ``frame``,
     with that frame's axes: ``(R, p + R offset)``."""
@@ -217,7 +217,7 @@ def _unit_twist(frames, k, kind, column):
     )
 
 
-@kernel
+@inner_kernel
 def point_jacobian(frames, frame_links, poses, tip_frame, point, base_axes, jacobian):
     """Jacobian (6, nv) of the frame ``point`` (4, 4, ``T_base_point``) rigidly attached to pose
     index ``tip_frame``, into ``jacobian`` (overwritten), from :func:`forward_kinematics`.

@@ -38,7 +38,7 @@ from .bundles import (
 )
 from .contacts import DISTANCE, MAX_CONTACT_ROWS, contact_records, contact_rows
 from .elementary import atan2
-from .jit import allocating_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, inline_kernel, inner_allocating_kernel, inner_kernel, kernel
 from .joints import apply_step, pushes_against_limit
 from .linalg import factor_gram, free_step, gram_step, ldl_rank_one, weighted_gram
 from .spatial import forward_kinematics, point_jacobian
@@ -129,7 +129,7 @@ def _step_from_factors(jacobian, error, weights, damping, factored, work, step):
     return factored
 
 
-@allocating_kernel
+@inner_allocating_kernel
 def constraint_workspace(collision, rows, dof):
     """Work space of :func:`constrained_step` for ``rows`` task rows and ``dof`` joints, made once
     per attempt, one buffer (empty without pairs): the near pairs' rows (K, nv), point Jacobians
@@ -246,7 +246,7 @@ def transpose_step(jacobian, error, joints, coordinates, q, step):
         step[j] *= scale
 
 
-@kernel
+@inner_kernel
 def _best_rotation_angle(axis, sum_cross, sum_dot, x, y, weight):
     """Accumulate one pair (``x`` rotated toward ``y``) of the CCD angle about unit ``axis``:
     ``theta = atan2(sum a.(x x y), sum (x.y - (a.x)(a.y)))`` minimises ``sum |R(theta) x - y|^2``."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from .elementary import atan2, sin_cos
-from .jit import kernel
+from .jit import inner_kernel, kernel
 
 __all__ = [
     "EXACT",
@@ -104,7 +104,7 @@ def rotate(k, theta, p):
     return rotate_by(k, sine, cosine, p)
 
 
-@kernel
+@inner_kernel
 def rotate_by(k, sine, cosine, p):
     """``R(k, θ) p`` by Rodrigues' formula given ``sin θ`` and ``cos θ`` (unit ``k``): for
     several vectors turned by one angle, one sine and cosine."""

@@ -30,7 +30,7 @@ from .bundles import (
     POSES,
     TIP_FEATURES,
 )
-from .jit import allocating_kernel, kernel, reduction_kernel
+from .jit import allocating_kernel, inner_kernel, kernel, reduction_kernel
 from .spatial import forward_kinematics
 from .tasks import evaluation_workspace, tip_points
 
@@ -59,7 +59,7 @@ def pose_features(tip_poses, feature_spec, feature_scale, out):
         out[f] = feature_scale[f] * value
 
 
-@kernel
+@inner_kernel
 def fk_features(tree, task, feature_spec, feature_scale, q, space, out):
     """:func:`pose_features` of the tips' controlled points at ``q`` (``space``:
     :func:`evaluation_workspace`)."""
@@ -79,7 +79,7 @@ def table_features(tree, task, feature_spec, feature_scale, table_q):
     return features
 
 
-@kernel
+@inner_kernel
 def squared_distance(a, b):
     """The squared distance between feature vectors ``a`` and ``b`` (F,)."""
     value = 0.0
@@ -176,7 +176,7 @@ def rank_probed(table, probed, count, distances, chosen, chosen_distance):
     return found
 
 
-@kernel
+@inner_kernel
 def relative_features(frame_pose, tip_pose, scale, out):
     """Pose features (12,) of ``tip_pose`` seen from ``frame_pose`` (both ``T_base_*``): of
     ``T_frame_tip = T_base_frame^-1 T_base_tip``, its position (3) [m] then its rotation matrix
@@ -215,7 +215,7 @@ def limb_table_features(tree, task, limb_frames, limb_scale, table_q):
     return features
 
 
-@kernel
+@inner_kernel
 def place_limbs(tree, task, table, targets, keep, rank, poses, relative, distances, chosen, start):
     """Each limb whose joints ``keep`` leaves free (a tip not reached) takes its joints from the
     limb table's entry ``rank`` (0: the nearest, 1: the next, ...) by distance from its target

@@ -26,7 +26,7 @@ from .bundles import (
     TIP_OFFSETS,
 )
 from .contacts import contact_workspace, contacts
-from .jit import allocating_kernel, batch_kernel, inline_kernel, kernel
+from .jit import allocating_kernel, batch_kernel, inline_kernel, inner_kernel, kernel
 from .linalg import manipulability
 from .rotations import so3_log
 from .spatial import forward_kinematics, point_jacobian, point_pose
@@ -35,7 +35,7 @@ from .spatial import forward_kinematics, point_jacobian, point_pose
 POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3
 
 
-@kernel
+@inner_kernel
 def tip_points(poses, task, out):
     """Poses (T, 4, 4) of each tip's controlled point (its ``offset`` in the tip's frame, with
     the tip's axes), from :func:`forward_kinematics`."""
@@ -63,7 +63,7 @@ def task_jacobian(tree, task, poses, points, blocks, jacobian):
             jacobian[r, j] = row_weights[r] * block_row[j]
 
 
-@kernel
+@inner_kernel
 def task_error(points, targets, task, error, norms, full, relative):
     """Stacked weighted error (m,) and per-tip error norms (T, 2) (position [m], orientation
     [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
