@@ -79,11 +79,6 @@ class SolverCore(NamedTuple):
         table)."""
         return self.search.arguments
 
-    @property
-    def compiled(self) -> bool:
-        """Whether the kernel set is the compiled one."""
-        return self.kernels is kernels
-
 
 def _search(kernel_set, problem: Problem, table: SeedTable, options: SolverOptions) -> SearchCall:
     """The search of ``solve`` and ``solve_many`` on ``kernel_set`` for ``problem`` and ``table``."""

@@ -207,8 +207,6 @@ class IKSolver:
     def __repr__(self) -> str:
         return f"IKSolver({self.tree!r}, method={self.options.method!r})"
 
-    # ------------------------------------------------------------------ input
-
     # ------------------------------------------------------------------ solving
 
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
