@@ -47,6 +47,7 @@ LAYERS = (
     ("description",),  # URDF/xacro -> Robot (whose tree() is a KinematicTree), package files
     ("collision",),  # collision models, obstacles, SRDF pairs
     ("solver",),  # IKSolver over the kernels (collision rows included)
+    ("servo",),  # the streaming servo: twists, jogs and joint goals, one period at a time
     ("reach", "decisions"),  # reachability maps; the node's decisions (policy, schema), no ROS
     ("ros",),  # the ROS 2 node: the rclpy and message shell around the decisions
     ("cli",),  # the ik_node command
@@ -404,16 +405,16 @@ def test_the_modules_the_rule_calls_ros_free_import_with_ros_blocked():
 
 #: Wrong lines, each with the module it is added to and what the rule says of it.
 WRONG_LINES = [
-    ("ros/node_commands.py", "from ..cli import main", "ros (layer 7) imports ik_node.cli (cli, layer 8)"),
+    ("ros/node_commands.py", "from ..cli import main", "ros (layer 8) imports ik_node.cli (cli, layer 9)"),
     (
         "decisions/motion.py",
         "from ..ros import messages",
-        "decisions (layer 6) imports ik_node.ros (ros, layer 7)",
+        "decisions (layer 7) imports ik_node.ros (ros, layer 8)",
     ),
     (
         "reach/map.py",
         "from ..decisions import policy",
-        "reach (layer 6) imports ik_node.decisions (decisions, layer 6)",
+        "reach (layer 7) imports ik_node.decisions (decisions, layer 7)",
     ),
     ("decisions/policy.py", "from ..solver.problem import Problem", "does not export the module 'problem'"),
     ("cli/main.py", "from ..solver import kernels", "takes ['kernels'] from ik_node.solver"),

@@ -78,6 +78,9 @@ CONTACT_COLUMNS = 10
 MAX_CONTACT_ROWS = 8
 #: Slots of :func:`_contact_views`' views.
 RECORDS, RECORD, PLACED, RADII, SCRATCH, SPHERES, GJK_SPACE, DIRECTIONS = range(8)
+#: Where the near pairs' records start in the buffer of :func:`contact_workspace` (after the
+#: count and the penetration).
+RECORDS_START = 2
 
 
 @kernel
@@ -197,7 +200,7 @@ def _contact_views(collision, contact):
     buffer = contact[CONTACT_BUFFER]
     kept, shapes = contact[NEAR_PAIRS].shape[0], collision[SHAPES].shape[0]
     owners, groups = collision[OWNERS].shape[0], collision[GROUPS].shape[0]
-    at = 2
+    at = RECORDS_START
     records = buffer[at : at + kept * CONTACT_COLUMNS].reshape((kept, CONTACT_COLUMNS))
     at += kept * CONTACT_COLUMNS
     record = buffer[at : at + CONTACT_COLUMNS]
@@ -214,6 +217,14 @@ def _contact_views(collision, contact):
     at += GJK_WORK
     directions = buffer[at : at + groups * 3].reshape((groups, 3))
     return (records, record, placed, radii, scratch, spheres, gjk, directions)  # RECORDS ... DIRECTIONS
+
+
+def near_records(contact) -> np.ndarray:
+    """The near pairs' records (count, ``CONTACT_COLUMNS``) that :func:`contacts` left in
+    :func:`contact_workspace`'s arrays, read from Python (a copy)."""
+    buffer, kept = contact[CONTACT_BUFFER], contact[NEAR_PAIRS].shape[0]
+    records = buffer[RECORDS_START : RECORDS_START + kept * CONTACT_COLUMNS].reshape((kept, CONTACT_COLUMNS))
+    return records[: int(buffer[NEAR_COUNT])].copy()
 
 
 @inner_kernel

@@ -67,7 +67,13 @@ from ..compiled.bundles import (
     WEIGHT,
     WRAPS,
 )
-from ..compiled.contacts import CONTACT_COLUMNS, contact_rows, group_distances, pair_distance
+from ..compiled.contacts import (
+    CONTACT_COLUMNS,
+    contact_rows,
+    group_distances,
+    near_records,
+    pair_distance,
+)
 from ..compiled.fitting import fit_workspace, place_free_base
 from ..compiled.jit import python_module
 from ..compiled.joints import configurations_from_draws
@@ -108,6 +114,7 @@ __all__ = [
     "CCD",
     "COLLISION",
     "CONTACT_COLUMNS",
+    "near_records",
     "CONVERGED",
     "DEADLINE",
     "DISTANCE",

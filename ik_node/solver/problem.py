@@ -220,6 +220,14 @@ class Problem:
         for (tip, component), scale in zip(self.feature_spec, self.feature_scale):
             self.limb_scale[tip, component] = scale
 
+    def with_tasks(self, tasks: Mapping[str, TipTask]) -> Problem:
+        """The same problem with some tips' tasks replaced (``tasks``: ``{tip: TipTask}``; cheap:
+        the tree, joints and reach are shared)."""
+        problem = copy.copy(self)
+        problem._tasks = {**self._tasks, **tasks}
+        problem._select_tips(self.tips)
+        return problem
+
     def with_collision(self, collision: tuple) -> Problem:
         """The same problem keeping the pairs ``collision`` apart: (shapes, pairs, owners, groups,
         margin [m], hull points, hull paddings) (see ``contacts``); kept as None when it has no
