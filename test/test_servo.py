@@ -68,9 +68,9 @@ def _start(solver: IKSolver, seed: int) -> np.ndarray:
 def _check_limits(servo: Servo, states) -> None:
     """Every state within the position limits, velocities and the accelerations between them."""
     limits = servo.limits
-    single = servo._coordinates >= 0
+    single = servo.single
     for before, after in zip(states, states[1:]):
-        position = after.q[servo._coordinates[single]]
+        position = after.q[servo.single_coordinates]
         assert np.all(position >= limits.lower[single] - SLACK) and np.all(
             position <= limits.upper[single] + SLACK
         )

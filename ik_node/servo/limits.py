@@ -32,6 +32,7 @@ coordinates have no position limits: ``-inf``/``inf``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,9 @@ import numpy as np
 from ..errors import IKNodeError
 
 __all__ = ["MotionLimits", "braking_speed", "scaled_velocity", "velocity_bounds"]
+
+#: A distance [rad, m] that stands for "no position limit" in the braking speed (inf / inf).
+FAR = 1e12
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,22 @@ class MotionLimits:
 def braking_speed(distance: np.ndarray, acceleration: np.ndarray, period: float) -> np.ndarray:
     """The largest speed ``u >= 0`` [rad/s, m/s] for which a joint ``distance`` [rad, m] away from
     where it must stop can do a period at ``u`` and then stop decelerating at ``acceleration``:
-    ``u T + u^2 / (2 a) <= d``, so ``u = a (sqrt(T^2 + 2 d / a) - T)``; ``d / T`` where ``a`` is
-    infinite; 0 where ``d <= 0``."""
-    distance = np.maximum(np.asarray(distance, dtype=float), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        limited = acceleration * (np.sqrt(period * period + 2.0 * distance / acceleration) - period)
-    return np.where(np.isfinite(acceleration), limited, distance / period)
+    ``u T + u^2 / (2 a) <= d``, so ``u = a (sqrt(T^2 + 2 d / a) - T)``, computed as
+    ``2 d / (T + sqrt(T^2 + 2 d / a))`` (the same number; ``d / T`` where ``a`` is infinite); 0
+    where ``d <= 0``; far (``sqrt(2 a d)``, 1e12 at most) where ``d`` is infinite."""
+    distance = np.clip(distance, 0.0, FAR)
+    return 2.0 * distance / (period + np.sqrt(period * period + 2.0 * distance / acceleration))
+
+
+def _merge(low, high, bound_low, bound_high):
+    """``[low, high]`` intersected with ``[bound_low, bound_high]`` per joint; where they do not
+    overlap, the point of ``[low, high]`` nearest the bound."""
+    new_low, new_high = np.maximum(low, bound_low), np.minimum(high, bound_high)
+    apart = new_low > new_high
+    if apart.any():
+        nearest = np.where(bound_high < low, low, high)
+        new_low, new_high = np.where(apart, nearest, new_low), np.where(apart, nearest, new_high)
+    return new_low, new_high
 
 
 def velocity_bounds(
@@ -84,29 +98,19 @@ def velocity_bounds(
     (``braked_low``, ``braked_high``: booleans; a goal's braking not counted). ``goal``:
     a tangent displacement (nv,) to a joint goal, which the joint must be able to stop at like a
     limit (a joint with ``goal_i = 0`` may still move, within its other bounds)."""
-    acceleration_step = limits.max_acceleration * period
-    upper_room = limits.upper - limits.margin - position
-    lower_room = position - (limits.lower + limits.margin)
-    braking_low = -braking_speed(lower_room, limits.max_acceleration, period)
-    braking_high = braking_speed(upper_room, limits.max_acceleration, period)
+    acceleration = limits.max_acceleration
+    braking_low = -braking_speed(position - (limits.lower + limits.margin), acceleration, period)
+    braking_high = braking_speed(limits.upper - limits.margin - position, acceleration, period)
     braked_low, braked_high = braking_low > -limits.max_velocity, braking_high < limits.max_velocity
     if goal is not None:
-        to_goal = braking_speed(np.abs(goal), limits.max_acceleration, period)
+        to_goal = braking_speed(np.abs(goal), acceleration, period)
         braking_high = np.where(goal > 0.0, np.minimum(braking_high, to_goal), braking_high)
         braking_low = np.where(goal < 0.0, np.maximum(braking_low, -to_goal), braking_low)
-    bounds = (
-        ((limits.lower - position) / period, (limits.upper - position) / period),
-        (velocity - acceleration_step, velocity + acceleration_step),
-        (braking_low, braking_high),
-        (-limits.max_velocity, limits.max_velocity),
-    )
-    low, high = (np.asarray(bound, dtype=float).copy() for bound in bounds[0])
-    for bound_low, bound_high in bounds[1:]:
-        new_low, new_high = np.maximum(low, bound_low), np.minimum(high, bound_high)
-        fits = new_low <= new_high
-        # (no overlap: the point of the kept interval nearest the new one)
-        nearest = np.where(bound_high < low, low, high)
-        low, high = np.where(fits, new_low, nearest), np.where(fits, new_high, nearest)
+    step = acceleration * period
+    low, high = (limits.lower - position) / period, (limits.upper - position) / period
+    low, high = _merge(low, high, velocity - step, velocity + step)
+    low, high = _merge(low, high, braking_low, braking_high)
+    low, high = _merge(low, high, -limits.max_velocity, limits.max_velocity)
     return low, high, braked_low, braked_high
 
 
@@ -120,21 +124,24 @@ def scaled_velocity(
     ``kept`` true; where no common scale exists, ``u = c + k (s' desired - c)`` with ``c`` the
     last velocity brought into the intervals and ``k`` in [0, 1] as large as they allow (``s`` is
     then ``nan`` and ``kept`` false)."""
-    desired = np.asarray(desired, dtype=float)
     target = max(0.0, min(1.0, speed_cap))
-    moving = desired != 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        first, second = low / desired, high / desired
-    scale_low = np.where(moving, np.minimum(first, second), -np.inf)
-    scale_high = np.where(moving, np.maximum(first, second), np.inf)
-    least, most = max(0.0, float(scale_low.max(initial=0.0))), float(scale_high.min(initial=np.inf))
-    still_fits = bool(np.all((low <= 0.0) & (high >= 0.0) | moving))
-    if still_fits and least <= most:
+    least, most, fits = 0.0, math.inf, True  # (the scales s with low <= s desired <= high, every joint)
+    for want, bottom, top in zip(desired.tolist(), low.tolist(), high.tolist()):
+        if want > 0.0:
+            least, most = max(least, bottom / want), min(most, top / want)
+        elif want < 0.0:
+            least, most = max(least, top / want), min(most, bottom / want)
+        elif bottom > 0.0 or top < 0.0:  # (a joint asked to stay cannot)
+            fits = False
+    if fits and least <= most:
         scale = min(max(target, least), most)
         return scale * desired, scale, True
     start = np.clip(velocity, low, high)
     direction = target * desired - start
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(direction > 0.0, (high - start) / direction, (low - start) / direction)
-    share = float(np.clip(np.where(direction != 0.0, room, np.inf).min(initial=1.0), 0.0, 1.0))
-    return start + share * direction, float("nan"), False
+    share = 1.0
+    for step, begin, bottom, top in zip(direction.tolist(), start.tolist(), low.tolist(), high.tolist()):
+        if step > 0.0:
+            share = min(share, (top - begin) / step)
+        elif step < 0.0:
+            share = min(share, (bottom - begin) / step)
+    return start + max(share, 0.0) * direction, float("nan"), False

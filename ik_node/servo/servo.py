@@ -132,15 +132,15 @@ class Servo:
         self.tips = tuple(solver.tip_links)
         self.tangent_names = tuple(tree.tangent_names)
         problem = solver.problem
-        self._coordinates = problem.tree_arrays[
-            bundles.COORDINATES
-        ]  # (tangent -> configuration index; -1: multi-DOF)
+        # (the 1-DOF joints' tangent indices and their coordinates: a multi-DOF joint has no limits)
+        coordinates = problem.tree_arrays[bundles.COORDINATES]
+        self.single = np.flatnonzero(coordinates >= 0)
+        self.single_coordinates = coordinates[self.single]
         dof = len(self.tangent_names)
         if max_velocity is None:  # (a floating or planar joint's: per twist component, linear or angular)
             linear = np.array([name.rsplit("/", 1)[-1].startswith("v") for name in self.tangent_names])
             max_velocity = np.where(linear, base_max_velocity[0], base_max_velocity[1])
-            single = self._coordinates >= 0
-            max_velocity[single] = tree.max_velocity[self._coordinates[single]]
+            max_velocity[self.single] = tree.max_velocity[self.single_coordinates]
         checked = {
             "singular_threshold": singular_threshold,
             "hold_gain": hold_gain,
@@ -156,6 +156,10 @@ class Servo:
             max_velocity,
             np.broadcast_to(max_acceleration, (dof,)),
             position_margin,
+        )
+        self._single_lower, self._single_upper = (
+            self.limits.lower[self.single],
+            self.limits.upper[self.single],
         )
         unbounded = [
             name for name, value in zip(self.tangent_names, self.limits.max_velocity) if math.isinf(value)
@@ -320,7 +324,8 @@ class Servo:
         """The next state: ``desired`` (nv,) scaled within the limits (:mod:`.limits`), at most
         ``cap`` of it, integrated on the configuration manifold."""
         tree = self.solver.tree
-        position = np.where(self._coordinates >= 0, state.q[np.maximum(self._coordinates, 0)], 0.0)
+        position = np.zeros(len(state.velocity))
+        position[self.single] = state.q[self.single_coordinates]
         low, high, braked_low, braked_high = velocity_bounds(
             position, state.velocity, self.limits, period, goal
         )
@@ -333,8 +338,6 @@ class Servo:
         ):
             code, text = JOINT_LIMIT, "at a joint limit: the motion toward it stops there"
         q = tree.integrate(state.q, velocity * period)
-        single = self._coordinates >= 0
-        q[self._coordinates[single]] = np.clip(
-            q[self._coordinates[single]], self.limits.lower[single], self.limits.upper[single]
-        )
+        at = self.single_coordinates  # (rounding of q + u T: on the limit, not beyond)
+        q[at] = np.minimum(np.maximum(q[at], self._single_lower), self._single_upper)
         return ServoState(q, velocity, held, ServoStatus(code, text))
