@@ -23,10 +23,10 @@ from ik_node.decisions.control import (
     singularity_scale,
     singularity_scale_toward,
     trajectory_duration,
-    velocity_limited_step,
 )
 from ik_node.decisions.conversions import pose_from_message, pose_to_fields
 from ik_node.errors import IKNodeError, TargetError
+from ik_node.servo import MotionLimits, goal_velocity, scaled_velocity, velocity_bounds
 
 
 def limits(**overrides):
@@ -91,6 +91,22 @@ def test_unusable_parameter_limits_raise_naming_the_joint(overrides, message):
 vectors = st.lists(st.floats(-3, 3), min_size=1, max_size=8)
 
 
+def _goal_step(q, goal, max_velocity, period, scale, space=None):
+    """Track mode's step toward a joint goal without acceleration limits, as the servo takes it
+    (:class:`ik_node.servo.Servo`, :mod:`ik_node.servo.limits`): ``(q_next, velocity)``."""
+    difference = goal - q if space is None else space.difference(q, goal)
+    unbounded = np.full(len(difference), np.inf)
+    limits = MotionLimits(-unbounded, unbounded, max_velocity, unbounded)
+    low, high, _, _ = velocity_bounds(
+        np.zeros(len(difference)), np.zeros(len(difference)), limits, period, difference
+    )
+    velocity, _, kept = scaled_velocity(
+        goal_velocity(difference, max_velocity, period, scale), 0.0 * difference, low, high
+    )
+    assert kept
+    return (q + velocity * period if space is None else space.integrate(q, velocity * period)), velocity
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_tracking_step_respects_every_velocity_limit_and_keeps_direction(data):
@@ -99,7 +115,7 @@ def test_tracking_step_respects_every_velocity_limit_and_keeps_direction(data):
     max_velocity = np.array(data.draw(st.lists(st.floats(0.01, 5), min_size=len(q), max_size=len(q))))
     period = data.draw(st.floats(1e-3, 0.1))
     scale = data.draw(st.floats(0, 1))
-    q_next, velocity = velocity_limited_step(q, goal, max_velocity, period, scale)
+    q_next, velocity = _goal_step(q, goal, max_velocity, period, scale)
     assert np.all(np.abs(velocity) <= max_velocity * (1 + 1e-12))
     np.testing.assert_allclose((q_next - q) / period, velocity, atol=1e-9)
     # One scale for all joints: the step is a non-negative multiple (<= 1) of goal - q.
@@ -284,14 +300,14 @@ def test_a_tracking_step_on_a_floating_base_is_taken_on_the_manifold(flyer_tree)
     )
     max_velocity = np.array([0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 2.0])  # per tangent coordinate
     period = 0.1
-    q_next, velocity = velocity_limited_step(q, goal, max_velocity, period, 1.0, tree)
+    q_next, velocity = _goal_step(q, goal, max_velocity, period, 1.0, tree)
     assert velocity.shape == (7,) and np.all(np.abs(velocity) <= max_velocity * (1 + 1e-12))
     assert abs(np.linalg.norm(q_next[3:7]) - 1) < 1e-12
     np.testing.assert_allclose(tree.integrate(q, velocity * period), q_next, atol=1e-12)
     difference = tree.difference(q, goal)  # one scale: the step is along the tangent displacement
     np.testing.assert_allclose(velocity / np.linalg.norm(velocity), difference / np.linalg.norm(difference))
     for _ in range(100):  # arrives
-        q_next, velocity = velocity_limited_step(q_next, goal, max_velocity, period, 1.0, tree)
+        q_next, velocity = _goal_step(q_next, goal, max_velocity, period, 1.0, tree)
     np.testing.assert_allclose(tree.difference(q_next, goal), 0.0, atol=1e-12)
     # a trajectory point's time: the base's motion at its limits counts too (1 m at 0.5 m/s)
     assert trajectory_duration(goal, q, max_velocity, 0.1, space=tree) == pytest.approx(

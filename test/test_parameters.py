@@ -429,7 +429,7 @@ SMALL_TREE = """<robot name="three"><link name="base"/><link name="a"/><link nam
 
 def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_joint():
     """shoulder: bounded, 2 rad/s; wrist: continuous, 3 rad/s; slide: bounded, velocity 0 (none
-    known)."""
+    known); none has an acceleration limit (a URDF gives none)."""
     tree = load_robot(SMALL_TREE).tree("base", ["tool"])
     defaults = joint_parameter_defaults(tree)
     assert defaults == {
@@ -439,6 +439,8 @@ def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_jo
             "joint_limits.shoulder.max_position": 0.5,
             "joint_limits.shoulder.has_velocity_limits": True,
             "joint_limits.shoulder.max_velocity": 2.0,
+            "joint_limits.shoulder.has_acceleration_limits": False,
+            "joint_limits.shoulder.max_acceleration": 0.0,
             "joint_weights.shoulder": 1.0,
             "rest_posture.shoulder": -0.5,
         },
@@ -448,6 +450,8 @@ def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_jo
             "joint_limits.wrist.max_position": 0.0,
             "joint_limits.wrist.has_velocity_limits": True,
             "joint_limits.wrist.max_velocity": 3.0,
+            "joint_limits.wrist.has_acceleration_limits": False,
+            "joint_limits.wrist.max_acceleration": 0.0,
             "joint_weights.wrist": 1.0,
             "rest_posture.wrist": 0.0,
         },
@@ -457,6 +461,8 @@ def test_joint_parameter_defaults_of_a_bounded_a_continuous_and_a_no_velocity_jo
             "joint_limits.slide.max_position": 0.1,
             "joint_limits.slide.has_velocity_limits": False,
             "joint_limits.slide.max_velocity": 0.0,
+            "joint_limits.slide.has_acceleration_limits": False,
+            "joint_limits.slide.max_acceleration": 0.0,
             "joint_weights.slide": 1.0,
             "rest_posture.slide": 0.05,
         },

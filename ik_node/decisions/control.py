@@ -4,8 +4,6 @@
   with the URDF (the tighter bound wins), and :func:`merge_joint_limits` for a chain with the
   node's start-up and run-time rules;
 * :func:`trajectory_duration`: when a command's trajectory point is to be reached;
-* :func:`velocity_limited_step`: one tracking step toward a joint goal, every joint within its
-  velocity limit, scaled uniformly so the motion keeps its direction;
 * :func:`singularity_scale`: MoveIt Servo's slow-down near singularities, and
   :func:`singularity_scale_toward` evaluating it for a step;
 * :func:`current_state`: the seed from /joint_states while they are fresh;
@@ -29,6 +27,7 @@ import numpy as np
 from ..errors import IKNodeError
 
 __all__ = [
+    "acceleration_limits",
     "EffectiveLimits",
     "JointLayout",
     "command_violation",
@@ -38,7 +37,6 @@ __all__ = [
     "merge_joint_limits",
     "trajectory_duration",
     "singularity_scale",
-    "velocity_limited_step",
 ]
 
 #: Slack of the command check: positions [rad, m] and velocities relative (1e-9 of the limit).
@@ -237,6 +235,28 @@ def merge_joint_limits(
     return lower, upper, velocity, warnings
 
 
+def acceleration_limits(joint_names, values, changed=None) -> tuple[np.ndarray, list[str]]:
+    """Each joint's ``joint_limits.<joint>.max_acceleration`` [rad/s^2, m/s^2] where
+    ``has_acceleration_limits`` (ROS's joint_limits convention), ``inf`` where not, and the
+    warnings to log. A limit that is not a positive finite number is refused: at start-up
+    (``changed`` None) with a warning (no limit then), at run time with an :class:`IKNodeError`
+    when ``changed`` touches that joint."""
+    limits, warnings = np.full(len(joint_names), np.inf), []
+    for index, joint in enumerate(joint_names):
+        if not values.get(f"joint_limits.{joint}.has_acceleration_limits", False):
+            continue
+        value = values[f"joint_limits.{joint}.max_acceleration"]
+        if math.isfinite(value) and value > 0.0:
+            limits[index] = value
+            continue
+        why = f"joint_limits.{joint}.max_acceleration must be a positive number, got {value}"
+        if changed is None:
+            warnings.append(f"{why}; '{joint}' has no acceleration limit")
+        elif any(name.startswith(f"joint_limits.{joint}.") for name in changed):
+            raise IKNodeError(why)
+    return limits, warnings
+
+
 def trajectory_duration(
     q, previous, max_velocity, min_duration: float, period: float | None = None, space=None
 ) -> float:
@@ -252,31 +272,6 @@ def trajectory_duration(
         motion = space.difference(np.asarray(previous, dtype=float), np.asarray(q, dtype=float))
     times = np.abs(motion) / np.asarray(max_velocity)
     return max(min_duration, float(np.max(times, initial=0.0)))
-
-
-def velocity_limited_step(q, goal, max_velocity, period: float, speed_scale: float = 1.0, space=None):
-    """One tracking step of ``period`` seconds from ``q`` toward ``goal``.
-
-    ``q_next = q + s (goal - q)`` with one scale for all joints,
-    ``s = speed_scale * min(1, min_i v_max,i T / |goal_i - q_i|)``, so no joint exceeds its
-    velocity limit and the joint-space direction is kept. Returns ``(q_next, velocity)`` with
-    ``velocity = (q_next - q) / T``.
-
-    ``space``: a tree with multi-DOF joints (its ``difference`` and ``integrate``): the step is
-    ``q_next = q (+) s d`` along the tangent displacement ``d = difference(q, goal)``, and
-    ``max_velocity`` and ``velocity`` are per tangent coordinate (a floating base's twist
-    components have limits of their own).
-    """
-    q = np.asarray(q, dtype=float)
-    if space is None:
-        difference = np.asarray(goal, dtype=float) - q
-    else:
-        difference = space.difference(q, np.asarray(goal, dtype=float))
-    reach = np.asarray(max_velocity, dtype=float) * period  # largest motion per joint this step
-    excess = np.abs(difference) / reach  # > 1 where the joint cannot get there in one step
-    scale = min(max(speed_scale, 0.0), 1.0) / max(1.0, float(excess.max(initial=0.0)))
-    step = scale * difference
-    return (q + step if space is None else space.integrate(q, step)), step / period
 
 
 def singularity_scale(condition: float, condition_ahead: float, lower_threshold: float, hard_stop: float):

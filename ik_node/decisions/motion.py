@@ -15,21 +15,28 @@ the last command stays.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
 
 from ..errors import IKNodeError
+from ..servo import REACHED as GOAL_REACHED
+from ..servo import JointGoalCommand, ServoCommandError, ServoState, ServoStatus
 from .branch_choice import OFF_BRANCH, solve_goal
-from .control import command_violation, singularity_scale_toward, velocity_limited_step
+from .control import command_violation, singularity_scale_toward
 from .parameters import NodeSettings
 from .planning import Model
 from .replies import Command, GoalRequest, Reply, Status
 
-__all__ = ["COLLISION", "JOINT_MOVE", "REACHED", "Motion", "node_result"]
+__all__ = ["COLLISION", "JOINT_MOVE", "LATE", "REACHED", "REFUSED", "STREAM_TIMEOUT", "Motion", "node_result"]
 
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
+#: Servo status codes the node adds to :mod:`ik_node.servo`'s: a step that missed its period
+#: (slowing to rest instead), a stream that stopped, a command refused.
+LATE, STREAM_TIMEOUT, REFUSED = "late", "stream_timeout", "refused"
+STREAM_TIMEOUT_TEXT = "the twist or jog stream stopped (incoming_command_timeout): coming to rest"
 #: The solver's reason for a goal whose answers all collide (no command is published).
 COLLISION = "collision"
 #: The solver's reason for an answer that reaches the goal but moves a joint farther than
@@ -57,6 +64,10 @@ class Motion:
         self.last_velocity: np.ndarray | None = None
         self.joint_goal: np.ndarray | None = None
         self.state: np.ndarray | None = None
+        self.stream = None  # the latest twist or jog (ik_node.servo.commands), None without
+        self.stream_time = -np.inf  # when it came [monotonic s]
+        self.held: np.ndarray | None = None  # the poses the other tips hold while one is twisted
+        self.missed_deadlines = 0
 
     @property
     def moving(self) -> bool:
@@ -64,8 +75,8 @@ class Motion:
         return self.last_velocity is not None and bool(np.any(self.last_velocity))
 
     def forget(self) -> None:
-        """Forget the last command and the joint goal (the state shown stays)."""
-        self.last_command = self.last_velocity = self.joint_goal = None
+        """Forget the last command, the joint goal and the stream (the state shown stays)."""
+        self.last_command = self.last_velocity = self.joint_goal = self.stream = self.held = None
 
     def solve(
         self, model: Model, settings: NodeSettings, goals: dict, seed: np.ndarray, request: GoalRequest | None
@@ -115,40 +126,78 @@ class Motion:
             )
         if publish:
             if settings.mode == "track":
-                self.joint_goal = result.q
+                self.joint_goal, self.stream, self.held = result.q, None, None
             else:
                 reply.command = Command(result.q, None, seed)
         return reply
 
-    def track_step(self, model: Model, settings: NodeSettings, q: np.ndarray) -> Reply:
-        """One step of ``1/publish_rate`` s from ``q`` toward ``joint_goal`` (not None), every
-        joint within its velocity limit and slowed near singularities (MoveIt Servo's rule); one
-        stop command (zero velocity) when the goal is reached."""
+    def receive_stream(self, command, now: float) -> None:
+        """A twist or jog (:mod:`ik_node.servo.commands`) at ``now`` (monotonic s): the latest
+        command of any kind wins, so a joint goal is dropped."""
+        self.stream, self.stream_time, self.joint_goal = command, now, None
+
+    def track_step(self, model: Model, settings: NodeSettings, q: np.ndarray, now: float) -> Reply:
+        """One servo period (``1/publish_rate`` s) from ``q`` (:class:`~ik_node.servo.Servo`):
+        the latest twist or jog while its stream is fresh (older than
+        ``incoming_command_timeout``: to rest), else a step toward ``joint_goal`` slowed near
+        singularities (MoveIt Servo's condition-number rule); every command within the position,
+        velocity and acceleration limits. A step computed later than its period is not
+        published: a step to rest from the last command is (counted in ``missed_deadlines``).
+        Nothing once at rest with nothing to follow."""
         period = 1.0 / settings.publish_rate
-        space = model.manifold  # (a floating base: tangent displacements, q (+) dq)
-        difference = self.joint_goal - q if space is None else space.difference(q, self.joint_goal)
-        if np.max(np.abs(difference), initial=0.0) <= REACHED:
+        servo, command, timed_out = model.servo, None, False
+        if self.stream is not None:
+            timed_out = now - self.stream_time > settings.incoming_command_timeout
+            command = None if timed_out else self.stream
+        elif self.joint_goal is not None:
+            command = JointGoalCommand(self.joint_goal, self._singularity_scale(model, settings, q))
+        velocity = np.zeros(model.tangent_size) if self.last_velocity is None else self.last_velocity
+        state = ServoState(q, velocity, self.held)
+        started = time.perf_counter()
+        try:
+            following = servo.step(state, command, period)
+        except ServoCommandError as error:  # (a jog for a joint of another model, say)
+            self.stream = None
+            return Reply(servo_status=ServoStatus(REFUSED, str(error)), warning=f"command refused: {error}")
+        if time.perf_counter() - started > period:
+            self.missed_deadlines += 1
+            following = servo.step(state, None, period)
+            late = self.missed_deadlines
+            why = f"a servo step took longer than its period ({period * 1e3:.3g} ms; {late} in all)"
+            following = replace(following, status=ServoStatus(LATE, f"{why}: slowing to rest instead"))
+        self.held = following.held
+        if timed_out:
+            following = replace(following, status=ServoStatus(STREAM_TIMEOUT, STREAM_TIMEOUT_TEXT))
+            if following.at_rest:
+                self.stream = None
+        if following.status.code == GOAL_REACHED:
             self.joint_goal = None
-            if self.moving:
-                return Reply(command=Command(q, np.zeros(model.tangent_size), q))
-            return Reply()
-        lower, hard = settings.lower_singularity_threshold, settings.hard_stop_singularity_threshold
-        scale, condition = singularity_scale_toward(
-            model.solver.task_jacobian, q, difference, lower, hard, None if space is None else space.integrate
-        )
-        q_next, velocity = velocity_limited_step(q, self.joint_goal, model.max_velocity, period, scale, space)
-        reply = Reply(command=Command(q_next, velocity, q))
-        if scale < 1.0:
-            reply.warning = (
-                f"near a singularity (condition number {condition:.1f}; slowing from {lower}, stop at "
-                f"{hard}): speed scaled to {scale:.2f}"
-            )
+        reply = Reply(servo_status=following.status)
+        if following.at_rest and state.at_rest:  # (at rest and staying there: no command)
+            return reply
+        reply.command = Command(following.q, following.velocity, q)
         return reply
 
+    def _singularity_scale(self, model: Model, settings: NodeSettings, q: np.ndarray) -> float:
+        """MoveIt Servo's speed scale for the step from ``q`` toward ``joint_goal``."""
+        space = model.manifold
+        difference = self.joint_goal - q if space is None else space.difference(q, self.joint_goal)
+        if np.max(np.abs(difference), initial=0.0) <= REACHED:
+            return 1.0
+        scale, _ = singularity_scale_toward(
+            model.solver.task_jacobian,
+            q,
+            difference,
+            settings.lower_singularity_threshold,
+            settings.hard_stop_singularity_threshold,
+            None if space is None else space.integrate,
+        )
+        return scale
+
     def stop(self, model: Model) -> Command | None:
-        """Stop where the last command left the robot: the joint goal dropped, and one stop
-        command (zero velocity) when it was moving."""
-        self.joint_goal = None
+        """Stop where the last command left the robot: the joint goal and the stream dropped, and
+        one stop command (zero velocity) when it was moving."""
+        self.joint_goal = self.stream = self.held = None
         if not self.moving or self.last_command is None:
             return None
         q = self.last_command

@@ -202,9 +202,19 @@ NODE_PARAMETERS = (
           "URDF root; 'world' with root_joint)", read_only=True),
     _spec("tip_links", "string_array", None, "links that reach the goals, one goal topic each (required)",
           read_only=True),
-    _spec("mode", "string", "solve", "'solve': one command per goal; 'track': step toward the latest goal "
-          "at publish_rate", choices=MODES),
+    _spec("mode", "string", "solve", "'solve': one command per goal; 'track': step toward the latest goal, "
+          "twist or jog at publish_rate (the servo)", choices=MODES),
     _spec("publish_rate", "double", 100.0, "track mode command rate", "Hz", 1.0, 1000.0),
+    _spec("twist_tip", "string", "", "the tip ~/delta_twist_cmds moves (empty: the first of tip_links); the "
+          "other tips hold their poses"),
+    _spec("incoming_command_timeout", "double", 0.1, "a twist or jog stream silent this long brings the "
+          "arm to rest (decelerating within the limits)", "s", 1e-3, 60.0),
+    _spec("joint_limit_margin", "double", 0.02, "twists and jogs brake to stop this far inside each "
+          "position limit", "rad or m", 0.0, 1.0),
+    _spec("singular_value_threshold", "double", 0.04, "twists: below this smallest singular value of "
+          "the tips' Jacobian the motion along it slows, as (s / threshold)^3", "m", 1e-4, 1.0),
+    _spec("collision_slowdown_distance", "double", 0.1, "twists: pairs nearer than collision_margin "
+          "plus this slow the motion that closes them, to rest at collision_margin", "m", 1e-3, 2.0),
     _option("method"),
     _option("solve_type", "the seed is the current state; 'distance' and 'manipulability' use the "
             "whole timeout"),
@@ -277,6 +287,10 @@ JOINT_PARAMETERS = (
     _spec("joint_limits.{}.has_velocity_limits", "bool", None, "whether max_velocity applies"),
     _spec("joint_limits.{}.max_velocity", "double", None, "velocity limit, track mode and trajectories",
           "rad/s or m/s"),
+    _spec("joint_limits.{}.has_acceleration_limits", "bool", None, "whether max_acceleration applies "
+          "(track mode; the URDF has none)"),
+    _spec("joint_limits.{}.max_acceleration", "double", None, "acceleration limit, track mode",
+          "rad/s^2 or m/s^2"),
     _spec("joint_weights.{}", "double", 1.0, "joint's share of the motion, >= 0 (0 locks it)", "", 0.0, 1e6),
     _spec("rest_posture.{}", "double", None, "null-space rest value (default: mid-range)", "rad or m"),
 )  # fmt: skip
@@ -321,7 +335,8 @@ OBSTACLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 def joint_parameter_defaults(tree) -> dict[str, object]:
     """Every per-joint parameter of ``tree``'s 1-DOF joints (revolute, continuous, prismatic:
     ``tree.lower``/``upper`` [rad, m], ``max_velocity``) with its default: the URDF's limits
-    (``has_*`` false and 0.0 where it gives none), weight 1.0, rest at mid-range (0.0 for an
+    (``has_*`` false and 0.0 where it gives none; no acceleration limits), weight 1.0, rest at
+    mid-range (0.0 for an
     unbounded joint). Multi-DOF joints (a floating or planar base) have none: no limits, weight
     1.0, rest at the origin."""
     defaults = {}
@@ -335,6 +350,8 @@ def joint_parameter_defaults(tree) -> dict[str, object]:
             ("joint_limits.{}.max_position", float(upper) if bounded else 0.0),
             ("joint_limits.{}.has_velocity_limits", bool(math.isfinite(velocity))),
             ("joint_limits.{}.max_velocity", float(velocity) if math.isfinite(velocity) else 0.0),
+            ("joint_limits.{}.has_acceleration_limits", False),
+            ("joint_limits.{}.max_acceleration", 0.0),
             ("joint_weights.{}", 1.0),
             ("rest_posture.{}", float(0.5 * (lower + upper)) if bounded else 0.0),
         ):
@@ -365,6 +382,11 @@ class NodeSettings:
     tip_links: tuple[str, ...]
     mode: str
     publish_rate: float  # [Hz]
+    twist_tip: str  # '': the first tip
+    incoming_command_timeout: float  # [s]
+    joint_limit_margin: float  # [rad or m]
+    singular_value_threshold: float  # [m]
+    collision_slowdown_distance: float  # [m]
     method: str
     solve_type: str
     timeout: float  # [s]

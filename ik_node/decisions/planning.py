@@ -21,17 +21,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from ..description import resolve_path
 from ..errors import IKNodeError
+from ..servo import Servo
 from ..solver import IKSolver, SolverOptions, TipTask, check_movable, limits_and_rest
-from .control import JointLayout, merge_joint_limits
+from .control import JointLayout, acceleration_limits, merge_joint_limits
 from .parameters import NodeSettings, spec_of
 
-__all__ = ["Model", "build_solver", "description_path", "plan_model", "solver_for_change"]
+__all__ = ["Model", "ServoSettings", "build_solver", "description_path", "plan_model", "solver_for_change"]
+
+
+@dataclass(frozen=True)
+class ServoSettings:
+    """The servo's parameters (:class:`~ik_node.servo.Servo`): ``joint_limit_margin`` [rad, m],
+    ``singular_value_threshold`` [m], ``collision_slowdown_distance`` [m]."""
+
+    joint_limit_margin: float = 0.02
+    singular_value_threshold: float = 0.04
+    collision_slowdown_distance: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -41,10 +53,11 @@ class Model:
     ``lower``/``upper``: the active position limits per configuration coordinate (URDF merged
     with the ``joint_limits`` parameters; ±inf for a multi-DOF joint's), ``max_velocity`` per
     tangent coordinate (a multi-DOF joint's from ``base_max_linear_velocity`` and
-    ``base_max_angular_velocity``); ``rest_posture``: within them;
+    ``base_max_angular_velocity``), ``max_acceleration`` per tangent coordinate (``inf``: none;
+    track mode); ``rest_posture``: within them;
     ``layout``: the 1-DOF joints the messages carry and the multi-DOF ones whose pose is
     published; ``command_order``: indices of ``command_joints`` in ``joint_names``; ``solver``:
-    None until attached."""
+    None until attached; :attr:`servo` streams track mode's commands with it."""
 
     robot: object
     tree: object
@@ -52,11 +65,27 @@ class Model:
     lower: np.ndarray
     upper: np.ndarray
     max_velocity: np.ndarray
+    max_acceleration: np.ndarray
+    servo_settings: ServoSettings
     rest_posture: np.ndarray
     command_order: np.ndarray
     layout: JointLayout
     warnings: tuple[str, ...] = ()
     solver: IKSolver | None = None
+
+    @cached_property
+    def servo(self) -> Servo:
+        """The streaming servo of the attached solver (made at first use, kept with the model)
+        within the model's velocity and acceleration limits."""
+        settings = self.servo_settings
+        return Servo(
+            self.solver,
+            max_velocity=self.max_velocity,
+            max_acceleration=self.max_acceleration,
+            position_margin=settings.joint_limit_margin,
+            singular_threshold=settings.singular_value_threshold,
+            collision_distance=settings.collision_slowdown_distance,
+        )
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -107,6 +136,11 @@ def plan_model(
         ]
     )  # fmt: skip
     velocity[layout.tangent] = single_velocity
+    acceleration = np.full(len(tree.tangent_names), np.inf)  # (none for a floating or planar joint)
+    acceleration[layout.tangent], acceleration_warnings = acceleration_limits(
+        single, settings.values, changed
+    )
+    warnings = [*warnings, *acceleration_warnings]
     options = SolverOptions(
         tasks={tip: _tip_task(settings, tip) for tip in tips},
         method=settings.method,
@@ -147,6 +181,12 @@ def plan_model(
         lower=lower,
         upper=upper,
         max_velocity=velocity,
+        max_acceleration=acceleration,
+        servo_settings=ServoSettings(
+            settings.joint_limit_margin,
+            settings.singular_value_threshold,
+            settings.collision_slowdown_distance,
+        ),
         rest_posture=rest_posture,
         command_order=np.array([position[joint] for joint in command_joints], dtype=int),
         layout=layout,

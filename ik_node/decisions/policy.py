@@ -180,12 +180,15 @@ class IKPolicy:
     # ------------------------------------------------------------------ commands
 
     def track_step(self, now: float) -> Reply:
-        """One tracking step from the seed (:meth:`Motion.track_step`); nothing until ready or
-        without a joint goal (the seed is not read then: a staleness warning waits for a goal)."""
-        model_state = self.model_state
-        if not model_state.ready or self.motion.joint_goal is None:
+        """One servo period from the seed (:meth:`Motion.track_step`); nothing until ready, nor
+        at rest with no joint goal and no stream (the seed is not read then: a staleness warning
+        waits for a goal)."""
+        model_state, motion = self.model_state, self.motion
+        if not model_state.ready or (
+            motion.joint_goal is None and motion.stream is None and not motion.moving
+        ):
             return Reply()
-        return self.motion.track_step(model_state.model, model_state.settings, self.seed(now)[0])
+        return motion.track_step(model_state.model, model_state.settings, self.seed(now)[0], now)
 
     def commit(self, command: Command) -> str | None:
         """The limit guard every command passes (:meth:`Motion.commit`): why it must not be

@@ -54,12 +54,14 @@ class Command:
 @dataclass
 class Reply:
     """What one event asks the node to do: publish ``command`` (through the guard), publish
-    ``status``, log ``warning``, draw ``solution`` (``(q, success)``)."""
+    ``status``, log ``warning``, draw ``solution`` (``(q, success)``), report the servo's state
+    (``servo_status``: an :class:`ik_node.servo.ServoStatus`, on ``~/status`` when it changes)."""
 
     status: Status | None = None
     command: Command | None = None
     warning: str | None = None
     solution: tuple | None = None
+    servo_status: object | None = None
 
 
 def refusal(request: GoalRequest | None, message: str, reason: str = "invalid_goal") -> Reply:

@@ -4,7 +4,7 @@ commands one period at a time, within position, velocity and acceleration limits
 Free of ROS: the node streams topics through it."""
 
 from .commands import TWIST_AXES, JointGoalCommand, JointJogCommand, ServoCommandError, TwistCommand
-from .limits import MotionLimits, braking_speed, scaled_velocity, velocity_bounds
+from .limits import MotionLimits, braking_speed, goal_velocity, scaled_velocity, velocity_bounds
 from .servo import (
     COLLISION,
     HALTED,
@@ -36,6 +36,7 @@ __all__ = [
     "TwistCommand",
     "WAITING_FOR_KERNELS",
     "braking_speed",
+    "goal_velocity",
     "scaled_velocity",
     "velocity_bounds",
 ]

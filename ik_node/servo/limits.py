@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import IKNodeError
 
-__all__ = ["MotionLimits", "braking_speed", "scaled_velocity", "velocity_bounds"]
+__all__ = ["MotionLimits", "braking_speed", "goal_velocity", "scaled_velocity", "velocity_bounds"]
 
 #: A distance [rad, m] that stands for "no position limit" in the braking speed (inf / inf).
 FAR = 1e12
@@ -76,6 +76,14 @@ def braking_speed(distance: np.ndarray, acceleration: np.ndarray, period: float)
     where ``d <= 0``; far (``sqrt(2 a d)``, 1e12 at most) where ``d`` is infinite."""
     distance = np.clip(distance, 0.0, FAR)
     return 2.0 * distance / (period + np.sqrt(period * period + 2.0 * distance / acceleration))
+
+
+def goal_velocity(difference: np.ndarray, max_velocity: np.ndarray, period: float, speed_scale: float = 1.0):
+    """The velocity toward a joint goal ``difference`` (nv,) away [rad, m]: there in one period,
+    or as fast as the joint slowest to get there allows (one scale for all: the joint-space
+    direction is kept), times ``speed_scale`` (0..1)."""
+    reach = np.min(max_velocity * period / np.maximum(np.abs(difference), 1e-300), initial=np.inf)
+    return difference / period * (min(1.0, float(reach)) * speed_scale)
 
 
 def _merge(low, high, bound_low, bound_high):

@@ -31,8 +31,10 @@ The rule of one period ``T`` [s]:
 4. **Limits**: the velocity is scaled as a whole within the positions (with a margin),
    velocities and accelerations (:mod:`.limits`), so the tip keeps its direction.
 
-A joint jog skips 1 and 2; a joint goal moves along its joint-space displacement and brakes to
-stop there. No command brings the arm to rest at the accelerations' pace.
+A joint jog skips 1 and 2; a joint goal moves along its joint-space displacement (at the speed
+of the joint slowest to get there, times the command's ``speed_scale``; the position margin does
+not apply: the goal is within the limits) and brakes to stop there. No command brings the arm to
+rest at the accelerations' pace.
 
 Units: m, rad, s. Configurations in the solver's ``joint_names`` order, velocities in its
 tangent order (``tangent_names``).
@@ -41,7 +43,7 @@ tangent order (``tangent_names``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -49,7 +51,7 @@ from ..compiled import bundles, contacts
 from ..errors import IKNodeError
 from ..solver import TipTask
 from .commands import JointGoalCommand, JointJogCommand, ServoCommandError, TwistCommand
-from .limits import MotionLimits, scaled_velocity, velocity_bounds
+from .limits import MotionLimits, goal_velocity, scaled_velocity, velocity_bounds
 
 __all__ = [
     "COLLISION",
@@ -157,6 +159,7 @@ class Servo:
             np.broadcast_to(max_acceleration, (dof,)),
             position_margin,
         )
+        self._goal_limits = replace(self.limits, margin=0.0)
         self._single_lower, self._single_upper = (
             self.limits.lower[self.single],
             self.limits.upper[self.single],
@@ -226,11 +229,13 @@ class Servo:
                 f"joint goal has {command.goal.size} values; expected {state.q.size} {list(tree.joint_names)}"
             )
         difference = tree.difference(state.q, command.goal)
-        if np.max(np.abs(difference), initial=0.0) <= GOAL_REACHED and state.at_rest:
-            return ServoState(state.q, state.velocity, None, ServoStatus(REACHED, "at the joint goal"))
-        return self._move(
-            state, difference / period, period, difference, command.speed_scale, OK, "", held=None
-        )
+        largest = np.max(np.abs(difference), initial=0.0)
+        if largest <= GOAL_REACHED:  # (there: come to rest, then say so)
+            if state.at_rest:
+                return ServoState(state.q, state.velocity, None, ServoStatus(REACHED, "at the joint goal"))
+            return self._move(state, np.zeros_like(state.velocity), period, None, 1.0, OK, "")
+        desired = goal_velocity(difference, self.limits.max_velocity, period, command.speed_scale)
+        return self._move(state, desired, period, difference, 1.0, OK, "", goal_limits=True)
 
     def _twist_step(self, state: ServoState, command: TwistCommand, period: float) -> ServoState:
         if command.tip not in self.tips:
@@ -320,14 +325,17 @@ class Servo:
                 cap = min(cap, allowed / closing)
         return cap
 
-    def _move(self, state, desired, period, goal, cap, code, text, held=None) -> ServoState:
-        """The next state: ``desired`` (nv,) scaled within the limits (:mod:`.limits`), at most
-        ``cap`` of it, integrated on the configuration manifold."""
+    def _move(
+        self, state, desired, period, goal, cap, code, text, held=None, goal_limits=False
+    ) -> ServoState:
+        """The next state: ``desired`` (nv,) scaled within the limits (:mod:`.limits`; toward a
+        joint goal, ``goal_limits``, without the position margin: the goal is an answer within the
+        limits), at most ``cap`` of it, integrated on the configuration manifold."""
         tree = self.solver.tree
         position = np.zeros(len(state.velocity))
         position[self.single] = state.q[self.single_coordinates]
         low, high, braked_low, braked_high = velocity_bounds(
-            position, state.velocity, self.limits, period, goal
+            position, state.velocity, self._goal_limits if goal_limits else self.limits, period, goal
         )
         velocity, scale, kept = scaled_velocity(desired, state.velocity, low, high, cap)
         limited = not kept or scale < min(cap, 1.0) - 1e-12
