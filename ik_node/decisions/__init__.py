@@ -12,6 +12,8 @@ modules in ``__all__`` (what the shell and the CLI use); the others are their pa
 * :mod:`.planning`: the model a description and the parameters make, and its solver;
   :mod:`.readiness` (the solver attached now or prepared off the executor, with
   :mod:`.preparation`'s thread, and the goals kept meanwhile answered);
+* :mod:`.streams`: twists and jogs as they arrive, made the servo's commands
+  (:mod:`ik_node.servo`; :mod:`.motion` steps it in track mode);
 * :mod:`.compute_ik`: MoveIt's compute_ik answered from the policy, never a command;
 * :mod:`.parameters` (the parameter schema), :mod:`.control` (joint-space command logic),
   :mod:`.conversions` (poses between message fields and matrices).
@@ -27,4 +29,5 @@ __all__ = [
     "readiness",
     "replies",
     "robot_state",
+    "streams",
 ]

@@ -38,13 +38,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IKNodeError
+from ..servo import ServoStatus
 from ..solver import IKSolver
 from .model_state import ModelState
-from .motion import Motion
+from .motion import REFUSED, Motion
 from .parameters import NodeSettings
 from .planning import Model
 from .replies import Command, GoalRequest, Reply, Status, refusal
 from .robot_state import FrameLookup, JointStateInput
+from .streams import JogRequest, jog_command, twist_command, twist_tip
 
 __all__ = ["IKPolicy"]
 
@@ -176,6 +178,45 @@ class IKPolicy:
         if stale and reply.warning is None:
             reply.warning = stale
         return reply
+
+    def receive_stream(self, request, now: float, transform: FrameLookup | None = None) -> Reply:
+        """A twist or a jog (:class:`~ik_node.decisions.streams.TwistRequest`, ``JogRequest``):
+        made the servo's command, followed from the next period on (the latest command of any kind
+        wins); refused, the last good command kept, when paused, without a description or solver,
+        in solve mode, or when bad (not finite, an unknown joint, a frame without a transform)."""
+        model_state = self.model_state
+        why = None
+        if not self.enabled:
+            why = "the node is paused (~/enable false)"
+        elif model_state.model is None:
+            why = model_state.description_error or "no robot description yet"
+        elif model_state.settings.mode != "track":
+            why = "twists and jogs are followed in track mode only: set the parameter mode to 'track'"
+        elif not model_state.ready:
+            why = (
+                model_state.solver_error or "the IK solver is being built: streaming starts when it is ready"
+            )
+        if why is None:
+            try:
+                command = self._stream_command(request, now, transform)
+            except IKNodeError as error:
+                why = str(error)
+        if why is not None:
+            return Reply(servo_status=ServoStatus(REFUSED, f"command refused: {why}"), warning=why)
+        self.motion.receive_stream(command, now)
+        return Reply()
+
+    def _stream_command(self, request, now: float, transform: FrameLookup | None):
+        model = self.model_state.model
+        if isinstance(request, JogRequest):
+            return jog_command(request, model.layout.names)
+        tip = twist_tip(self.model_state.settings, self.tips)
+
+        def frame_rotation(frame: str, stamp) -> np.ndarray:
+            state, _ = self.seed(now)
+            return self.frame_pose(frame, stamp, state, transform, "twist")[:3, :3]
+
+        return twist_command(request, tip, model.base_link, frame_rotation)
 
     # ------------------------------------------------------------------ commands
 

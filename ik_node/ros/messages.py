@@ -24,6 +24,7 @@ __all__ = [
     "joint_trajectory",
     "pose_message",
     "pose_stamped",
+    "servo_status",
     "solution_markers",
     "transform_stamped",
 ]
@@ -111,6 +112,23 @@ def diagnostic_array(name: str, hardware_id: str, status, stamp) -> DiagnosticAr
     array.header.stamp = stamp
     array.status = [message]
     return array
+
+
+#: Servo status codes that are a warning on ``~/status`` (the others are OK).
+SERVO_WARNINGS = frozenset(
+    {"singularity", "joint_limit", "collision", "stream_timeout", "late", "waiting_for_kernels", "refused"}
+)
+
+
+def servo_status(name: str, hardware_id: str, status) -> DiagnosticStatus:
+    """``~/status``: an :class:`ik_node.servo.ServoStatus` as a ``DiagnosticStatus``, its text
+    the message and its code the value ``code``; WARN for the codes of :data:`SERVO_WARNINGS`."""
+    message = DiagnosticStatus()
+    message.level = DiagnosticStatus.WARN if status.code in SERVO_WARNINGS else DiagnosticStatus.OK
+    message.name, message.hardware_id = name, hardware_id
+    message.message = status.text or status.code
+    message.values = [KeyValue(key="code", value=status.code)]
+    return message
 
 
 def solution_markers(base: str, tips, goals: dict, reached: dict, success: bool) -> MarkerArray:

@@ -7,7 +7,9 @@ seeds, readiness, pause, tracking steps) and :mod:`ik_node.ros.messages` (every 
 Topics (``~`` is the node's name; all remappable):
 
 * in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), best effort (it matches
-  reliable and best-effort publishers), depth 1 so the latest goal wins; ``/joint_states`` (the
+  reliable and best-effort publishers), depth 1 so the latest goal wins; in track mode
+  ``~/delta_twist_cmds`` (``TwistStamped``) and ``~/delta_joint_cmds`` (``control_msgs/JointJog``
+  where importable), the same QoS (:mod:`ik_node.ros.node_streams`); ``/joint_states`` (the
   seed, matched by name); ``/robot_description`` (transient local) when neither
   ``robot_description`` nor ``robot_description_file`` is set;
   ``/robot_description_semantic`` (SRDF, transient local; used while the
@@ -21,7 +23,8 @@ Topics (``~`` is the node's name; all remappable):
   ``~/joint_trajectory`` (``JointTrajectory``), ``~/ready`` (``std_msgs/Bool``, transient local:
   true once goals are solved), ``~/markers`` (``MarkerArray``), ``~/collision_markers``
   (``MarkerArray``, transient local: the collision model at the state shown and the obstacles,
-  while collisions are checked), ``/diagnostics`` (one status per goal).
+  while collisions are checked), ``/diagnostics`` (one status per goal), ``~/status``
+  (``DiagnosticStatus``: the servo's state in track mode, when it changes).
 
 Services: ``~/enable`` (``std_srvs/SetBool``), ``~/reset`` (``std_srvs/Trigger``), and
 ``compute_ik_service_name`` (default ``~/compute_ik``: ``moveit_msgs/srv/GetPositionIK`` where
@@ -66,6 +69,7 @@ from .node_commands import CommandOutput
 from .node_feedback import LATCHED_QOS, WARNING_PERIOD, NodeFeedback
 from .node_parameters import NodeParameters
 from .node_services import NodeServices
+from .node_streams import StreamInputs
 from .obstacle_messages import MarkerObstacles
 
 #: Goals: BEST_EFFORT matches every publisher, reliable or best effort (teleop and high-rate
@@ -126,6 +130,7 @@ class IKNode(Node):
             self._goal_markers, why = interactive_goals(self, self._receive_goal, lambda: self._settings.mode)
             if why:
                 self.get_logger().info(why)
+        self._streams = StreamInputs(self, policy, self._handle, self._transform, GOAL_QOS)
         self._readiness = SolverReadiness(self, policy, self._feedback, self._handle, self._transform)
         self._node_services = NodeServices(
             self,
@@ -320,6 +325,8 @@ class IKNode(Node):
             self._feedback.publish_status(reply.status)
         if reply.solution is not None:
             self._feedback.show_solution(reply.solution)
+        if reply.servo_status is not None:
+            self._feedback.publish_servo_status(reply.servo_status)
 
 
 def _route_python_logs(logger) -> None:

@@ -1,8 +1,10 @@
 """What the node reports and draws besides its commands: one status per goal on
-``/diagnostics``, readiness on ``~/ready`` (``std_msgs/Bool``, transient local), the latest
-solution on ``~/markers`` (``MarkerArray``, at most :data:`MARKER_RATE`), and the collision model
-on ``~/collision_markers`` (``MarkerArray``, transient local: the solver's shapes at the state
-shown and the obstacles, while collisions are checked). Poses in the model's base frame [m].
+``/diagnostics``, the servo's state on ``~/status`` (``DiagnosticStatus``: its text, and its code
+as the value ``code``; also on ``/diagnostics``) when it changes, readiness on ``~/ready``
+(``std_msgs/Bool``, transient local), the latest solution on ``~/markers`` (``MarkerArray``, at
+most :data:`MARKER_RATE`), and the collision model on ``~/collision_markers`` (``MarkerArray``,
+transient local: the solver's shapes at the state shown and the obstacles, while collisions are
+checked). Poses in the model's base frame [m].
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class NodeFeedback:
         self._collision_marker_publisher = node.create_publisher(
             MarkerArray, "~/collision_markers", LATCHED_QOS
         )
+        self._status_publisher = node.create_publisher(messages.DiagnosticStatus, "~/status", 10)
+        self._servo_status = None  # the last one published
         self._solution = None  # (q, success) of the latest solve, not drawn yet
         self.collision_markers_due = False
         self._collision_markers_shown = False
@@ -61,6 +65,22 @@ class NodeFeedback:
                 self._node.get_clock().now().to_msg(),
             )
         )
+
+    def publish_servo_status(self, status) -> None:
+        """The servo's state (:class:`ik_node.servo.ServoStatus`) on ``~/status`` and
+        ``/diagnostics`` when it differs from the last one published."""
+        if status == self._servo_status:
+            return
+        self._servo_status = status
+        model = self._policy.model_state.model
+        message = messages.servo_status(
+            f"{self._node.get_name()}: servo", "" if model is None else model.robot.name, status
+        )
+        self._status_publisher.publish(message)
+        array = messages.DiagnosticArray()
+        array.header.stamp = self._node.get_clock().now().to_msg()
+        array.status = [message]
+        self._diagnostics_publisher.publish(array)
 
     def show_solution(self, solution: tuple | None) -> None:
         """Draw ``solution`` (``(q, success)``) at the next tick; None: nothing (a new model's

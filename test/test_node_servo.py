@@ -1,0 +1,257 @@
+"""The node's servo through real topics (issue 48): twists on ``~/delta_twist_cmds`` realised by
+the published commands (the tip's velocity from the robot's own FK of consecutive commands) on
+every bundled arm, in the base's and the tip's axes; the limits (positions, velocities,
+accelerations from ``joint_limits.<joint>.max_acceleration``) on every command; the stream's
+timeout bringing the arm to rest; ``~/status``; bad input (not finite, solve mode, a frame with no
+transform, a flood) refused with a status while the node keeps its last good command."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import TwistStamped
+from ros_harness import CONFIG_DIR, running_node
+
+from ik_node import load_robot
+from ik_node.description.catalogue import BUNDLED
+
+pytestmark = pytest.mark.usefixtures("ros_context")  # (conftest.py)
+
+RATE = 100.0  # [Hz] the node's publish_rate
+#: The arms, their parameter files (config/<name>.yaml), and the twisting tip (the first).
+ARMS = {
+    case.name: case for case in BUNDLED if case.name in ("arm6", "arm7", "dual_arm", "mobile_manipulator")
+}
+LINEAR, ANGULAR = np.array([0.03, -0.02, 0.03]), np.array([0.05, 0.06, -0.04])
+
+
+def well_conditioned(robot, case, seed: int) -> dict:
+    """Joint values (by name) in the middle half of each range with the best-conditioned
+    Jacobian of a few draws (away from singularities and limits)."""
+    tree = robot.tree(case.base, list(case.tips))
+    rng = np.random.default_rng(seed)
+    best, best_value = None, -1.0
+    for _ in range(40):
+        bounded = np.isfinite(tree.lower) & np.isfinite(tree.upper)
+        low, high = np.where(bounded, tree.lower, -0.5), np.where(bounded, tree.upper, 0.5)
+        q = rng.uniform(low + 0.25 * (high - low), high - 0.25 * (high - low))
+        value = min(np.linalg.svd(tree.body_jacobian(q, tip), compute_uv=False)[-1] for tip in case.tips)
+        if value > best_value:
+            best, best_value = q, value
+    return dict(zip(tree.joint_names, best))
+
+
+class Streamer:
+    """Twists from the test's client node and the node's ``~/status`` recorded."""
+
+    def __init__(self, client):
+        self.client = client
+        node = client.node
+        self.publisher = node.create_publisher(TwistStamped, "/ik_node/delta_twist_cmds", 10)
+        self.status: list[tuple[str, str]] = []
+        node.create_subscription(
+            DiagnosticStatus,
+            "/ik_node/status",
+            lambda message: self.status.append((message.values[0].value, message.message)),
+            100,
+        )
+        assert client.spin_until(lambda: self.publisher.get_subscription_count() > 0), "no twist subscription"
+
+    def send(self, twist, frame: str = "") -> None:
+        message = TwistStamped()
+        message.header.frame_id = frame
+        message.header.stamp = self.client.node.get_clock().now().to_msg()
+        linear, angular = message.twist.linear, message.twist.angular
+        linear.x, linear.y, linear.z, angular.x, angular.y, angular.z = (float(x) for x in twist)
+        self.publisher.publish(message)
+
+    def stream(self, twist, seconds: float, frame: str = "", rate: float = RATE) -> None:
+        """``twist`` at ``rate`` for ``seconds`` while the client spins."""
+        end, next_send = time.monotonic() + seconds, 0.0
+        while time.monotonic() < end:
+            if time.monotonic() >= next_send:
+                self.send(twist, frame)
+                next_send = time.monotonic() + 1.0 / rate
+            self.client.spin_for(0.002)
+
+
+def command_arrays(commands, names):
+    """Positions and velocities (K, n) of joint commands, in ``names`` order."""
+    positions = np.array([[dict(zip(c.name, c.position))[name] for name in names] for c in commands])
+    velocities = np.array([[dict(zip(c.name, c.velocity))[name] for name in names] for c in commands])
+    return positions, velocities
+
+
+def check_twist_realised(robot, case, names, positions, velocities, axes: str) -> int:
+    """Each period of motion realises the twist (no acceleration limits: full speed from the
+    first): the twisting tip's velocity by FK of consecutive commands (``names`` their joints)
+    within 1 % and 1 degree, linear and angular; the other tips still (<= 0.1 mm a period).
+    Returns how many periods were checked."""
+    tip = case.tips[0]
+    checked = 0
+    for k in range(len(positions) - 1):
+        if not np.any(velocities[k + 1]):
+            continue
+        before = robot.forward(dict(zip(names, positions[k])), tip, case.base)
+        after = robot.forward(dict(zip(names, positions[k + 1])), tip, case.base)
+        rotation = before[:3, :3]
+        expected_v = LINEAR if axes == "base" else rotation @ LINEAR
+        expected_w = ANGULAR if axes == "base" else rotation @ ANGULAR
+        measured_v = (after[:3, 3] - before[:3, 3]) * RATE
+        turn = rotation.T @ after[:3, :3]
+        angle = math.acos(min(1.0, max(-1.0, (np.trace(turn) - 1) / 2)))
+        axis = np.array([turn[2, 1] - turn[1, 2], turn[0, 2] - turn[2, 0], turn[1, 0] - turn[0, 1]])
+        measured_w = rotation @ axis / (2 * math.sin(angle)) * angle * RATE
+        for measured, expected in ((measured_v, expected_v), (measured_w, expected_w)):
+            cosine = measured @ expected / np.linalg.norm(measured) / np.linalg.norm(expected)
+            assert math.degrees(math.acos(min(1.0, cosine))) <= 1.0, (k, measured, expected)
+            assert np.linalg.norm(measured) == pytest.approx(np.linalg.norm(expected), rel=0.01), k
+        for other in case.tips[1:]:
+            held = [
+                robot.forward(dict(zip(names, positions[i])), other, case.base)[:3, 3] for i in (k, k + 1)
+            ]
+            assert np.linalg.norm(held[1] - held[0]) <= 1e-4
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("name", list(ARMS))
+def test_a_constant_twist_is_realised_in_the_base_and_the_tip_axes(name):
+    """On each bundled arm: 0.8 s of a constant twist in the base's axes, a pause (the stream's
+    timeout stops it), 0.8 s in the tip's axes: at least 40 periods of each realised (see
+    :func:`check_twist_realised`); status ``ok`` while streaming, ``stream_timeout`` after."""
+    case = ARMS[name]
+    robot = load_robot(case.urdf)
+    start = well_conditioned(robot, case, 4)
+    arguments = (
+        "--params-file",
+        str(CONFIG_DIR / f"{name}.yaml"),
+        "-p",
+        "mode:=track",
+        "-p",
+        f"publish_rate:={RATE}",
+    )
+    with running_node(*arguments, tips=case.tips) as (process, client):
+        streamer = Streamer(client)
+        names = list(start)
+        client.send_joint_state(names, list(start.values()))
+        client.spin_for(0.3)
+        for axes in ("base", "tip"):
+            before = len(client.commands)
+            streamer.stream(np.concatenate((LINEAR, ANGULAR)), 0.8, "" if axes == "base" else case.tips[0])
+            assert client.spin_until(
+                lambda: streamer.status and streamer.status[-1][0] == "stream_timeout"
+            ), (
+                streamer.status,
+                process.log()[-3000:],
+            )
+            client.spin_for(0.2)
+            commands = client.commands[before:]
+            command_names = list(commands[0].name)
+            positions, velocities = command_arrays(commands, command_names)
+            assert not np.any(velocities[-1]), "the arm did not come to rest after the stream"
+            checked = check_twist_realised(robot, case, command_names, positions, velocities, axes)
+            assert checked >= 40, (checked, len(commands))
+        assert ("ok", "") in [(code, "") for code, _ in streamer.status]
+
+
+def arm7_acceleration_arguments(acceleration: float) -> tuple[str, ...]:
+    arguments = []
+    for joint in range(1, 8):
+        arguments += ["-p", f"joint_limits.joint{joint}.has_acceleration_limits:=true"]
+        arguments += ["-p", f"joint_limits.joint{joint}.max_acceleration:={acceleration}"]
+    return tuple(arguments)
+
+
+def test_every_command_within_the_limits_and_the_stream_timeout_brings_rest():
+    """arm7 with acceleration limits of 4 rad/s^2 on every joint: a fast twist (0.3 m/s) for 1 s
+    then silence: every command within the position limits, the velocity limits and the
+    accelerations (consecutive velocities over the period); at rest within the timeout (0.1 s)
+    plus the deceleration (max |v| / a) plus 0.1 s of delivery."""
+    case = ARMS["arm7"]
+    robot = load_robot(case.urdf)
+    start = well_conditioned(robot, case, 8)
+    arguments = (
+        "--params-file",
+        str(CONFIG_DIR / "arm7.yaml"),
+        "-p",
+        "mode:=track",
+        "-p",
+        f"publish_rate:={RATE}",
+    )
+    with running_node(*arguments, *arm7_acceleration_arguments(4.0)) as (process, client):
+        streamer = Streamer(client)
+        client.send_joint_state(list(start), list(start.values()))
+        client.spin_for(0.3)
+        streamer.stream([0.3, 0.0, -0.1, 0.0, 0.0, 0.3], 1.0)
+        stopped_at = time.monotonic()
+        assert client.spin_until(
+            lambda: client.commands and not any(client.commands[-1].velocity), timeout=5.0
+        )
+        names = list(client.commands[0].name)
+        positions, velocities = command_arrays(client.commands, names)
+        rest_after = client.command_times[-1] - stopped_at
+        tree = robot.tree(case.base, list(case.tips))
+        index = [tree.joint_names.index(name) for name in names]
+        lower, upper = tree.lower[index], tree.upper[index]
+        max_velocity = tree.max_velocity[index]
+        assert np.all(positions >= lower - 1e-9) and np.all(positions <= upper + 1e-9)
+        assert np.all(np.abs(velocities) <= max_velocity * (1 + 1e-9))
+        accelerations = np.abs(np.diff(np.vstack([np.zeros(len(names)), velocities]), axis=0)) * RATE
+        assert np.all(accelerations <= 4.0 * (1 + 1e-6)), accelerations.max()
+        assert rest_after <= 0.1 + np.abs(velocities).max() / 4.0 + 0.1 + 1.0 / RATE, rest_after
+
+
+def test_bad_twists_are_refused_and_the_last_good_command_kept():
+    """Solve mode: a twist is refused, saying to switch to track mode. Track mode: a twist with a
+    NaN, one in a frame without a transform, are refused (status ``refused`` naming the problem)
+    while the good stream before them goes on (commands keep moving); a flood of 5000 twists in
+    0.5 s: the node keeps up, and once it stops the arm is at rest within the timeout and the
+    deceleration (no queue); the log says why jogs are off where control_msgs is missing."""
+    case = ARMS["arm7"]
+    robot = load_robot(case.urdf)
+    start = well_conditioned(robot, case, 3)
+    with running_node("--params-file", str(CONFIG_DIR / "arm7.yaml"), "-p", f"publish_rate:={RATE}") as (
+        process,
+        client,
+    ):
+        streamer = Streamer(client)
+        streamer.send([0.05, 0, 0, 0, 0, 0])
+        assert client.spin_until(lambda: streamer.status), process.log()[-2000:]
+        assert streamer.status[-1][0] == "refused" and "track mode" in streamer.status[-1][1]
+        assert not client.commands
+        assert client.set_parameters(mode="track").successful
+        client.send_joint_state(list(start), list(start.values()))
+        client.spin_for(0.3)
+        twist = [0.05, 0, 0, 0, 0, 0]
+        for bad, frame, words in (
+            ([math.nan, 0, 0, 0, 0, 0], "", "not finite"),
+            (twist, "nowhere", "nowhere"),
+        ):
+            streamer.stream(twist, 0.3)
+            moving = len(client.commands)
+            streamer.send(bad, frame)
+            client.spin_for(0.03)  # (depth 1: a good twist right after would replace it unread)
+            streamer.stream(twist, 0.05)  # (the good stream goes on: the bad one changed nothing)
+            refused = [text for code, text in streamer.status if code == "refused"]
+            assert refused and words in refused[-1], streamer.status
+            assert len(client.commands) > moving and any(client.commands[-1].velocity)
+        if "control_msgs is not importable" not in process.log():
+            pytest.fail("control_msgs is importable here: the jog tests belong in test_node_servo")
+        started = time.monotonic()
+        for _ in range(5000):
+            streamer.send(twist)
+            if time.monotonic() - started > 0.5:
+                break
+        flood_end = time.monotonic()
+        assert client.spin_until(
+            lambda: client.commands and not any(client.commands[-1].velocity), timeout=5.0
+        )
+        assert client.command_times[-1] - flood_end <= 0.1 + 0.2 + 2.0 / RATE, (
+            client.command_times[-1] - flood_end
+        )
+        assert process.process.poll() is None
