@@ -17,6 +17,7 @@ from ik_node.decisions.parameters import JOINT_PARAMETERS, NODE_PARAMETERS, Node
 from ik_node.decisions.planning import build_solver, plan_model
 from ik_node.decisions.policy import IKPolicy
 from ik_node.decisions.replies import Command, GoalRequest
+from ik_node.decisions.streams import JogRequest, TwistRequest
 from ik_node.errors import IKNodeError
 from ik_node.solver import TipTask
 
@@ -662,3 +663,69 @@ def test_one_tips_goal_is_checked_once_and_refused_as_a_mapping_of_it_is(arm7):
         with pytest.raises(TargetError) as from_mapping:
             solver.solve({"tool0": bad}, seed=rest)
         assert str(from_goal.value) == str(from_mapping.value) and "tool0" in str(from_goal.value)
+
+
+# ---------------------------------------------------------------- twists and jogs (the servo)
+
+
+def test_streams_are_refused_in_solve_mode_and_wait_while_the_kernels_are_prepared(arm7):
+    """Solve mode: a twist is refused saying to switch (no motion). Track mode before the solver
+    is attached: the arm holds (status waiting_for_kernels); once attached, the twist moves it."""
+    solve = ready_policy(arm7)
+    reply = solve.receive_stream(TwistRequest((0.05, 0, 0, 0, 0, 0)), now=0.0)
+    assert reply.servo_status.code == "refused" and "track mode" in reply.servo_status.text
+    assert solve.motion.stream is None and solve.track_step(now=0.0).command is None
+    settings = settings_for(arm7, mode="track")
+    policy = IKPolicy(["tool0"], settings)
+    model = plan_model(arm7, settings)
+    policy.install(model)
+    reply = policy.receive_stream(TwistRequest((0.05, 0, 0, 0, 0, 0)), now=0.0)
+    assert reply.servo_status.code == "waiting_for_kernels" and policy.motion.stream is None
+    policy.attach_solver(build_solver(model))
+    assert policy.receive_stream(TwistRequest((0.05, 0, 0, 0, 0, 0)), now=0.0).servo_status is None
+    step = policy.track_step(now=0.0)
+    assert step.command is not None and step.servo_status.code == "ok"
+
+
+def test_a_twist_stream_moves_then_times_out_to_rest_and_a_jog_wins_over_it(arm7):
+    """At 100 Hz: a twist moves the tip along the base x at 5 cm/s (FK of consecutive commands);
+    a jog that comes later wins; after incoming_command_timeout without messages the arm comes to
+    rest (status stream_timeout) and no command follows at rest."""
+    policy = ready_policy(arm7, mode="track", publish_rate=100.0)
+    start = np.array([0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5])
+    policy.commit(Command(start, None, start))
+    policy.receive_stream(TwistRequest((0.05, 0, 0, 0, 0, 0), "base_link"), now=0.0)
+    commands = []
+    for k in range(10):
+        commands.append(policy.track_step(now=0.01 * k).command)
+        assert policy.commit(commands[-1]) is None
+    points = [arm7.forward(dict(zip(JOINTS, c.q)), "tool0", "base_link")[:3, 3] for c in commands]
+    np.testing.assert_allclose((points[-1] - points[-2]) * 100.0, [0.05, 0, 0], atol=5e-4)
+    policy.receive_stream(JogRequest(("joint1",), (0.2,)), now=0.1)
+    jog = policy.track_step(now=0.1).command
+    assert jog.velocity[0] == pytest.approx(0.2) and not np.any(jog.velocity[1:])
+    policy.commit(jog)
+    timed_out = policy.track_step(now=0.25)
+    assert timed_out.servo_status.code == "stream_timeout" and not np.any(timed_out.command.velocity)
+    policy.commit(timed_out.command)
+    assert policy.track_step(now=0.26).command is None and policy.motion.stream is None
+
+
+def test_a_step_later_than_its_period_is_replaced_by_a_step_to_rest_and_counted(floating_humanoid):
+    """The solver's kernels as plain Python (as right after an install, several hundred times
+    slower) on the floating humanoid at 1 kHz: a twist step cannot meet its 1 ms period, so a step
+    to rest is published instead (status late, counted); the commands stay within the limits."""
+    from ik_node.solver import kernels
+
+    policy = floating_policy(floating_humanoid, mode="track", publish_rate=1000.0)
+    solver = policy.model_state.model.solver
+    solver._install(kernels.python_kernels(), solver.problem)  # (what serves while the kernels compile)
+    start = policy.model_state.model.rest_posture
+    moving = np.zeros(policy.model_state.model.tangent_size)
+    moving[-1] = 0.1
+    policy.commit(Command(start, moving, start))
+    policy.receive_stream(TwistRequest((0.05, 0, 0, 0, 0, 0)), now=0.0)
+    reply = policy.track_step(now=0.0)
+    assert reply.servo_status.code == "late" and policy.motion.missed_deadlines == 1
+    np.testing.assert_allclose(reply.command.velocity, 0.0)  # (no acceleration limit: at rest at once)
+    assert policy.commit(reply.command) is None

@@ -75,10 +75,10 @@ class Model:
 
     @cached_property
     def servo(self) -> Servo:
-        """The streaming servo of the attached solver (made at first use, kept with the model)
-        within the model's velocity and acceleration limits."""
+        """The streaming servo of the attached solver (made and warmed at first use, kept with the
+        model) within the model's velocity and acceleration limits."""
         settings = self.servo_settings
-        return Servo(
+        servo = Servo(
             self.solver,
             max_velocity=self.max_velocity,
             max_acceleration=self.max_acceleration,
@@ -86,6 +86,8 @@ class Model:
             singular_threshold=settings.singular_value_threshold,
             collision_distance=settings.collision_slowdown_distance,
         )
+        servo.warm()
+        return servo
 
     @property
     def joint_names(self) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IKNodeError
-from ..servo import ServoStatus
+from ..servo import WAITING_FOR_KERNELS, ServoStatus
 from ..solver import IKSolver
 from .model_state import ModelState
 from .motion import REFUSED, Motion
@@ -183,7 +183,8 @@ class IKPolicy:
         """A twist or a jog (:class:`~ik_node.decisions.streams.TwistRequest`, ``JogRequest``):
         made the servo's command, followed from the next period on (the latest command of any kind
         wins); refused, the last good command kept, when paused, without a description or solver,
-        in solve mode, or when bad (not finite, an unknown joint, a frame without a transform)."""
+        in solve mode, or when bad (not finite, an unknown joint, a frame without a transform);
+        while the solver is prepared, the arm holds (``waiting_for_kernels``)."""
         model_state = self.model_state
         why = None
         if not self.enabled:
@@ -192,10 +193,14 @@ class IKPolicy:
             why = model_state.description_error or "no robot description yet"
         elif model_state.settings.mode != "track":
             why = "twists and jogs are followed in track mode only: set the parameter mode to 'track'"
-        elif not model_state.ready:
+        elif not model_state.ready and not model_state.solver_error:
             why = (
-                model_state.solver_error or "the IK solver is being built: streaming starts when it is ready"
+                "the IK kernels are being prepared (compiled once after an install): the arm holds at rest, "
+                "streaming starts when the compiled kernels serve"
             )
+            return Reply(servo_status=ServoStatus(WAITING_FOR_KERNELS, why), warning=why)
+        elif not model_state.ready:
+            why = model_state.solver_error
         if why is None:
             try:
                 command = self._stream_command(request, now, transform)

@@ -189,6 +189,12 @@ class Servo:
         q = self.solver.tree.normalized(self.solver.tree.joint_vector(q))
         return ServoState(q, np.zeros(len(self.tangent_names)))
 
+    def warm(self) -> None:
+        """Load what a twist step calls (numba loads a cached kernel at its first call, tens of
+        ms), so that a stream's first period is on time; nothing while the kernels compile."""
+        if self.solver.compiled:
+            self.step(self.start(self.solver.rest_posture), TwistCommand(self.tips[0], np.zeros(6)), 1.0)
+
     # ------------------------------------------------------------------ one period
 
     def step(self, state: ServoState, command, period: float) -> ServoState:

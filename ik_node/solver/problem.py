@@ -126,6 +126,13 @@ class Problem:
         self._reach = {tip: tree.reach(tip) for tip in tips}
         self._select_tips(tips)
 
+    def __copy__(self) -> Problem:
+        """A shallow copy calling the same kernel set (the pickling rule below would give it the
+        compiled kernels: a copy made while they compile would compile them in this process)."""
+        problem = object.__new__(Problem)
+        problem.__dict__.update(self.__dict__)
+        return problem
+
     def __getstate__(self) -> dict:
         """Pickled without its kernel set (a module): the copy calls the compiled kernels."""
         state = self.__dict__.copy()
