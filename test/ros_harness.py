@@ -93,8 +93,8 @@ class Client:
         self.command_times.append(time.monotonic())
 
     def _on_diagnostics(self, message: DiagnosticArray) -> None:
-        for status in message.status:
-            if status.name.startswith(self.node_name):
+        for status in message.status:  # (the goals' statuses; the servo's ": servo" ones aside)
+            if status.name == f"{self.node_name}: ik":
                 self.statuses.append(
                     {"message": status.message, **{kv.key: kv.value for kv in status.values}}
                 )

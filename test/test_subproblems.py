@@ -97,10 +97,13 @@ def test_sp2_pairs_and_least_squares(rng):
         assert status == EXACT and count == 2
         for a, b in ((t1p, t2p), (t1m, t2m)):
             assert np.linalg.norm(rotation(k1, a) @ p1 - rotation(k2, b) @ p2) < 1e-9
-        assert min(
-            max(angle_gap(t1p, theta1), angle_gap(t2p, theta2)),
-            max(angle_gap(t1m, theta1), angle_gap(t2m, theta2)),
-        ) < 1e-6
+        assert (
+            min(
+                max(angle_gap(t1p, theta1), angle_gap(t2p, theta2)),
+                max(angle_gap(t1m, theta1), angle_gap(t2m, theta2)),
+            )
+            < 1e-6
+        )
         count, *_, status = sp2(vec(p1), vec(1.3 * p2), vec(k1), vec(k2))
         assert status & LEAST_SQUARES
     # heights along the axes no rotation can match: one least-squares pair

@@ -6,7 +6,8 @@ velocity must lie in an interval made of four bounds, in this priority (a lower 
 when it cannot be met together with those above, and the nearest point of the higher ones is
 kept):
 
-1. **position**: ``lower_i <= x_i + u_i T <= upper_i`` (the hard limits);
+1. **position**: ``lower_i <= x_i + u_i T <= upper_i`` (the hard limits; a joint already
+   outside them may stay or move back, at the pace the other bounds allow);
 2. **acceleration**: ``|u_i - v_i| <= a_i T``;
 3. **braking**: from ``u_i`` the joint can still stop before its limit less the margin,
    decelerating at ``a_i``: ``u T + u^2 / (2 a) <= d`` with ``d`` the distance to
@@ -115,7 +116,10 @@ def velocity_bounds(
         braking_high = np.where(goal > 0.0, np.minimum(braking_high, to_goal), braking_high)
         braking_low = np.where(goal < 0.0, np.maximum(braking_low, -to_goal), braking_low)
     step = acceleration * period
-    low, high = (limits.lower - position) / period, (limits.upper - position) / period
+    # (a joint already outside its limits, a limit tightened past it, may stay or move back, never
+    # jump: the other bounds set how fast; the command stays outside and the node's guard says so)
+    low = np.minimum((limits.lower - position) / period, 0.0)
+    high = np.maximum((limits.upper - position) / period, 0.0)
     low, high = _merge(low, high, velocity - step, velocity + step)
     low, high = _merge(low, high, braking_low, braking_high)
     low, high = _merge(low, high, -limits.max_velocity, limits.max_velocity)

@@ -352,6 +352,9 @@ class Servo:
         ):
             code, text = JOINT_LIMIT, "at a joint limit: the motion toward it stops there"
         q = tree.integrate(state.q, velocity * period)
-        at = self.single_coordinates  # (rounding of q + u T: on the limit, not beyond)
-        q[at] = np.minimum(np.maximum(q[at], self._single_lower), self._single_upper)
+        at, before = self.single_coordinates, state.q[self.single_coordinates]
+        # (rounding of q + u T: on the limit, not beyond; a joint outside already is not moved in)
+        q[at] = np.minimum(
+            np.maximum(q[at], np.minimum(self._single_lower, before)), np.maximum(self._single_upper, before)
+        )
         return ServoState(q, velocity, held, ServoStatus(code, text))
