@@ -246,14 +246,13 @@ class Servo:
     def _twist_step(self, state: ServoState, command: TwistCommand, period: float) -> ServoState:
         if command.tip not in self.tips:
             raise ServoCommandError(f"twist for '{command.tip}', which is not a tip; tips: {list(self.tips)}")
-        problem, collision = self._problem()
+        problem, collision, work = self._problem()
         held = state.held
-        points, jacobian, errors, space = self._evaluate(problem, collision, state.q, held)
+        points, jacobian, errors, space = self._evaluate(problem, collision, work, state.q, held)
         tip = self.tips.index(command.tip)
         twist = command.twist
-        if command.axes == "base":
-            rotation = points[tip, :3, :3]
-            twist = np.concatenate((rotation.T @ twist[:3], rotation.T @ twist[3:]))
+        if command.axes == "base":  # ([R^T v; R^T w]: both rows of [v w]^T times R)
+            twist = (twist.reshape(2, 3) @ points[tip, :3, :3]).reshape(6)
         velocities = self.hold_gain * errors if held is not None else np.zeros((len(self.tips), 6))
         velocities[tip] = twist
         task_velocity = velocities[problem.rows[:, 0], problem.rows[:, 1]]
@@ -272,8 +271,9 @@ class Servo:
     # ------------------------------------------------------------------ parts of a step
 
     def _problem(self):
-        """The solver's problem (its current kernel set) with a full pose task per tip, and its
-        collision bundle with the servo's reach (``collision_margin + collision_distance``)."""
+        """The solver's problem (its current kernel set) with a full pose task per tip, its
+        collision bundle with the servo's reach (``collision_margin + collision_distance``), and
+        the work arrays of :meth:`_evaluate` (made once per problem: the kernels overwrite them)."""
         problem = self.solver.problem
         key = id(problem)
         if key not in self._workspaces:
@@ -282,21 +282,23 @@ class Servo:
             if collision is not None:
                 reach = self.solver.options.collision_margin + self.collision_distance
                 collision = (*collision[:4], np.float64(reach), *collision[5:])
-            self._workspaces = {key: (servo_problem, collision)}
+            dof, tips, rows = len(self.tangent_names), len(self.tips), len(servo_problem.rows)
+            space = problem.kernels.evaluation_workspace(
+                servo_problem.tree_arrays, servo_problem.task, np.int64(dof), collision
+            )
+            arrays = (space, np.repeat(np.eye(4)[None], tips, axis=0), np.empty(rows), np.empty((tips, 2)))
+            self._workspaces = {key: (servo_problem, collision, (*arrays, np.empty((rows, dof))))}
         return self._workspaces[key]
 
-    def _evaluate(self, problem, collision, q, held):
+    def _evaluate(self, problem, collision, work, q, held):
         """FK at ``q``: the tips' controlled points (T, 4, 4), the body Jacobian of the rows the
         servo controls (R, nv), the body errors (T, 6) toward ``held`` (the identity without),
-        and the kernels' workspace."""
-        kernel_set, dof, tips = problem.kernels, len(self.tangent_names), len(self.tips)
-        space = kernel_set.evaluation_workspace(problem.tree_arrays, problem.task, np.int64(dof), collision)
-        error, norms = np.empty(len(problem.rows)), np.empty((tips, 2))
-        targets = np.repeat(np.eye(4)[None], tips, axis=0) if held is None else held
+        and the kernels' workspace (``work``: :meth:`_problem`'s arrays, overwritten)."""
+        kernel_set, (space, identity, error, norms, jacobian) = problem.kernels, work
+        targets = identity if held is None else held
         kernel_set.evaluate(problem.tree_arrays, problem.task, collision, targets, q, space, error, norms)
-        jacobian = np.empty((len(problem.rows), dof))
         kernel_set.jacobian_at(problem.tree_arrays, problem.task, space, jacobian)
-        return space[bundles.POINTS].copy(), jacobian, space[bundles.FULL_ERRORS].copy(), space
+        return space[bundles.POINTS].copy(), jacobian, space[bundles.FULL_ERRORS], space
 
     def _filtered_solve(self, jacobian: np.ndarray, task_velocity: np.ndarray) -> tuple[np.ndarray, float]:
         """Joint velocities by singular-value filtering (the module docstring, rule 2), and how
