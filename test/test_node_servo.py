@@ -258,3 +258,50 @@ def test_bad_twists_are_refused_and_the_last_good_command_kept():
             client.command_times[-1] - flood_end
         )
         assert process.process.poll() is None
+
+
+def test_a_push_to_full_extension_ends_at_rest_at_the_boundary():
+    """arm7's tool position (its orientation free: ``tip_tasks.tool0:=position``) pushed at
+    0.2 m/s away from the shoulder for 1.5 s through the topic, then along the boundary's normal
+    where it got (a push with a part along the boundary slides along it) for 1.5 s: the arm
+    stretches to the boundary of its reach (smallest singular value of the linear rows below
+    0.01 m) and slows to rest there while the push goes on (the last commands' joint speeds
+    below 0.02 rad/s and falling), the elbow never crossing straight (no branch flip), no command's speed falling faster than the
+    stream of commands allows (no hard stop: at most 0.05 m/s of tip speed a period)."""
+    case = ARMS["arm7"]
+    robot = load_robot(case.urdf)
+    start = well_conditioned(robot, case, 1)
+    tree = robot.tree(case.base, list(case.tips))
+    q = np.array(list(start.values()))
+    point = tree.forward(q, "tool0")[:3, 3]
+    shoulder = tree.link_poses(q)[2][:3, 3]
+    away = (point - shoulder) / np.linalg.norm(point - shoulder)
+    arguments = (
+        "--params-file",
+        str(CONFIG_DIR / "arm7.yaml"),
+        "-p",
+        "mode:=track",
+        "-p",
+        f"publish_rate:={RATE}",
+    )
+    with running_node(*arguments, "-p", "tip_tasks.tool0:=position") as (process, client):
+        streamer = Streamer(client)
+        client.send_joint_state(list(start), list(start.values()))
+        client.spin_for(0.3)
+        streamer.stream(np.concatenate((0.2 * away, np.zeros(3))), 1.5)
+        names = list(client.commands[0].name)
+        reached = dict(zip(names, command_arrays(client.commands[-1:], names)[0][0]))
+        normal = np.linalg.svd(tree.mixed_jacobian(reached, "tool0")[:3])[0][:, -1]
+        normal *= np.sign(normal @ away)  # (the boundary's normal there: a push along it stops)
+        streamer.stream(np.concatenate((0.2 * normal, np.zeros(3))), 1.5)
+        positions, velocities = command_arrays(client.commands, names)
+    elbow = names.index("joint4")
+    assert np.all(positions[:, elbow] < 0.0), "the elbow crossed straight: a branch flip"
+    final = positions[-1]
+    linear = tree.body_jacobian(dict(zip(names, final)), "tool0")[:3]
+    assert np.linalg.svd(linear, compute_uv=False)[-1] < 0.01
+    speeds = np.abs(velocities).max(axis=1)
+    assert speeds[-1] < 0.02 and speeds[-1] <= speeds[-50]
+    points = np.array([tree.forward(dict(zip(names, p)), "tool0")[:3, 3] for p in positions])
+    tip_speeds = np.linalg.norm(np.diff(points, axis=0), axis=1) * RATE
+    assert np.max(-np.diff(tip_speeds)) < 0.05
