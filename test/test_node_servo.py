@@ -266,8 +266,8 @@ def test_a_push_to_full_extension_ends_at_rest_at_the_boundary():
     where it got (a push with a part along the boundary slides along it) for 1.5 s: the arm
     stretches to the boundary of its reach (smallest singular value of the linear rows below
     0.01 m) and slows to rest there while the push goes on (the last commands' joint speeds
-    below 0.02 rad/s and falling), the elbow never crossing straight (no branch flip), no command's speed falling faster than the
-    stream of commands allows (no hard stop: at most 0.05 m/s of tip speed a period)."""
+    below 0.02 rad/s and falling), the elbow never crossing straight (no branch flip), the tip's
+    speed never falling by more than 0.05 m/s in a period (no hard stop)."""
     case = ARMS["arm7"]
     robot = load_robot(case.urdf)
     start = well_conditioned(robot, case, 1)
