@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 import pytest
-from ros_harness import CONFIG_DIR, running_node
-from test_node_servo import RATE, Streamer
+from ros_harness import running_node
+from test_node_servo import RATE, Streamer, track_arguments
 
 HAS_CONTROL_MSGS = importlib.util.find_spec("control_msgs") is not None
 pytestmark = [
@@ -34,15 +34,7 @@ Q_START = [0.3, -0.4, 0.2, -2.0, 0.1, 1.9, 0.5]
 def test_jogs_move_the_named_joints_and_bad_jogs_are_refused():
     from control_msgs.msg import JointJog
 
-    arguments = (
-        "--params-file",
-        str(CONFIG_DIR / "arm7.yaml"),
-        "-p",
-        "mode:=track",
-        "-p",
-        f"publish_rate:={RATE}",
-    )
-    with running_node(*arguments) as (process, client):
+    with running_node(*track_arguments("arm7")) as (process, client):
         streamer = Streamer(client)
         publisher = client.node.create_publisher(JointJog, "/ik_node/delta_joint_cmds", 10)
         assert client.spin_until(lambda: publisher.get_subscription_count() > 0), process.log()[-2000:]

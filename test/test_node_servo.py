@@ -15,6 +15,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import TwistStamped
 from ros_harness import CONFIG_DIR, running_node
+from test_servo import well_conditioned
 
 from ik_node import load_robot
 from ik_node.description.catalogue import BUNDLED
@@ -29,20 +30,22 @@ ARMS = {
 LINEAR, ANGULAR = np.array([0.03, -0.02, 0.03]), np.array([0.05, 0.06, -0.04])
 
 
-def well_conditioned(robot, case, seed: int) -> dict:
-    """Joint values (by name) in the middle half of each range with the best-conditioned
-    Jacobian of a few draws (away from singularities and limits)."""
+def well_conditioned_state(robot, case, seed: int) -> dict:
+    """:func:`test_servo.well_conditioned` of the case's tree, by joint name."""
     tree = robot.tree(case.base, list(case.tips))
-    rng = np.random.default_rng(seed)
-    best, best_value = None, -1.0
-    for _ in range(40):
-        bounded = np.isfinite(tree.lower) & np.isfinite(tree.upper)
-        low, high = np.where(bounded, tree.lower, -0.5), np.where(bounded, tree.upper, 0.5)
-        q = rng.uniform(low + 0.25 * (high - low), high - 0.25 * (high - low))
-        value = min(np.linalg.svd(tree.body_jacobian(q, tip), compute_uv=False)[-1] for tip in case.tips)
-        if value > best_value:
-            best, best_value = q, value
-    return dict(zip(tree.joint_names, best))
+    return dict(zip(tree.joint_names, well_conditioned(tree, seed)))
+
+
+def track_arguments(name: str) -> tuple[str, ...]:
+    """The node's arguments for a bundled robot's parameter file in track mode at :data:`RATE`."""
+    return (
+        "--params-file",
+        str(CONFIG_DIR / f"{name}.yaml"),
+        "-p",
+        "mode:=track",
+        "-p",
+        f"publish_rate:={RATE}",
+    )
 
 
 class Streamer:
@@ -126,15 +129,8 @@ def test_a_constant_twist_is_realised_in_the_base_and_the_tip_axes(name):
     :func:`check_twist_realised`); status ``ok`` while streaming, ``stream_timeout`` after."""
     case = ARMS[name]
     robot = load_robot(case.urdf)
-    start = well_conditioned(robot, case, 4)
-    arguments = (
-        "--params-file",
-        str(CONFIG_DIR / f"{name}.yaml"),
-        "-p",
-        "mode:=track",
-        "-p",
-        f"publish_rate:={RATE}",
-    )
+    start = well_conditioned_state(robot, case, 4)
+    arguments = track_arguments(name)
     with running_node(*arguments, tips=case.tips) as (process, client):
         streamer = Streamer(client)
         names = list(start)
@@ -174,15 +170,8 @@ def test_every_command_within_the_limits_and_the_stream_timeout_brings_rest():
     plus the deceleration (max |v| / a) plus 0.1 s of delivery."""
     case = ARMS["arm7"]
     robot = load_robot(case.urdf)
-    start = well_conditioned(robot, case, 8)
-    arguments = (
-        "--params-file",
-        str(CONFIG_DIR / "arm7.yaml"),
-        "-p",
-        "mode:=track",
-        "-p",
-        f"publish_rate:={RATE}",
-    )
+    start = well_conditioned_state(robot, case, 8)
+    arguments = track_arguments("arm7")
     with running_node(*arguments, *arm7_acceleration_arguments(4.0)) as (process, client):
         streamer = Streamer(client)
         client.send_joint_state(list(start), list(start.values()))
@@ -214,7 +203,7 @@ def test_bad_twists_are_refused_and_the_last_good_command_kept():
     deceleration (no queue); the log says why jogs are off where control_msgs is missing."""
     case = ARMS["arm7"]
     robot = load_robot(case.urdf)
-    start = well_conditioned(robot, case, 3)
+    start = well_conditioned_state(robot, case, 3)
     with running_node("--params-file", str(CONFIG_DIR / "arm7.yaml"), "-p", f"publish_rate:={RATE}") as (
         process,
         client,
@@ -270,20 +259,13 @@ def test_a_push_to_full_extension_ends_at_rest_at_the_boundary():
     speed never falling by more than 0.05 m/s in a period (no hard stop)."""
     case = ARMS["arm7"]
     robot = load_robot(case.urdf)
-    start = well_conditioned(robot, case, 1)
+    start = well_conditioned_state(robot, case, 1)
     tree = robot.tree(case.base, list(case.tips))
     q = np.array(list(start.values()))
     point = tree.forward(q, "tool0")[:3, 3]
     shoulder = tree.link_poses(q)[2][:3, 3]
     away = (point - shoulder) / np.linalg.norm(point - shoulder)
-    arguments = (
-        "--params-file",
-        str(CONFIG_DIR / "arm7.yaml"),
-        "-p",
-        "mode:=track",
-        "-p",
-        f"publish_rate:={RATE}",
-    )
+    arguments = track_arguments("arm7")
     with running_node(*arguments, "-p", "tip_tasks.tool0:=position") as (process, client):
         streamer = Streamer(client)
         client.send_joint_state(list(start), list(start.values()))

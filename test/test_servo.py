@@ -46,23 +46,24 @@ def _solver(case, **options) -> IKSolver:
     return solver
 
 
-def _start(solver: IKSolver, seed: int) -> np.ndarray:
-    """A configuration away from singularities and limits: the best conditioned of a few draws
-    within the middle half of each joint's range."""
+def well_conditioned(tree, seed: int) -> np.ndarray:
+    """A configuration away from singularities and limits: of 40 draws in the middle half of each
+    joint's range (unbounded joints: around 0), the one whose tips' Jacobians are best
+    conditioned (largest smallest singular value)."""
     rng = np.random.default_rng(seed)
-    rest = solver.rest_posture
-    best, best_value = rest, -1.0
+    bounded = np.isfinite(tree.lower) & np.isfinite(tree.upper)
+    low, high = np.where(bounded, tree.lower, -0.5), np.where(bounded, tree.upper, 0.5)
+    best, best_value = None, -1.0
     for _ in range(40):
-        q = rest.copy()
-        for index, (low, high) in enumerate(zip(solver.lower, solver.upper)):
-            if np.isfinite(low) and np.isfinite(high):
-                q[index] = rng.uniform(low + 0.25 * (high - low), high - 0.25 * (high - low))
-        smallest = min(
-            np.linalg.svd(solver.tree.body_jacobian(q, tip), compute_uv=False)[-1] for tip in solver.tip_links
-        )
-        if smallest > best_value:
-            best, best_value = q, smallest
+        q = rng.uniform(low + 0.25 * (high - low), high - 0.25 * (high - low))
+        value = min(np.linalg.svd(tree.body_jacobian(q, tip), compute_uv=False)[-1] for tip in tree.tip_links)
+        if value > best_value:
+            best, best_value = q, value
     return best
+
+
+def _start(solver: IKSolver, seed: int) -> np.ndarray:
+    return well_conditioned(solver.tree, seed)
 
 
 def _check_limits(servo: Servo, states) -> None:
