@@ -775,3 +775,12 @@ def test_the_srdf_parameter_takes_srdf_xml_or_nothing():
         check_values(default_values(robot_description_semantic="<robot><disable_collisions link1="))
     with pytest.raises(IKNodeError, match=r"parameter robot_description_semantic is not an SRDF: .*<html>"):
         check_values(default_values(robot_description_semantic="<html/>"))
+
+
+def test_a_twist_tip_that_is_not_a_tip_is_refused_naming_it():
+    values = default_values()
+    values.update(tip_links=["tool0"], twist_tip="link3")
+    with pytest.raises(IKNodeError, match="twist_tip 'link3' is not one of tip_links"):
+        check_values(values)
+    values.update(twist_tip="tool0")
+    check_values(values)

@@ -480,6 +480,9 @@ def check_values(values: Mapping) -> None:
     semantic = values.get("robot_description_semantic") or ""
     check_semantic_description(semantic, "parameter robot_description_semantic")
     parameter_obstacles(values)
+    tips = values.get("tip_links") or ()
+    if values.get("twist_tip") and tips and values["twist_tip"] not in tips:
+        raise IKNodeError(f"parameter twist_tip '{values['twist_tip']}' is not one of tip_links {list(tips)}")
     if not values["lower_singularity_threshold"] < values["hard_stop_singularity_threshold"]:
         raise IKNodeError(
             "lower_singularity_threshold must be below hard_stop_singularity_threshold, got "
