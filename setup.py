@@ -49,7 +49,10 @@ setup(
             "ros-jazzy-rcl-interfaces",
             "ros-jazzy-builtin-interfaces",
         ],
+        # Timing straight-line paths (IKSolver.cartesian_path with max_acceleration): TOPP-RA.
+        "paths": ["toppra"],
         "test": [
+            "toppra",  # timed paths (test_cartesian.py)
             "pytest",
             "pytest-xdist",
             "pytest-timeout",

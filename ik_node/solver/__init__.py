@@ -18,6 +18,7 @@ label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_for
 """
 
 from .all_solutions import has_closed_form
+from .cartesian import CartesianPath
 from .closed_form import BRANCH_ROOTS
 from .ik_solver import IKSolver
 from .inputs import check_movable, limits_and_rest
@@ -40,6 +41,7 @@ from .results import BatchResult, IKResult, IKSolutions, Outcome
 __all__ = [
     "BRANCH_ROOTS",
     "BatchResult",
+    "CartesianPath",
     "IKResult",
     "IKSolutions",
     "IKSolver",

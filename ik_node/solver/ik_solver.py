@@ -43,12 +43,14 @@ from .all_solutions import (
     solve_nearest,
 )
 from .batch import solution_figures, solve_many
+from .cartesian import CartesianPath, plan_cartesian_path
 from .collision_task import CollisionTask
 from .core import SolverCore
 from .free_base import BasePlacement
 from .inputs import (
     check_movable,
     check_pose,
+    joint_vector,
     joint_weights,
     limits_and_rest,
     posture_gains,
@@ -66,6 +68,7 @@ from .problem import Problem
 from .results import BatchResult, IKResult, outcome_reason
 from .search_call import search_arguments
 from .seed_table import SeedTable
+from .timing import time_optimal
 
 __all__ = ["IKSolver"]
 
@@ -310,6 +313,35 @@ class IKSolver:
         if self.options.solve_type == "distance" and has_closed_form(self):
             closed_form = ChainClosedForm(chain_closed_form(self), solution_set_arrays(self))
         return solve_many(self._core, targets, seed, timeout, closed_form, start)
+
+    def cartesian_path(
+        self,
+        waypoints,
+        seed=None,
+        max_step: float = 0.005,
+        max_acceleration=None,
+        max_angle: float | None = None,
+        tolerance: float = 0.001,
+        timeout: float = 0.005,
+    ) -> CartesianPath:
+        """The one tip's controlled point on straight lines (and shortest turns) from its pose at
+        ``seed`` through ``waypoints`` (4x4 ``T_base_point`` each), in steps of at most
+        ``max_step`` [m] and ``max_angle`` [rad], never jumping (:mod:`.cartesian`: where it
+        cannot go on, it ends with ``fraction`` and ``reason``). With ``max_acceleration`` (a
+        number or ``{joint: value}`` [rad/s^2, m/s^2]) it is timed time-optimally within that and
+        the velocity limits (:mod:`.timing`, needs toppra): ``time``, ``velocity``,
+        ``acceleration``, :meth:`~.cartesian.CartesianPath.sample`."""
+        path = plan_cartesian_path(self, waypoints, seed, max_step, max_angle, tolerance, timeout=timeout)
+        if max_acceleration is None:
+            return path
+        if isinstance(max_acceleration, dict):
+            acceleration = joint_vector(self.tree.joint_names, max_acceleration, np.nan, "max_acceleration")
+        else:
+            acceleration = np.full(len(self.tree.joint_names), float(max_acceleration))
+        time, velocity, accelerations, trajectory = time_optimal(
+            self.tree, path.q, self.tree.max_velocity, acceleration
+        )
+        return replace(path, time=time, velocity=velocity, acceleration=accelerations, trajectory=trajectory)
 
     def solution_figures(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For configurations ``q`` (K, nq): the pose (K, 4, 4) of the first tip's controlled point

@@ -1,0 +1,207 @@
+"""Straight-line paths of a tip that never jump (:meth:`ik_node.IKSolver.cartesian_path`).
+
+The tip's controlled point moves from its pose at the seed through ``waypoints`` (4x4
+``T_base_point``, base frame): between two poses its position on the straight line and its
+rotation on the shortest turn (``R_a exp(s log(R_a^T R_b))``), both at one rate
+(:func:`ik_node.compiled.rotations.interpolate_pose`). Each segment is cut into equal steps of at
+most ``max_step`` [m] and ``max_angle`` [rad]; each step is solved from the last configuration
+and kept only when
+
+* the solver reaches it from there (within its tolerances and the joint limits; free of
+  collisions where it checks them) within ``timeout``: else the path ends (reason
+  ``unreachable``: out of reach or of the limits; ``collision``);
+* the joints move no more than the step can need: ``max_i |dq_i| <= 2 max_i |(J^+ dx)_i| + 1e-3``
+  [rad, m] (``J`` the tip's body Jacobian at the last configuration, ``dx`` the step's body
+  twist): twice the first-order motion, so a flip to another branch (or a wrist turning half
+  round) ends the path (reason ``jump``) instead of being returned;
+* the last configuration is not singular: the smallest singular value of ``J`` at least
+  ``singular_threshold`` [m] (reason ``singularity``);
+* the tip stays within ``tolerance`` [m] of the straight line while the joints move linearly
+  from one configuration to the next (FK at the middle): else the step is halved, down to
+  1/256 of it (then reason ``deviation``).
+
+``fraction`` is the share of the path's length achieved (MoveIt's meaning; a path that only
+turns: of its angle). Timing (:mod:`.timing`) is time-optimal along the joint path.
+
+Units: m, rad, s. Configurations in ``joint_names`` order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiled.rotations import interpolate_pose
+from ..errors import IKNodeError, TargetError
+
+__all__ = ["CartesianPath", "plan_cartesian_path"]
+
+#: How far a step may be halved (2^-8 of it) to keep the tip near the line.
+MAX_HALVINGS = 8
+#: Slack of the jump bound [rad, m] beyond twice the first-order motion.
+JUMP_SLACK = 1e-3
+
+
+@dataclass(frozen=True)
+class CartesianPath:
+    """A path: ``q`` (m, nq) configurations (the first is the seed), ``points`` (m, 4, 4) the
+    tip's controlled point at each, ``fraction`` of the length achieved (0..1), ``reason`` why it
+    ended (``'complete'``, ``'unreachable'``, ``'collision'``, ``'jump'``, ``'singularity'``,
+    ``'deviation'``), ``deviation``: the largest distance [m] of the tip from the line at the
+    midpoints checked; with timing, ``time`` (m,) [s] and ``velocity``, ``acceleration`` (m, nv)."""
+
+    q: np.ndarray
+    points: np.ndarray
+    fraction: float
+    reason: str
+    deviation: float
+    time: np.ndarray | None = None
+    velocity: np.ndarray | None = None
+    acceleration: np.ndarray | None = None
+    trajectory: object = None
+
+    @property
+    def duration(self) -> float:
+        """The timed path's duration [s] (nan untimed)."""
+        return float(self.time[-1]) if self.time is not None else float("nan")
+
+    def sample(self, rate: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The timed path at ``rate`` [Hz] from 0 to its end: ``(t, q, velocity, acceleration)``
+        of the joint spline the timing ran along (1-DOF joints)."""
+        if self.trajectory is None:
+            raise IKNodeError("the path is not timed (give cartesian_path a max_acceleration)")
+        times = np.append(np.arange(0.0, self.duration, 1.0 / rate), self.duration)
+        return times, self.trajectory(times), self.trajectory(times, 1), self.trajectory(times, 2)
+
+
+def _poses(waypoints) -> np.ndarray:
+    poses = np.asarray(waypoints, dtype=float)
+    if poses.ndim == 2:
+        poses = poses[None]
+    if poses.ndim != 3 or poses.shape[1:] != (4, 4) or len(poses) == 0:
+        raise TargetError(f"waypoints must be one or more 4x4 poses, got an array of shape {poses.shape}")
+    for index, pose in enumerate(poses):
+        if not np.all(np.isfinite(pose)):
+            raise TargetError(f"waypoint {index} is not finite")
+        rotation = pose[:3, :3]
+        if not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6) or np.linalg.det(rotation) < 0:
+            raise TargetError(f"waypoint {index}'s rotation is not a rotation matrix")
+    return np.ascontiguousarray(poses)
+
+
+def _angle(a: np.ndarray, b: np.ndarray) -> float:
+    cosine = (np.trace(a[:3, :3].T @ b[:3, :3]) - 1.0) / 2.0
+    return math.acos(min(1.0, max(-1.0, cosine)))
+
+
+def _between(start: np.ndarray, end: np.ndarray, fraction: float) -> np.ndarray:
+    out = np.empty((4, 4))
+    interpolate_pose(start, end, fraction, np.empty((3, 3)), np.empty(3), out)
+    return out
+
+
+def _distance_to_segment(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    direction = b - a
+    length = float(direction @ direction)
+    along = 0.0 if length == 0.0 else min(1.0, max(0.0, float((point - a) @ direction) / length))
+    return float(np.linalg.norm(point - (a + along * direction)))
+
+
+def plan_cartesian_path(
+    solver,
+    waypoints,
+    seed=None,
+    max_step: float = 0.005,
+    max_angle: float | None = None,
+    tolerance: float = 0.001,
+    singular_threshold: float = 1e-3,
+    timeout: float = 0.005,
+) -> CartesianPath:
+    """The path of ``solver``'s one tip through ``waypoints`` from ``seed`` (default: the rest
+    posture); see the module docstring. ``max_angle`` defaults to ``max_step / 0.1 m`` (5 mm:
+    0.05 rad); ``timeout`` [s] per step's solve."""
+    if len(solver.tip_links) != 1:
+        raise IKNodeError("cartesian_path takes one tip; this solver has " + str(list(solver.tip_links)))
+    for name, value in (("max_step", max_step), ("tolerance", tolerance)):
+        if not (math.isfinite(value) and value > 0.0):
+            raise IKNodeError(f"{name} must be a positive number [m], got {value}")
+    max_angle = max_step / 0.1 if max_angle is None else max_angle
+    if not (math.isfinite(max_angle) and max_angle > 0.0):
+        raise IKNodeError(f"max_angle must be a positive number [rad], got {max_angle}")
+    tree, tip = solver.tree, solver.tip_links[0]
+    offset = np.asarray(solver.tasks[tip].offset, dtype=float)
+    q = tree.normalized(tree.joint_vector(solver.rest_posture if seed is None else seed))
+    outside = [
+        name
+        for name, value, low, high in zip(tree.joint_names, q, solver.lower, solver.upper)
+        if not low - 1e-9 <= value <= high + 1e-9
+    ]
+    if outside:
+        raise IKNodeError(f"the start configuration is outside the limits at joints {outside}")
+    poses = _poses(waypoints)
+    start = solver.tip_poses(q)[0]
+    corners = [start, *poses]
+    lengths = [float(np.linalg.norm(b[:3, 3] - a[:3, 3])) for a, b in zip(corners, corners[1:])]
+    angles = [_angle(a, b) for a, b in zip(corners, corners[1:])]
+    total = sum(lengths) if sum(lengths) > 0.0 else sum(angles)
+    measure = lengths if sum(lengths) > 0.0 else angles
+    path_q, path_points = [q], [start]
+    achieved, deviation = 0.0, 0.0
+
+    def finish(reason: str) -> CartesianPath:
+        fraction = 1.0 if total == 0.0 else min(1.0, achieved / total)
+        return CartesianPath(np.array(path_q), np.array(path_points), fraction, reason, deviation)
+
+    def points_at(configurations) -> np.ndarray:
+        """The tip's controlled point (4x4) at each configuration (k, nq)."""
+        poses = tree.pose_of(tree.link_poses(np.asarray(configurations)), tip)
+        poses[:, :3, 3] += poses[:, :3, :3] @ offset
+        return poses
+
+    for a, b, size, length, angle in zip(corners, corners[1:], measure, lengths, angles):
+        steps = max(1, math.ceil(max(length / max_step, angle / max_angle) - 1e-12))
+        done, step = 0.0, 1.0 / steps
+        while done < 1.0 - 1e-12:
+            step = min(step, 1.0 - done)
+            left, values, right = np.linalg.svd(tree.body_jacobian(q, tip, offset), full_matrices=False)
+            if values[-1] < singular_threshold:
+                return finish("singularity")
+            target = _between(a, b, done + step)
+            current = path_points[-1]
+            predicted = right.T @ ((left.T @ _body_twist(current, target)) / values)  # (J^+ dx)
+            result = solver.solve(target, seed=q, timeout=timeout)
+            if not result.success:  # (out of reach or of the joint limits, or in collision)
+                return finish("collision" if result.reason == "collision" else "unreachable")
+            motion = tree.difference(q, result.q)
+            if np.max(np.abs(motion)) > 2.0 * np.max(np.abs(predicted)) + JUMP_SLACK:
+                return finish("jump")
+            middle, reached = points_at([tree.integrate(q, 0.5 * motion), result.q])
+            off_line = _distance_to_segment(middle[:3, 3], current[:3, 3], target[:3, 3])
+            if off_line > tolerance:
+                if step < 1.0 / steps / 2**MAX_HALVINGS:
+                    return finish("deviation")
+                step /= 2.0
+                continue
+            deviation = max(deviation, off_line)
+            q = result.q
+            path_q.append(q)
+            path_points.append(reached)
+            done += step
+            achieved += size * step
+            step = min(2.0 * step, 1.0 / steps)  # (back to the full step once past a hard part)
+    return finish("complete")
+
+
+def _body_twist(current: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The body twist ``[v; w]`` (first order) from ``current`` to ``target``: the position
+    change and the rotation vector of ``R_c^T R_t``, in the current point's axes."""
+    rotation = current[:3, :3]
+    relative = rotation.T @ target[:3, :3]
+    angle = math.acos(min(1.0, max(-1.0, (np.trace(relative) - 1.0) / 2.0)))
+    axis = np.array(
+        [relative[2, 1] - relative[1, 2], relative[0, 2] - relative[2, 0], relative[1, 0] - relative[0, 1]]
+    )
+    rotation_vector = axis * (0.5 if angle < 1e-9 else angle / (2.0 * math.sin(angle)))
+    return np.concatenate((rotation.T @ (target[:3, 3] - current[:3, 3]), rotation_vector))

@@ -1,0 +1,84 @@
+"""Time-optimal timing of a joint path under velocity and acceleration limits, by TOPP-RA
+(Pham & Pham 2018, "A new approach to time-optimal path parameterization based on reachability
+analysis"; the ``toppra`` package, an optional dependency: ``pip install toppra``).
+
+The path: configurations (m, nq) through which a cubic spline of the joints runs, parameterised
+by its cumulative joint-space distance ``s``; TOPP-RA gives the largest ``sdot`` at each point
+(from rest to rest) so that every joint stays within ``|qdot| <= v_max`` and
+``|qddot| <= a_max``; the time between points is ``2 ds / (sdot_i + sdot_i+1)`` (constant
+``sddot`` between them). The limits are taken at ``LIMIT_SHARE`` of their value, so that the
+spline between the points (where TOPP-RA does not look) stays within them too.
+
+Units: rad, m, s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import IKNodeError
+
+__all__ = ["LIMIT_SHARE", "time_optimal"]
+
+#: The share of each limit the timing uses at the path's points (the rest is for the spline
+#: between them; checked at 1 kHz in the tests).
+LIMIT_SHARE = 0.98
+
+
+def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration: np.ndarray):
+    """``(time (m,), velocity (m, nv), acceleration (m, nv), trajectory)`` for the path ``q``
+    (m, nq) of ``tree`` (1-DOF joints; the limits per tangent coordinate, finite and > 0);
+    ``trajectory(t, order)`` evaluates the timed spline (order 0, 1, 2: positions, velocities,
+    accelerations) for checks between the points. Raises :class:`IKNodeError` when toppra is
+    missing or the limits are unusable."""
+    try:
+        import toppra
+        import toppra.algorithm
+        import toppra.constraint
+    except ImportError as error:
+        raise IKNodeError(f"timing a path needs toppra ({error}): pip install toppra") from None
+    q = np.asarray(q, dtype=float)
+    count = len(q)
+    velocity_limit = np.broadcast_to(np.asarray(max_velocity, dtype=float), (q.shape[1],))
+    acceleration_limit = np.broadcast_to(np.asarray(max_acceleration, dtype=float), (q.shape[1],))
+    for name, values in (("max_velocity", velocity_limit), ("max_acceleration", acceleration_limit)):
+        if not (np.all(np.isfinite(values)) and np.all(values > 0.0)):
+            raise IKNodeError(f"{name} must be finite and > 0 for every joint to time a path, got {values}")
+    if any(joint.is_multi_dof for joint in tree.joints):
+        raise IKNodeError("timing a path with a floating or planar joint is not supported")
+    if count < 2:
+        zeros = np.zeros_like(q)
+        return np.zeros(count), zeros, zeros, None
+    steps = np.linalg.norm(np.diff(q, axis=0), axis=1)
+    s = np.concatenate(([0.0], np.cumsum(steps)))
+    keep = np.concatenate(([True], steps > 1e-12))  # (repeated points: one)
+    s, points = s[keep], q[keep]
+    if len(s) < 2:
+        zeros = np.zeros_like(q)
+        return np.zeros(count), zeros, zeros, None
+    spline = toppra.SplineInterpolator(s, points)
+    constraints = [
+        toppra.constraint.JointVelocityConstraint(
+            np.stack((-velocity_limit, velocity_limit), axis=1) * LIMIT_SHARE
+        ),
+        toppra.constraint.JointAccelerationConstraint(
+            np.stack((-acceleration_limit, acceleration_limit), axis=1) * LIMIT_SHARE
+        ),
+    ]
+    instance = toppra.algorithm.TOPPRA(
+        constraints, spline, gridpoints=s, parametrizer="ParametrizeConstAccel"
+    )
+    sddot, sdot, _ = instance.compute_parameterization(0.0, 0.0)
+    if sdot is None:
+        raise IKNodeError("no timing of the path meets the limits (TOPP-RA found none)")
+    sdot = np.maximum(sdot, 0.0)
+    intervals = 2.0 * np.diff(s) / np.maximum(sdot[:-1] + sdot[1:], 1e-300)
+    time = np.concatenate(([0.0], np.cumsum(intervals)))
+    first, second = spline(s, 1), spline(s, 2)
+    sddot = np.append(sddot, sddot[-1]) if len(sddot) == len(s) - 1 else sddot
+    velocity = first * sdot[:, None]
+    acceleration = second * (sdot**2)[:, None] + first * sddot[:, None]
+    trajectory = instance.compute_trajectory(0.0, 0.0)
+    # (back to every point given: a repeated point takes its predecessor's time, at rest there)
+    index = np.cumsum(keep) - 1
+    return time[index], velocity[index], acceleration[index], trajectory

@@ -1,0 +1,151 @@
+"""Straight-line paths (issue 49, the library): ``IKSolver.cartesian_path``.
+
+References: the robot's own full-robot FK (``Robot.forward``, not the solver's tree) for the tip
+on the line at the path's points and between them (joints interpolated linearly); the joint and
+acceleration limits sampled at 1 kHz along the timed spline; TOPP-RA (toppra) is the timing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_servo import well_conditioned
+
+from ik_node import IKNodeError, IKSolver, load_robot
+from ik_node.description.catalogue import URDF_DIR
+
+pytest.importorskip("toppra", reason="timing a path needs toppra (pip install toppra)")
+
+TOLERANCE = 0.001  # [m] the tip's distance from the line between path points (the default)
+
+
+@pytest.fixture(scope="module", params=["arm6", "arm7"])
+def arm(request):
+    robot = load_robot(URDF_DIR / f"{request.param}.urdf")
+    solver = IKSolver(robot, "base_link", ["tool0"])
+    solver.wait_for_kernels()
+    return robot, solver
+
+
+def _rotation(axis, angle: float) -> np.ndarray:
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    x, y, z = axis
+    skew = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+    return np.eye(3) + math.sin(angle) * skew + (1 - math.cos(angle)) * skew @ skew
+
+
+def _segment(solver, rng, start_q):
+    """A goal 10-30 cm from the tool's pose at ``start_q`` along a random direction, turned by up
+    to 30 degrees about a random axis."""
+    start = solver.tip_poses(start_q)[0]
+    goal = start.copy()
+    direction = rng.normal(size=3)
+    goal[:3, 3] += rng.uniform(0.1, 0.3) * direction / np.linalg.norm(direction)
+    goal[:3, :3] = start[:3, :3] @ _rotation(rng.normal(size=3), math.radians(rng.uniform(0, 30)))
+    return start, goal
+
+
+def _distance_to_line(point, a, b) -> float:
+    direction = (b - a) / np.linalg.norm(b - a)
+    offset = point - a
+    return float(np.linalg.norm(offset - (offset @ direction) * direction))
+
+
+def test_paths_stay_on_the_line_without_jumps_and_end_where_they_say(arm):
+    """20 random segments from well-conditioned starts: every path point's tip (the robot's own
+    FK) on the line within 1e-5 m, the middle of every joint step within the tolerance of it,
+    joint steps small (no jump: at most 0.3 rad for a 5 mm step, near a singularity; a branch
+    flip moves joints by ~pi and leaves the line between points); a complete path ends at the
+    goal; ``fraction`` is the share of the length reached."""
+    robot, solver = arm
+    rng = np.random.default_rng(5)
+    names = list(solver.tree.joint_names)
+    complete = 0
+    for trial in range(20):
+        q0 = well_conditioned(solver.tree, 100 + trial)
+        start, goal = _segment(solver, rng, q0)
+        path = solver.cartesian_path(goal, seed=q0)
+        assert np.allclose(path.q[0], q0)
+        a, b = start[:3, 3], goal[:3, 3]
+        for k, q in enumerate(path.q):
+            tip = robot.forward(dict(zip(names, q)), "tool0", "base_link")
+            assert _distance_to_line(tip[:3, 3], a, b) < 1e-5, (trial, k)
+            if k:
+                middle = robot.forward(dict(zip(names, 0.5 * (q + path.q[k - 1]))), "tool0", "base_link")
+                assert _distance_to_line(middle[:3, 3], a, b) <= TOLERANCE
+                assert np.max(np.abs(q - path.q[k - 1])) <= 0.3, (trial, k)
+        reached = robot.forward(dict(zip(names, path.q[-1])), "tool0", "base_link")
+        share = np.linalg.norm(reached[:3, 3] - a) / np.linalg.norm(b - a)
+        assert path.fraction == pytest.approx(share, abs=1e-4)
+        if path.reason == "complete":
+            complete += 1
+            assert np.allclose(reached, goal, atol=1e-5)
+        else:
+            assert path.fraction < 1.0 and path.reason in (
+                "unreachable",
+                "jump",
+                "singularity",
+            )
+    assert complete >= 10
+
+
+def test_a_timed_path_keeps_every_limit_at_1_khz(arm):
+    """A 25 cm segment timed with 2 rad/s^2: sampled at 1 kHz along the spline, every joint
+    within its position, velocity and acceleration limits; at rest at both ends; the time is
+    increasing and the points' velocities are the spline's."""
+    robot, solver = arm
+    q0 = well_conditioned(solver.tree, 7)
+    start = solver.tip_poses(q0)[0]
+    goal = start.copy()
+    goal[:3, 3] += [0.15, -0.1, 0.16]
+    path = solver.cartesian_path(goal, seed=q0, max_acceleration=2.0)
+    assert path.fraction > 0.5 and path.duration > 0
+    assert np.all(np.diff(path.time) > 0)
+    times, q, velocity, acceleration = path.sample(1000.0)
+    assert np.all(q >= solver.lower - 1e-9) and np.all(q <= solver.upper + 1e-9)
+    assert np.all(np.abs(velocity) <= solver.tree.max_velocity * (1 + 1e-9))
+    assert np.all(np.abs(acceleration) <= 2.0 * (1 + 1e-9))
+    assert np.allclose(velocity[0], 0.0, atol=1e-9) and np.allclose(velocity[-1], 0.0, atol=1e-9)
+    assert np.allclose(path.velocity[0], 0.0) and np.allclose(path.velocity[-1], 0.0)
+    assert np.allclose(q[-1], path.q[-1], atol=1e-9)
+
+
+def test_a_path_out_of_reach_stops_with_its_fraction_and_reason(arm):
+    """A 3 m segment straight out: the path ends before the goal (reason ``unreachable`` or
+    ``singularity``), its fraction the share of the 3 m it went, its last point on the line."""
+    robot, solver = arm
+    q0 = well_conditioned(solver.tree, 3)
+    start = solver.tip_poses(q0)[0]
+    goal = start.copy()
+    outward = start[:3, 3] / np.linalg.norm(start[:3, 3])
+    goal[:3, 3] += 3.0 * outward
+    path = solver.cartesian_path(goal, seed=q0)
+    assert path.reason in ("unreachable", "singularity", "jump") and 0.0 < path.fraction < 0.5
+    reached = solver.tip_poses(path.q[-1])[0][:3, 3]
+    assert np.linalg.norm(reached - start[:3, 3]) == pytest.approx(3.0 * path.fraction, abs=1e-4)
+
+
+def test_bad_input_is_refused_naming_it(arm):
+    robot, solver = arm
+    q0 = well_conditioned(solver.tree, 1)
+    goal = solver.tip_poses(q0)[0]
+    bad = goal.copy()
+    bad[0, 3] = np.nan
+    with pytest.raises(IKNodeError, match="waypoint 0 is not finite"):
+        solver.cartesian_path(bad, seed=q0)
+    with pytest.raises(IKNodeError, match="one or more 4x4 poses"):
+        solver.cartesian_path(np.zeros((0, 4, 4)), seed=q0)
+    skewed = goal.copy()
+    skewed[:3, :3] *= 2.0
+    with pytest.raises(IKNodeError, match="not a rotation"):
+        solver.cartesian_path(skewed, seed=q0)
+    with pytest.raises(IKNodeError, match="max_step must be a positive"):
+        solver.cartesian_path(goal, seed=q0, max_step=0.0)
+    outside = q0.copy()
+    outside[1] = solver.upper[1] + 0.5
+    with pytest.raises(IKNodeError, match="outside the limits"):
+        solver.cartesian_path(goal, seed=outside)
+    with pytest.raises(IKNodeError, match="max_acceleration must be finite and > 0"):
+        solver.cartesian_path(goal, seed=q0, max_acceleration=-1.0)
