@@ -84,7 +84,10 @@ class Motion:
         """Solve ``goals`` (``{tip: T_base_goal}``) from ``seed`` (the solver's answer, or the
         ``branch``'s: :mod:`ik_node.decisions.branch_choice`): in solve mode a command, in track mode a
         new joint goal for :meth:`track_step`; a failed solve publishes the closest configuration
-        only with ``publish_best_effort``."""
+        only with ``publish_best_effort``. With ``straight_line_goals`` in solve mode, the tip's
+        straight line instead (:meth:`straight_line`)."""
+        if settings.straight_line_goals and settings.mode == "solve":
+            return self.straight_line(model, settings, goals, seed, request)
         try:
             result = node_result(solve_goal(model.solver, goals, seed, settings.timeout, settings.branch))
         except (
@@ -129,6 +132,48 @@ class Motion:
                 self.joint_goal, self.stream, self.held = result.q, None, None
             else:
                 reply.command = Command(result.q, None, seed)
+        return reply
+
+    def straight_line(
+        self, model: Model, settings: NodeSettings, goals: dict, seed: np.ndarray, request: GoalRequest | None
+    ) -> Reply:
+        """The one tip from its pose at ``seed`` to its goal on a straight line
+        (:meth:`ik_node.IKSolver.cartesian_path`), timed within the velocity limits and the
+        accelerations (``joint_limits.<joint>.max_acceleration``, else
+        ``straight_line_acceleration``): a command carrying the timed path. A line that ends
+        before the goal (out of reach, a limit, a singularity, a jump) is refused with its reason
+        and fraction: nothing moves."""
+        if len(goals) != 1 or len(model.tree.tip_links) != 1:
+            why = "straight_line_goals takes one tip; this node has " + str(list(model.tree.tip_links))
+            return Reply(Status(False, "invalid_goal", why, goal=request), warning=why)
+        acceleration = np.where(
+            np.isfinite(model.max_acceleration), model.max_acceleration, settings.straight_line_acceleration
+        )
+        names = model.tree.tangent_names
+        try:
+            path = model.solver.cartesian_path(
+                next(iter(goals.values())),
+                seed=seed,
+                max_acceleration=dict(zip(names, acceleration)),
+                max_velocity=dict(zip(names, model.max_velocity)),
+            )
+        except IKNodeError as error:
+            return Reply(
+                Status(False, "invalid_goal", str(error), goal=request), warning=f"line refused: {error}"
+            )
+        details = {
+            "fraction": f"{path.fraction:.4f}",
+            "points": str(len(path.q)),
+            "duration": f"{path.duration:.3f}",
+        }
+        if path.reason != "complete":
+            why = (
+                f"the straight line to the goal ends at {100.0 * path.fraction:.1f} % of it ({path.reason}): "
+                "no command published, the last one stays"
+            )
+            return Reply(Status(False, path.reason, why, details, request), warning=why)
+        reply = Reply(Status(True, "success", "", details, request), solution=(path.q[-1], True))
+        reply.command = Command(path.q[-1], None, seed, path)
         return reply
 
     def receive_stream(self, command, now: float) -> None:

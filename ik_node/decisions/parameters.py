@@ -233,6 +233,11 @@ NODE_PARAMETERS = (
           "elbow- wrist+': the solution on that branch nearest the current joints (solve_type and "
           "max_joint_move do not apply)", validate=branch_label,
           valid=f"'{NEAREST}' or a branch label, its words in any order: one of {list(BRANCHES)}"),
+    _spec("straight_line_goals", "bool", False, "solve mode, one tip: a pose goal moves the tip on the "
+          "straight line from where it is (IKSolver.cartesian_path), sent as one timed JointTrajectory on "
+          "~/joint_trajectory; a goal the line cannot reach is refused, nothing moves (needs toppra)"),
+    _spec("straight_line_acceleration", "double", 2.0, "straight-line goals' acceleration limit of the "
+          "joints without joint_limits.<joint>.max_acceleration", "rad/s^2 or m/s^2", 1e-3, 1000.0),
     _spec("publish_best_effort", "bool", False, "on a failed solve, publish the closest configuration found "
           "(within limits)"),
     _spec("publish_rest_posture_at_start", "bool", False, "publish one command at the rest posture when "
@@ -398,6 +403,8 @@ class NodeSettings:
     random_seed: int
     max_joint_move: float  # [rad or m]; 0: off
     branch: str  # 'nearest', or a label of BRANCHES (words in any order)
+    straight_line_goals: bool
+    straight_line_acceleration: float  # [rad/s^2 or m/s^2]
     publish_best_effort: bool
     publish_rest_posture_at_start: bool
     publish_trajectory: bool

@@ -44,11 +44,14 @@ class Status:
 @dataclass
 class Command:
     """Joint positions to publish (a configuration; ``velocity`` in track mode, a tangent
-    vector), and the state they leave from (``previous``, for a trajectory point's duration)."""
+    vector), and the state they leave from (``previous``, for a trajectory point's duration);
+    ``path``: the timed straight line that leads there (:class:`ik_node.solver.CartesianPath`),
+    for a straight-line goal."""
 
     q: np.ndarray
     velocity: np.ndarray | None
     previous: np.ndarray
+    path: object = None
 
 
 @dataclass

@@ -26,6 +26,7 @@ __all__ = [
     "pose_stamped",
     "servo_status",
     "solution_markers",
+    "timed_trajectory",
     "transform_stamped",
 ]
 
@@ -80,15 +81,26 @@ def joint_state(names, positions, stamp, velocities=None) -> JointState:
 
 def joint_trajectory(names, positions, velocities, duration: float) -> JointTrajectory:
     """One point reached ``duration`` seconds from now (ros2_control's trajectory controller)."""
-    point = JointTrajectoryPoint()
-    point.positions = [float(value) for value in positions]
-    if velocities is not None:
-        point.velocities = [float(value) for value in velocities]
-    seconds = math.floor(duration)
-    point.time_from_start = Duration(sec=int(seconds), nanosec=int((duration - seconds) * 1e9))
+    return timed_trajectory(
+        names, [positions], None if velocities is None else [velocities], None, [duration]
+    )
+
+
+def timed_trajectory(names, positions, velocities, accelerations, times) -> JointTrajectory:
+    """Points (k, n) [rad, m] with velocities and accelerations (k, n, or None) reached ``times``
+    (k,) [s] from now."""
     trajectory = JointTrajectory()
     trajectory.joint_names = list(names)
-    trajectory.points = [point]
+    for index, (position, time) in enumerate(zip(positions, times)):
+        point = JointTrajectoryPoint()
+        point.positions = [float(value) for value in position]
+        if velocities is not None:
+            point.velocities = [float(value) for value in velocities[index]]
+        if accelerations is not None:
+            point.accelerations = [float(value) for value in accelerations[index]]
+        seconds = math.floor(time)
+        point.time_from_start = Duration(sec=int(seconds), nanosec=int((time - seconds) * 1e9))
+        trajectory.points.append(point)
     return trajectory
 
 

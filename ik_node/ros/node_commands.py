@@ -73,7 +73,19 @@ class CommandOutput:
             )
         self.publish_state()
         self._feedback.collision_markers_due = True
-        if settings.publish_trajectory:
+        path = command.path
+        if path is not None:  # (a straight-line goal: its timed path, whatever publish_trajectory)
+            tangent = layout.tangent
+            self._trajectory_publisher.publish(
+                messages.timed_trajectory(
+                    layout.names,
+                    path.q[:, layout.configuration],
+                    path.velocity[:, tangent],
+                    path.acceleration[:, tangent],
+                    path.time,
+                )
+            )
+        elif settings.publish_trajectory:
             period = None if command.velocity is None else 1.0 / settings.publish_rate
             duration = trajectory_duration(  # (the base's motion too: its pose follows the joints')
                 command.q,

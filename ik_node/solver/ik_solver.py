@@ -320,6 +320,7 @@ class IKSolver:
         seed=None,
         max_step: float = 0.005,
         max_acceleration=None,
+        max_velocity=None,
         max_angle: float | None = None,
         tolerance: float = 0.001,
         timeout: float = 0.005,
@@ -329,17 +330,24 @@ class IKSolver:
         ``max_step`` [m] and ``max_angle`` [rad], never jumping (:mod:`.cartesian`: where it
         cannot go on, it ends with ``fraction`` and ``reason``). With ``max_acceleration`` (a
         number or ``{joint: value}`` [rad/s^2, m/s^2]) it is timed time-optimally within that and
-        the velocity limits (:mod:`.timing`, needs toppra): ``time``, ``velocity``,
-        ``acceleration``, :meth:`~.cartesian.CartesianPath.sample`."""
+        the velocity limits (the URDF's, or ``max_velocity``: a number or ``{joint: value}``
+        [rad/s, m/s]; :mod:`.timing`, needs toppra): ``time``, ``velocity``, ``acceleration``,
+        :meth:`~.cartesian.CartesianPath.sample`."""
         path = plan_cartesian_path(self, waypoints, seed, max_step, max_angle, tolerance, timeout=timeout)
         if max_acceleration is None:
             return path
-        if isinstance(max_acceleration, dict):
-            acceleration = joint_vector(self.tree.joint_names, max_acceleration, np.nan, "max_acceleration")
-        else:
-            acceleration = np.full(len(self.tree.joint_names), float(max_acceleration))
+        names = self.tree.joint_names
+        acceleration, velocity_limit = (
+            np.full(len(names), float(given))
+            if np.isscalar(given)
+            else joint_vector(names, given, default, what)
+            for what, given, default in (
+                ("max_acceleration", max_acceleration, np.nan),
+                ("max_velocity", max_velocity, self.tree.max_velocity),
+            )
+        )
         time, velocity, accelerations, trajectory = time_optimal(
-            self.tree, path.q, self.tree.max_velocity, acceleration
+            self.tree, path.q, velocity_limit, acceleration
         )
         return replace(path, time=time, velocity=velocity, acceleration=accelerations, trajectory=trajectory)
 
