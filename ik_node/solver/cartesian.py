@@ -1,7 +1,8 @@
-"""Straight-line paths of a tip that never jump (:meth:`ik_node.IKSolver.cartesian_path`).
+"""Straight-line paths of tips that never jump (:meth:`ik_node.IKSolver.cartesian_path`).
 
-The tip's controlled point moves from its pose at the seed through ``waypoints`` (4x4
-``T_base_point``, base frame): between two poses its position on the straight line and its
+Each tip's controlled point moves from its pose at the seed through its ``waypoints`` (4x4
+``T_base_point``, base frame; a tip without waypoints holds its pose; all tips at one rate):
+between two poses its position on the straight line and its
 rotation on the shortest turn (``R_a exp(s log(R_a^T R_b))``), both at one rate
 (:func:`ik_node.compiled.rotations.interpolate_pose`). Each segment is cut into equal steps of at
 most ``max_step`` [m] and ``max_angle`` [rad]; each step is solved from the last configuration
@@ -46,11 +47,12 @@ JUMP_SLACK = 1e-3
 
 @dataclass(frozen=True)
 class CartesianPath:
-    """A path: ``q`` (m, nq) configurations (the first is the seed), ``points`` (m, 4, 4) the
-    tip's controlled point at each, ``fraction`` of the length achieved (0..1), ``reason`` why it
-    ended (``'complete'``, ``'unreachable'``, ``'collision'``, ``'jump'``, ``'singularity'``,
-    ``'deviation'``), ``deviation``: the largest distance [m] of the tip from the line at the
-    midpoints checked; with timing, ``time`` (m,) [s] and ``velocity``, ``acceleration`` (m, nv)."""
+    """A path: ``q`` (m, nq) configurations (the first is the seed), ``points`` (m, T, 4, 4) each
+    tip's controlled point at each (``solver.tip_links`` order), ``fraction`` of the length
+    achieved (0..1), ``reason`` why it ended (``'complete'``, ``'unreachable'``, ``'collision'``,
+    ``'jump'``, ``'singularity'``, ``'deviation'``), ``deviation``: the largest distance [m] of a
+    tip from its line at the midpoints checked; with timing, ``time`` (m,) [s] and ``velocity``,
+    ``acceleration`` (m, nv)."""
 
     q: np.ndarray
     points: np.ndarray
@@ -109,6 +111,29 @@ def _distance_to_segment(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> flo
     return float(np.linalg.norm(point - (a + along * direction)))
 
 
+def _segments(solver, waypoints, start: np.ndarray) -> np.ndarray:
+    """The corners (K + 1, T, 4, 4) of every tip's path: its pose at the start, then its
+    waypoints (``{tip: poses}`` of one length; a tip left out holds its start pose), or, for
+    a solver of one tip, the poses themselves."""
+    tips = solver.tip_links
+    if not isinstance(waypoints, dict):
+        if len(tips) != 1:
+            raise TargetError(f"waypoints for several tips go in a dict {{tip: poses}}; tips: {list(tips)}")
+        waypoints = {tips[0]: waypoints}
+    unknown = [tip for tip in waypoints if tip not in tips]
+    if unknown:
+        raise TargetError(f"waypoints for {unknown}, which are not tips; tips: {list(tips)}")
+    poses = {tip: _poses(values) for tip, values in waypoints.items()}
+    counts = {tip: len(values) for tip, values in poses.items()}
+    if len(set(counts.values())) != 1:
+        raise TargetError(f"every tip needs as many waypoints; got {counts}")
+    count = next(iter(counts.values()))
+    corners = np.repeat(start[None], count + 1, axis=0)
+    for tip, values in poses.items():
+        corners[1:, tips.index(tip)] = values
+    return corners
+
+
 def plan_cartesian_path(
     solver,
     waypoints,
@@ -117,21 +142,22 @@ def plan_cartesian_path(
     max_angle: float | None = None,
     tolerance: float = 0.001,
     singular_threshold: float = 1e-3,
-    timeout: float = 0.005,
+    timeout: float = 0.02,
 ) -> CartesianPath:
-    """The path of ``solver``'s one tip through ``waypoints`` from ``seed`` (default: the rest
-    posture); see the module docstring. ``max_angle`` defaults to ``max_step / 0.1 m`` (5 mm:
-    0.05 rad); ``timeout`` [s] per step's solve."""
-    if len(solver.tip_links) != 1:
-        raise IKNodeError("cartesian_path takes one tip; this solver has " + str(list(solver.tip_links)))
+    """The path of ``solver``'s tips through ``waypoints`` (see :func:`_segments`) from ``seed``
+    (default: the rest posture); see the module docstring. All tips move at one rate: a
+    segment's steps are those of its tip that needs the most. ``max_angle`` defaults to
+    ``max_step / 0.1 m`` (5 mm: 0.05 rad); ``timeout`` [s] per step's solve (a step from the last
+    configuration converges in its first attempt unless it is out of reach: the budget is for the
+    restarts that say so, and for a loaded machine)."""
     for name, value in (("max_step", max_step), ("tolerance", tolerance)):
         if not (math.isfinite(value) and value > 0.0):
             raise IKNodeError(f"{name} must be a positive number [m], got {value}")
     max_angle = max_step / 0.1 if max_angle is None else max_angle
     if not (math.isfinite(max_angle) and max_angle > 0.0):
         raise IKNodeError(f"max_angle must be a positive number [rad], got {max_angle}")
-    tree, tip = solver.tree, solver.tip_links[0]
-    offset = np.asarray(solver.tasks[tip].offset, dtype=float)
+    tree, tips = solver.tree, solver.tip_links
+    offsets = [np.asarray(solver.tasks[tip].offset, dtype=float) for tip in tips]
     q = tree.normalized(tree.joint_vector(solver.rest_posture if seed is None else seed))
     outside = [
         name
@@ -140,14 +166,14 @@ def plan_cartesian_path(
     ]
     if outside:
         raise IKNodeError(f"the start configuration is outside the limits at joints {outside}")
-    poses = _poses(waypoints)
-    start = solver.tip_poses(q)[0]
-    corners = [start, *poses]
-    lengths = [float(np.linalg.norm(b[:3, 3] - a[:3, 3])) for a, b in zip(corners, corners[1:])]
-    angles = [_angle(a, b) for a, b in zip(corners, corners[1:])]
-    total = sum(lengths) if sum(lengths) > 0.0 else sum(angles)
-    measure = lengths if sum(lengths) > 0.0 else angles
-    path_q, path_points = [q], [start]
+    corners = _segments(solver, waypoints, solver.tip_poses(q))
+    lengths = np.linalg.norm(corners[1:, :, :3, 3] - corners[:-1, :, :3, 3], axis=2)  # (K, T)
+    angles = np.array(
+        [[_angle(a, b) for a, b in zip(before, after)] for before, after in zip(corners, corners[1:])]
+    )
+    measure = lengths.max(axis=1) if lengths.sum() > 0.0 else angles.max(axis=1)  # (K,): the lead tip's
+    total = float(measure.sum())
+    path_q, path_points = [q], [corners[0]]
     achieved, deviation = 0.0, 0.0
 
     def finish(reason: str) -> CartesianPath:
@@ -155,30 +181,38 @@ def plan_cartesian_path(
         return CartesianPath(np.array(path_q), np.array(path_points), fraction, reason, deviation)
 
     def points_at(configurations) -> np.ndarray:
-        """The tip's controlled point (4x4) at each configuration (k, nq)."""
-        poses = tree.pose_of(tree.link_poses(np.asarray(configurations)), tip)
-        poses[:, :3, 3] += poses[:, :3, :3] @ offset
-        return poses
+        """Each tip's controlled point (k, T, 4, 4) at each configuration (k, nq)."""
+        poses = tree.link_poses(np.asarray(configurations))
+        points = np.stack([tree.pose_of(poses, tip) for tip in tips], axis=1)
+        for index, offset in enumerate(offsets):
+            points[:, index, :3, 3] += points[:, index, :3, :3] @ offset
+        return points
 
-    for a, b, size, length, angle in zip(corners, corners[1:], measure, lengths, angles):
+    for segment, (a, b) in enumerate(zip(corners, corners[1:])):
+        length, angle = lengths[segment].max(), angles[segment].max()
         steps = max(1, math.ceil(max(length / max_step, angle / max_angle) - 1e-12))
         done, step = 0.0, 1.0 / steps
         while done < 1.0 - 1e-12:
             step = min(step, 1.0 - done)
-            left, values, right = np.linalg.svd(tree.body_jacobian(q, tip, offset), full_matrices=False)
+            jacobian = np.vstack([tree.body_jacobian(q, tip, offset) for tip, offset in zip(tips, offsets)])
+            left, values, right = np.linalg.svd(jacobian, full_matrices=False)
             if values[-1] < singular_threshold:
                 return finish("singularity")
-            target = _between(a, b, done + step)
+            targets = np.array([_between(a[t], b[t], done + step) for t in range(len(tips))])
             current = path_points[-1]
-            predicted = right.T @ ((left.T @ _body_twist(current, target)) / values)  # (J^+ dx)
-            result = solver.solve(target, seed=q, timeout=timeout)
+            twist = np.concatenate([_body_twist(current[t], targets[t]) for t in range(len(tips))])
+            predicted = right.T @ ((left.T @ twist) / values)  # (J^+ dx)
+            result = solver.solve(dict(zip(tips, targets)), seed=q, timeout=timeout)
             if not result.success:  # (out of reach or of the joint limits, or in collision)
                 return finish("collision" if result.reason == "collision" else "unreachable")
             motion = tree.difference(q, result.q)
             if np.max(np.abs(motion)) > 2.0 * np.max(np.abs(predicted)) + JUMP_SLACK:
                 return finish("jump")
             middle, reached = points_at([tree.integrate(q, 0.5 * motion), result.q])
-            off_line = _distance_to_segment(middle[:3, 3], current[:3, 3], target[:3, 3])
+            off_line = max(
+                _distance_to_segment(middle[t, :3, 3], current[t, :3, 3], targets[t, :3, 3])
+                for t in range(len(tips))
+            )
             if off_line > tolerance:
                 if step < 1.0 / steps / 2**MAX_HALVINGS:
                     return finish("deviation")
@@ -189,7 +223,7 @@ def plan_cartesian_path(
             path_q.append(q)
             path_points.append(reached)
             done += step
-            achieved += size * step
+            achieved += measure[segment] * step
             step = min(2.0 * step, 1.0 / steps)  # (back to the full step once past a hard part)
     return finish("complete")
 

@@ -323,7 +323,7 @@ class IKSolver:
         max_velocity=None,
         max_angle: float | None = None,
         tolerance: float = 0.001,
-        timeout: float = 0.005,
+        timeout: float = 0.02,
     ) -> CartesianPath:
         """The one tip's controlled point on straight lines (and shortest turns) from its pose at
         ``seed`` through ``waypoints`` (4x4 ``T_base_point`` each), in steps of at most
