@@ -30,7 +30,7 @@ XACRO_PACKAGES = Path(__file__).resolve().parent / "xacro" / "packages"
 XACRO_ARM = XACRO_PACKAGES / "my_robot_description" / "urdf" / "arm.urdf.xacro"  # (test_xacro's)
 XACRO_REFERENCE = XACRO_PACKAGES.parent / "arm_reference.urdf"
 #: How a numeric option's help states its unit.
-UNIT = r"\[(m|s|rad|rad or m|unitless[^]]*)\]"
+UNIT = r"\[(m|s|rad|rad or m|rad/s\^2 or m/s\^2|unitless[^]]*)\]"
 
 
 def run(*arguments: str) -> subprocess.CompletedProcess:
@@ -560,7 +560,7 @@ def test_config_track_mode_needs_velocity_limits(tmp_path):
     assert "has_velocity_limits: false" in solve.stdout and "max_velocity: 0.0" in solve.stdout
 
 
-@pytest.mark.parametrize("subcommand", ["info", "config", "solve", "fk", "reach", "warmup", "node"])
+@pytest.mark.parametrize("subcommand", ["info", "config", "solve", "fk", "path", "reach", "warmup", "node"])
 def test_every_subcommand_lists_its_exit_codes_in_its_help(subcommand):
     """``--help`` of each subcommand ends with its exit codes, 0 and 2 (bad input) among them; the
     ones that can end unfinished say 1 too."""
@@ -568,5 +568,5 @@ def test_every_subcommand_lists_its_exit_codes_in_its_help(subcommand):
     assert shown.returncode == 0, shown.stderr
     codes = shown.stdout.split("exit codes:")[-1]
     assert "exit codes:" in shown.stdout and "0 " in codes and "2 " in codes, shown.stdout
-    if subcommand in ("solve", "reach", "warmup"):
+    if subcommand in ("solve", "path", "reach", "warmup"):
         assert "1 " in codes, shown.stdout

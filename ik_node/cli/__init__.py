@@ -1,6 +1,7 @@
-"""The ``ik_node`` command (:mod:`.main`: ``info``, ``config``, ``solve``, ``fk``, ``reach``,
-``node``; also ``python -m ik_node.cli``), and what ``info`` and ``config`` compute and write for
-a robot (:mod:`.robot_setup`)."""
+"""The ``ik_node`` command (:mod:`.main`: ``info``, ``config``, ``solve``, ``fk``, ``path``,
+``reach``, ``node``; also ``python -m ik_node.cli``), what ``info`` and ``config`` compute and
+write for a robot (:mod:`.robot_setup`), ``path`` (:mod:`.cartesian_path`), and the options
+several subcommands share (:mod:`.arguments`)."""
 
 from .main import SUBCOMMANDS, main
 

@@ -10,6 +10,10 @@ or the ROS 2 node.
   (``position``, axis names such as ``'vz'``), ``--task-axes tip|base`` and ``--offset X Y Z``
   say what the goal controls, as the node's ``tip_tasks``, ``tip_task_axes`` and ``tip_offsets``;
 * ``ik_node fk --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...]`` prints the pose;
+* ``ik_node path --urdf FILE --base B --tip T [--q V ...] [--joint NAME=V ...] --waypoint X Y Z
+  [R P Y] ...`` prints a straight-line path of the tip from that start through the waypoints,
+  point by point with its time (``--relative``, ``--max-step``, ``--max-acceleration``,
+  ``--plot FILE.png``, ``--json``; :mod:`.cartesian_path`);
 * ``ik_node node [--ros-args ...]``, or any command line with ``--ros-args`` (as ``ros2 run`` and
   ``ros2 launch`` give), runs the node. A bare ``ik_node`` prints the help and exits 0.
 
@@ -19,7 +23,7 @@ or planar base, for whole-body IK: ``--base world``), as the node's ``root_joint
 Warnings (a joint that cannot be used, an ignored mimic tag) go to stderr as ``warning: ...``
 lines. Errors go to stderr as ``error: ...`` with a non-zero exit code: 2 for unusable input
 (unknown link, unreadable file, malformed numbers), 1 when a goal cannot be reached (with the
-best error reached).
+best error reached; a path that ends early, with the part planned).
 """
 
 from __future__ import annotations
@@ -51,12 +55,19 @@ from ..solver import (
     task_kind,
     task_offset,
 )
+from .arguments import (
+    EXIT_BAD_INPUT,
+    EXIT_NOT_REACHED,
+    EXIT_OK,
+    add_chain_arguments,
+    joint_values,
+    named_values,
+)
+from .cartesian_path import add_path_command
 from .robot_setup import parameter_file, print_summary, robot_summary, xacro_options
 
 #: The subcommands, in the order the help lists them.
-SUBCOMMANDS = ("info", "config", "solve", "fk", "reach", "warmup", "node")
-#: Exit codes.
-EXIT_OK, EXIT_NOT_REACHED, EXIT_BAD_INPUT = 0, 1, 2
+SUBCOMMANDS = ("info", "config", "solve", "fk", "path", "reach", "warmup", "node")
 _HELP_FLAGS = ("-h", "--help")
 
 _EPILOG = """\
@@ -80,7 +91,7 @@ Units: m, rad, m/s, rad/s; quaternions in ROS order x y z w. Each subcommand has
 
 exit codes:
   0  ok
-  1  goal not reached (solve prints the best joint values found)
+  1  goal not reached (solve prints the best joint values found; path the part it planned)
   2  bad input or unusable configuration (unknown link, unreadable file, malformed number):
      the error on stderr names it and says what to do
 """
@@ -129,7 +140,7 @@ def _run_node(arguments) -> int:
         print(
             f"error: the ROS 2 node needs rclpy and the message packages ({error}); source a ROS 2 "
             "install, or pip install '.[ros]' in the source tree for the PyPI wheels. Without ROS: "
-            "ik_node info, config, solve and fk (see ik_node --help).",
+            "ik_node info, config, solve, fk and path (see ik_node --help).",
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
@@ -185,9 +196,14 @@ def _parser() -> argparse.ArgumentParser:
         add_robot_arguments(command)
     _add_info_arguments(commands.choices["info"])
     _add_config_arguments(commands.choices["config"])
-    for name in ("solve", "fk"):
-        _add_chain_arguments(commands.choices[name], name)
+    add_chain_arguments(
+        commands.choices["solve"],
+        "--seed",
+        "start configuration, one value per joint [rad or m] (default: the solver's own)",
+    )
+    add_chain_arguments(commands.choices["fk"], "--q", "one value per joint [rad or m] (default: 0)")
     _add_solve_arguments(commands.choices["solve"])
+    add_path_command(commands)
     add_reach_command(commands)
     commands.add_parser(
         "warmup",
@@ -248,29 +264,6 @@ def _add_config_arguments(config) -> None:
         "--name", default="ik_node", help="node name the parameters are for (default: ik_node)"
     )
     config.add_argument("--output", metavar="FILE", help="write the file here (default: stdout)")
-
-
-def _add_chain_arguments(command, name: str) -> None:
-    chain = command.add_argument_group("chain")
-    chain.add_argument("--base", required=True, metavar="LINK", help="base link: poses are in its frame")
-    chain.add_argument("--tip", required=True, metavar="LINK", help="tip link")
-    values = command.add_argument_group("joint values, in the order fk prints them")
-    values.add_argument(
-        "--q" if name == "fk" else "--seed",
-        nargs="+",
-        type=float,
-        metavar="V",
-        help="one value per joint [rad or m] (default: 0)"
-        if name == "fk"
-        else "start configuration, one value per joint [rad or m] (default: the solver's own)",
-    )
-    values.add_argument(
-        "--joint",
-        action="append",
-        default=[],
-        metavar="NAME=V",
-        help="one joint's value by name [rad or m] (repeatable)",
-    )
 
 
 def _add_solve_arguments(solve) -> None:
@@ -369,31 +362,6 @@ def _add_goal_arguments(solve) -> None:
     )
 
 
-def _joint_values(arguments, names, vector) -> dict:
-    """Joint values from ``--q``/``--seed`` (in order) and ``--joint NAME=V`` (by name)."""
-    values = {}
-    if vector is not None:
-        if len(vector) != len(names):
-            raise IKNodeError(f"expected {len(names)} joint values for {list(names)}, got {len(vector)}")
-        values.update(zip(names, vector))
-    values.update(_named_values(arguments.joint, "--joint"))
-    return values
-
-
-def _named_values(items: list[str], option: str) -> dict:
-    """``NAME=VALUE`` items of ``option`` as ``{name: value}``; a refusal names the option."""
-    values = {}
-    for item in items:
-        name, separator, text = item.partition("=")
-        if not separator:
-            raise IKNodeError(f"{option} takes NAME=VALUE, got '{item}'")
-        try:
-            values[name] = float(text)
-        except ValueError:
-            raise IKNodeError(f"{option} {name}: '{text}' is not a number") from None
-    return values
-
-
 def _print_pose(pose: np.ndarray) -> None:
     position, quaternion = pose_to_fields(pose)
     print("xyz [m]:", " ".join(f"{value:.6f}" for value in position))
@@ -403,7 +371,7 @@ def _print_pose(pose: np.ndarray) -> None:
 
 def _forward(arguments) -> int:
     tree = robot_from_arguments(arguments).tree(arguments.base, arguments.tip)
-    values = _joint_values(arguments, tree.joint_names, arguments.q)
+    values = joint_values(arguments, tree.joint_names, arguments.q)
     print("joints:", " ".join(tree.joint_names))
     _print_pose(tree.forward(values, arguments.tip))
     return 0
@@ -433,7 +401,7 @@ def _task(arguments) -> TipTask:
 
 def _solve(arguments) -> int:
     robot = robot_from_arguments(arguments)
-    locked = _named_values(arguments.lock, "--lock")
+    locked = named_values(arguments.lock, "--lock")
     options = SolverOptions(
         tasks={arguments.tip: _task(arguments)},
         method=arguments.method,
@@ -450,7 +418,7 @@ def _solve(arguments) -> int:
         raise IKNodeError(f"--xyz/--quat: {error} (--quat wants a non-zero quaternion x y z w)") from None
     if arguments.rpy is not None:
         target[:3, :3] = rpy_to_matrix(*arguments.rpy)
-    seed = _joint_values(arguments, solver.joint_names, arguments.seed) or None
+    seed = joint_values(arguments, solver.joint_names, arguments.seed) or None
     if arguments.all:
         return _print_all(
             solver,
