@@ -452,6 +452,8 @@ def arm_report(result: ArmResult) -> None:
         print(f"  the last point off the line's point at its fraction by > 1 mm: {result.end_errors[:10]}")
     for index, untimed, timed in result.disagreements[:5]:
         print(f"  the same segment twice, different paths: segment {index}: {untimed}, then {timed}")
+    if len(result.disagreements) > 5:
+        print(f"  the same segment twice, different paths: {len(result.disagreements)} segments in all")
     if result.ratios:
         ratios, on_points = np.array(result.ratios), np.array(result.ratios_on_points)
         print(
