@@ -81,6 +81,7 @@ def test_paths_stay_on_the_line_without_jumps_and_end_where_they_say(arm):
         assert path.fraction == pytest.approx(share, abs=1e-4)
         if path.reason == "complete":
             complete += 1
+            assert path.fraction == 1.0  # (exactly: callers test fraction == 1.0, as MoveIt's do)
             assert np.allclose(reached, goal, atol=1e-5)
         else:
             assert path.fraction < 1.0 and path.reason in (

@@ -177,7 +177,7 @@ def plan_cartesian_path(
     achieved, deviation = 0.0, 0.0
 
     def finish(reason: str) -> CartesianPath:
-        fraction = 1.0 if total == 0.0 else min(1.0, achieved / total)
+        fraction = 1.0 if total == 0.0 or reason == "complete" else min(1.0, achieved / total)
         return CartesianPath(np.array(path_q), np.array(path_points), fraction, reason, deviation)
 
     def points_at(configurations) -> np.ndarray:
