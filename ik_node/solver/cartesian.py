@@ -12,14 +12,18 @@ and kept only when
   collisions where it checks them) within ``timeout``: else the path ends (reason
   ``unreachable``: out of reach or of the limits; ``collision``);
 * the joints move no more than the step can need: ``max_i |dq_i| <= 2 max_i |(J^+ dx)_i| + 1e-3``
-  [rad, m] (``J`` the tip's body Jacobian at the last configuration, ``dx`` the step's body
-  twist): twice the first-order motion, so a flip to another branch (or a wrist turning half
-  round) ends the path (reason ``jump``) instead of being returned;
+  [rad, m] (``J`` the tips' body Jacobian at the last configuration, without the columns of
+  joints a step would push past their limits; ``dx`` the step's body twist), and at most
+  ``MAX_JOINT_STEP``: twice the first-order motion, so a flip to another branch (or a wrist
+  turning half round) ends the path (reason ``jump``) instead of being returned;
 * the last configuration is not singular: the smallest singular value of ``J`` at least
   ``singular_threshold`` [m] (reason ``singularity``);
 * the tip stays within ``tolerance`` [m] of the straight line while the joints move linearly
-  from one configuration to the next (FK at the middle): else the step is halved, down to
-  1/256 of it (then reason ``deviation``).
+  from one configuration to the next (FK at the middle).
+
+A step that fails one of these is halved first, down to 1/256 of it (a jump or the line: the
+joints may just move fast there), or 1/8 (out of reach, in collision: the path ends within a
+millimetre of where it must), then the path ends with that reason.
 
 ``fraction`` is the share of the path's length achieved (MoveIt's meaning; a path that only
 turns: of its angle). Timing (:mod:`.timing`) is time-optimal along the joint path.
@@ -34,15 +38,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled import bundles
 from ..compiled.rotations import interpolate_pose
 from ..errors import IKNodeError, TargetError
 
 __all__ = ["CartesianPath", "plan_cartesian_path"]
 
-#: How far a step may be halved (2^-8 of it) to keep the tip near the line.
-MAX_HALVINGS = 8
+#: How far a step may be halved to keep the tip near the line and the joints' step small (2^-8
+#: of it), and before a step out of reach or in collision ends the path (2^-3: within ~1 mm).
+MAX_HALVINGS, END_HALVINGS = 8, 3
+#: The largest joint step [rad, m] between two points (smaller steps where the joints move fast
+#: for the tip, near a singularity: the path between points stays what linear interpolation gives).
+MAX_JOINT_STEP = 0.1
 #: Slack of the jump bound [rad, m] beyond twice the first-order motion.
 JUMP_SLACK = 1e-3
+#: A joint this close to a limit [rad, m] counts as at it in the first-order prediction.
+LIMIT_CONTACT = 1e-4
 
 
 @dataclass(frozen=True)
@@ -188,6 +199,7 @@ def plan_cartesian_path(
             points[:, index, :3, 3] += points[:, index, :3, :3] @ offset
         return points
 
+    limits = _limit_columns(solver)
     for segment, (a, b) in enumerate(zip(corners, corners[1:])):
         length, angle = lengths[segment].max(), angles[segment].max()
         steps = max(1, math.ceil(max(length / max_step, angle / max_angle) - 1e-12))
@@ -201,21 +213,27 @@ def plan_cartesian_path(
             targets = np.array([_between(a[t], b[t], done + step) for t in range(len(tips))])
             current = path_points[-1]
             twist = np.concatenate([_body_twist(current[t], targets[t]) for t in range(len(tips))])
-            predicted = right.T @ ((left.T @ twist) / values)  # (J^+ dx)
+            predicted = _first_order(jacobian, left, values, right, twist, q, limits)
             result = solver.solve(dict(zip(tips, targets)), seed=q, timeout=timeout)
+            failure, motion, reached, off_line = None, None, None, 0.0
             if not result.success:  # (out of reach or of the joint limits, or in collision)
-                return finish("collision" if result.reason == "collision" else "unreachable")
-            motion = tree.difference(q, result.q)
-            if np.max(np.abs(motion)) > 2.0 * np.max(np.abs(predicted)) + JUMP_SLACK:
-                return finish("jump")
-            middle, reached = points_at([tree.integrate(q, 0.5 * motion), result.q])
-            off_line = max(
-                _distance_to_segment(middle[t, :3, 3], current[t, :3, 3], targets[t, :3, 3])
-                for t in range(len(tips))
-            )
-            if off_line > tolerance:
-                if step < 1.0 / steps / 2**MAX_HALVINGS:
-                    return finish("deviation")
+                failure = "collision" if result.reason == "collision" else "unreachable"
+            else:
+                motion = tree.difference(q, result.q)
+                largest = np.max(np.abs(motion))
+                if largest > min(2.0 * np.max(np.abs(predicted)) + JUMP_SLACK, MAX_JOINT_STEP):
+                    failure = "jump"
+                else:
+                    middle, reached = points_at([tree.integrate(q, 0.5 * motion), result.q])
+                    off_line = max(
+                        _distance_to_segment(middle[t, :3, 3], current[t, :3, 3], targets[t, :3, 3])
+                        for t in range(len(tips))
+                    )
+                    failure = "deviation" if off_line > tolerance else None
+            if failure is not None:  # (a smaller step, down to a share of it, before giving up)
+                halvings = END_HALVINGS if failure in ("unreachable", "collision") else MAX_HALVINGS
+                if step / 2.0 < 1.0 / steps / 2**halvings:
+                    return finish(failure)
                 step /= 2.0
                 continue
             deviation = max(deviation, off_line)
@@ -226,6 +244,34 @@ def plan_cartesian_path(
             achieved += measure[segment] * step
             step = min(2.0 * step, 1.0 / steps)  # (back to the full step once past a hard part)
     return finish("complete")
+
+
+def _limit_columns(solver):
+    """``(tangent indices of the 1-DOF joints, their configuration indices, lower, upper)``."""
+    coordinates = solver.problem.tree_arrays[bundles.COORDINATES]
+    single = np.flatnonzero(coordinates >= 0)
+    at = coordinates[single]
+    return single, at, solver.lower[at], solver.upper[at]
+
+
+def _first_order(jacobian, left, values, right, twist, q, limits) -> np.ndarray:
+    """The joint motion ``J^+ dx`` (from ``J``'s SVD) a step needs to first order; where it
+    pushes a joint at its limit outward, the same without that joint (the solver keeps it
+    there: its share goes to the others)."""
+    predicted = right.T @ ((left.T @ twist) / values)
+    single, at, lower, upper = limits
+    position, push = q[at], predicted[single]
+    blocked = single[
+        ((position <= lower + LIMIT_CONTACT) & (push < 0))
+        | ((position >= upper - LIMIT_CONTACT) & (push > 0))
+    ]
+    if len(blocked) == 0:
+        return predicted
+    free = np.ones(jacobian.shape[1], dtype=bool)
+    free[blocked] = False
+    predicted = np.zeros(jacobian.shape[1])
+    predicted[free] = np.linalg.pinv(jacobian[:, free]) @ twist
+    return predicted
 
 
 def _body_twist(current: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -6,8 +6,9 @@ The path: configurations (m, nq) through which a cubic spline of the joints runs
 by its cumulative joint-space distance ``s``; TOPP-RA gives the largest ``sdot`` at each point
 (from rest to rest) so that every joint stays within ``|qdot| <= v_max`` and
 ``|qddot| <= a_max``; the time between points is ``2 ds / (sdot_i + sdot_i+1)`` (constant
-``sddot`` between them). The limits are taken at ``LIMIT_SHARE`` of their value, so that the
-spline between the points (where TOPP-RA does not look) stays within them too.
+``sddot`` between them). TOPP-RA checks the limits on a grid (``GRID_PER_STEP`` intervals between
+two points of the path), at ``LIMIT_SHARE`` of their value, so that the spline between the grid's
+points stays within them too.
 
 Units: rad, m, s.
 """
@@ -23,6 +24,8 @@ __all__ = ["LIMIT_SHARE", "time_optimal"]
 #: The share of each limit the timing uses at the path's points (the rest is for the spline
 #: between them; checked at 1 kHz in the tests).
 LIMIT_SHARE = 0.98
+#: TOPP-RA's grid: this many intervals between two points of the path, and at least MIN_GRID points.
+GRID_PER_STEP, MIN_GRID = 8, 100
 
 
 def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration: np.ndarray):
@@ -65,19 +68,23 @@ def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration
             np.stack((-acceleration_limit, acceleration_limit), axis=1) * LIMIT_SHARE
         ),
     ]
+    # (the path's points and GRID_PER_STEP more between each two: the spline's bends between the
+    # points are checked too, and a path of two points gets a grid to accelerate on)
+    grid = np.union1d(s, np.linspace(0.0, s[-1], max(MIN_GRID, GRID_PER_STEP * (len(s) - 1) + 1)))
     instance = toppra.algorithm.TOPPRA(
-        constraints, spline, gridpoints=s, parametrizer="ParametrizeConstAccel"
+        constraints, spline, gridpoints=grid, parametrizer="ParametrizeConstAccel"
     )
     sddot, sdot, _ = instance.compute_parameterization(0.0, 0.0)
     if sdot is None:
         raise IKNodeError("no timing of the path meets the limits (TOPP-RA found none)")
     sdot = np.maximum(sdot, 0.0)
-    intervals = 2.0 * np.diff(s) / np.maximum(sdot[:-1] + sdot[1:], 1e-300)
-    time = np.concatenate(([0.0], np.cumsum(intervals)))
+    intervals = 2.0 * np.diff(grid) / np.maximum(sdot[:-1] + sdot[1:], 1e-300)
+    at = np.searchsorted(grid, s)  # (the points' places on the grid)
+    time = np.concatenate(([0.0], np.cumsum(intervals)))[at]
+    speed, change = sdot[at], np.append(sddot, sddot[-1])[at]
     first, second = spline(s, 1), spline(s, 2)
-    sddot = np.append(sddot, sddot[-1]) if len(sddot) == len(s) - 1 else sddot
-    velocity = first * sdot[:, None]
-    acceleration = second * (sdot**2)[:, None] + first * sddot[:, None]
+    velocity = first * speed[:, None]
+    acceleration = second * (speed**2)[:, None] + first * change[:, None]
     trajectory = instance.compute_trajectory(0.0, 0.0)
     # (back to every point given: a repeated point takes its predecessor's time, at rest there)
     index = np.cumsum(keep) - 1
