@@ -95,7 +95,8 @@ def test_paths_stay_on_the_line_without_jumps_and_end_where_they_say(arm):
 def test_a_timed_path_keeps_every_limit_at_1_khz(arm):
     """A 12 cm segment timed with 2 rad/s^2: sampled at 1 kHz along the spline, every joint
     within its position, velocity and acceleration limits; at rest at both ends; the time is
-    increasing and the points' velocities are the spline's."""
+    increasing and the points' velocities are the spline's. Then 6 random segments: the
+    velocities and accelerations within the limits at 1 kHz."""
     robot, solver = arm
     q0 = well_conditioned(solver.tree, 7)
     start = solver.tip_poses(q0)[0]
@@ -111,6 +112,16 @@ def test_a_timed_path_keeps_every_limit_at_1_khz(arm):
     assert np.allclose(velocity[0], 0.0, atol=1e-9) and np.allclose(velocity[-1], 0.0, atol=1e-9)
     assert np.allclose(path.velocity[0], 0.0) and np.allclose(path.velocity[-1], 0.0)
     assert np.allclose(q[-1], path.q[-1], atol=1e-9)
+    rng = np.random.default_rng(12)  # (and random segments, bends of the joint path included)
+    for trial in range(6):
+        q0 = well_conditioned(solver.tree, 40 + trial)
+        _, goal = _segment(solver, rng, q0)
+        path = solver.cartesian_path(goal, seed=q0, max_acceleration=2.0)
+        if len(path.q) < 2:
+            continue
+        _, q, velocity, acceleration = path.sample(1000.0)
+        assert np.all(np.abs(velocity) <= solver.tree.max_velocity * (1 + 1e-9)), trial
+        assert np.all(np.abs(acceleration) <= 2.0 * (1 + 1e-9)), trial
 
 
 def test_a_path_out_of_reach_stops_with_its_fraction_and_reason(arm):

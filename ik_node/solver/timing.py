@@ -7,13 +7,16 @@ by its cumulative joint-space distance ``s``; TOPP-RA gives the largest ``sdot``
 (from rest to rest) so that every joint stays within ``|qdot| <= v_max`` and
 ``|qddot| <= a_max``; the time between points is ``2 ds / (sdot_i + sdot_i+1)`` (constant
 ``sddot`` between them). TOPP-RA checks the limits on a grid (``GRID_PER_STEP`` intervals between
-two points of the path), at ``LIMIT_SHARE`` of their value, so that the spline between the grid's
-points stays within them too.
+two points of the path), at ``LIMIT_SHARE`` of their value; the timed spline is then checked at
+``CHECK_RATE`` and, where it swings past a limit between the grid's points, the whole timing is
+slowed by the one factor that brings it within (velocities ``/ k``, accelerations ``/ k^2``).
 
 Units: rad, m, s.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -25,7 +28,10 @@ __all__ = ["LIMIT_SHARE", "time_optimal"]
 #: between them; checked at 1 kHz in the tests).
 LIMIT_SHARE = 0.98
 #: TOPP-RA's grid: this many intervals between two points of the path, and at least MIN_GRID points.
-GRID_PER_STEP, MIN_GRID = 8, 100
+GRID_PER_STEP, MIN_GRID = 4, 100
+#: How densely [Hz] the timed spline is checked against the limits (twice the 1 kHz a
+#: controller samples it at).
+CHECK_RATE = 2000.0
 
 
 def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration: np.ndarray):
@@ -86,6 +92,29 @@ def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration
     velocity = first * speed[:, None]
     acceleration = second * (speed**2)[:, None] + first * change[:, None]
     trajectory = instance.compute_trajectory(0.0, 0.0)
+    # (the spline between the grid's points may still swing past a limit: checked densely, and
+    # the whole timing slowed by one factor where it does: velocities / k, accelerations / k^2)
+    dense = np.linspace(
+        0.0, trajectory.duration, max(2, int(math.ceil(trajectory.duration * CHECK_RATE)) + 1)
+    )
+    excess = max(
+        1.0,
+        float(np.max(np.abs(trajectory(dense, 1)) / velocity_limit)),
+        math.sqrt(float(np.max(np.abs(trajectory(dense, 2)) / acceleration_limit))),
+    )
+    timed = _Slowed(trajectory, excess)
     # (back to every point given: a repeated point takes its predecessor's time, at rest there)
     index = np.cumsum(keep) - 1
-    return time[index], velocity[index], acceleration[index], trajectory
+    return time[index] * excess, velocity[index] / excess, acceleration[index] / excess**2, timed
+
+
+class _Slowed:
+    """A timed spline played ``factor`` times slower: ``timed(t, order)`` is ``spline(t / factor,
+    order) / factor^order``; ``duration`` too."""
+
+    def __init__(self, spline, factor: float):
+        self.spline, self.factor = spline, factor
+        self.duration = spline.duration * factor
+
+    def __call__(self, times, order: int = 0):
+        return self.spline(np.asarray(times) / self.factor, order) / self.factor**order
