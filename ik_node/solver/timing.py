@@ -8,8 +8,9 @@ by its cumulative joint-space distance ``s``; TOPP-RA gives the largest ``sdot``
 ``|qddot| <= a_max``; the time between points is ``2 ds / (sdot_i + sdot_i+1)`` (constant
 ``sddot`` between them). TOPP-RA checks the limits on a grid (``GRID_PER_STEP`` intervals between
 two points of the path), at ``LIMIT_SHARE`` of their value; the timed spline is then checked at
-``CHECK_RATE`` and, where it swings past a limit between the grid's points, the whole timing is
-slowed by the one factor that brings it within (velocities ``/ k``, accelerations ``/ k^2``).
+``CHECK_RATE`` and, where it swings past a limit between the grid's points, timed again on a grid
+8 times finer, and what still swings past is slowed as a whole by the one factor that brings it
+within (velocities ``/ k``, accelerations ``/ k^2``).
 
 Units: rad, m, s.
 """
@@ -27,8 +28,9 @@ __all__ = ["LIMIT_SHARE", "time_optimal"]
 #: The share of each limit the timing uses at the path's points (the rest is for the spline
 #: between them; checked at 1 kHz in the tests).
 LIMIT_SHARE = 0.98
-#: TOPP-RA's grid: this many intervals between two points of the path, and at least MIN_GRID points.
-GRID_PER_STEP, MIN_GRID = 4, 100
+#: TOPP-RA's grid: this many intervals between two points of the path (the second where the
+#: first's spline swings past a limit), and at least MIN_GRID points.
+GRID_PER_STEP, MIN_GRID = (4, 32), 100
 #: How densely [Hz] the timed spline is checked against the limits (twice the 1 kHz a
 #: controller samples it at).
 CHECK_RATE = 2000.0
@@ -74,9 +76,25 @@ def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration
             np.stack((-acceleration_limit, acceleration_limit), axis=1) * LIMIT_SHARE
         ),
     ]
-    # (the path's points and GRID_PER_STEP more between each two: the spline's bends between the
-    # points are checked too, and a path of two points gets a grid to accelerate on)
-    grid = np.union1d(s, np.linspace(0.0, s[-1], max(MIN_GRID, GRID_PER_STEP * (len(s) - 1) + 1)))
+    for per_step in GRID_PER_STEP:  # (a finer grid where the coarse one's spline swung past a limit)
+        timing = _timed(toppra, constraints, spline, s, per_step)
+        excess = _excess(timing[-1], velocity_limit, acceleration_limit)
+        if excess <= 1.0:
+            break
+    time, velocity, acceleration, trajectory = timing
+    # (back to every point given: a repeated point takes its predecessor's time, at rest there;
+    # what still swings past a limit between the grid's points: the whole timing slowed by one
+    # factor, velocities / k and accelerations / k^2)
+    index = np.cumsum(keep) - 1
+    slowed = _Slowed(trajectory, excess)
+    return time[index] * excess, velocity[index] / excess, acceleration[index] / excess**2, slowed
+
+
+def _timed(toppra, constraints, spline, s: np.ndarray, per_step: int):
+    """TOPP-RA on the grid of the path's points ``s`` and ``per_step`` intervals between each two
+    (at least ``MIN_GRID`` points: a path of two points gets a grid to accelerate on): the time,
+    velocity and acceleration at the points, and the timed spline."""
+    grid = np.union1d(s, np.linspace(0.0, s[-1], max(MIN_GRID, per_step * (len(s) - 1) + 1)))
     instance = toppra.algorithm.TOPPRA(
         constraints, spline, gridpoints=grid, parametrizer="ParametrizeConstAccel"
     )
@@ -91,21 +109,20 @@ def time_optimal(tree, q: np.ndarray, max_velocity: np.ndarray, max_acceleration
     first, second = spline(s, 1), spline(s, 2)
     velocity = first * speed[:, None]
     acceleration = second * (speed**2)[:, None] + first * change[:, None]
-    trajectory = instance.compute_trajectory(0.0, 0.0)
-    # (the spline between the grid's points may still swing past a limit: checked densely, and
-    # the whole timing slowed by one factor where it does: velocities / k, accelerations / k^2)
+    return time, velocity, acceleration, instance.compute_trajectory(0.0, 0.0)
+
+
+def _excess(trajectory, velocity_limit: np.ndarray, acceleration_limit: np.ndarray) -> float:
+    """The factor (>= 1) by which ``trajectory`` must be slowed to keep every limit, checked at
+    ``CHECK_RATE``: the largest share of a velocity limit, or the root of an acceleration's."""
     dense = np.linspace(
         0.0, trajectory.duration, max(2, int(math.ceil(trajectory.duration * CHECK_RATE)) + 1)
     )
-    excess = max(
+    return max(
         1.0,
         float(np.max(np.abs(trajectory(dense, 1)) / velocity_limit)),
         math.sqrt(float(np.max(np.abs(trajectory(dense, 2)) / acceleration_limit))),
     )
-    timed = _Slowed(trajectory, excess)
-    # (back to every point given: a repeated point takes its predecessor's time, at rest there)
-    index = np.cumsum(keep) - 1
-    return time[index] * excess, velocity[index] / excess, acceleration[index] / excess**2, timed
 
 
 class _Slowed:
