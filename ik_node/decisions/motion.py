@@ -1,12 +1,14 @@
 """What the robot is commanded to do, free of rclpy: each solve's answer as a command (solve
-mode) or a joint goal (track mode), the tracking steps toward it, and the limit guard every
+mode; with ``straight_line_goals`` the tip's timed straight line) or a joint goal (track mode),
+the streams of twists and jogs, each track-mode period through the servo
+(:class:`ik_node.servo.Servo`: the latest command of any kind), and the limit guard every
 command passes before it becomes the last one.
 
 Units: m, rad, s; configurations in the model's ``joint_names`` order, velocities [rad/s, m/s]
 in its tangent order. Track mode steps on the configuration manifold (tangent displacements,
-``q (+) dq``, for a floating or planar base), every joint within its velocity limit, the base's
-twist within ``base_max_linear_velocity`` / ``base_max_angular_velocity`` and scaled with the
-joints (one factor: the motion keeps its direction).
+``q (+) dq``, for a floating or planar base), every joint within its position, velocity and
+acceleration limits, the base's twist within ``base_max_linear_velocity`` /
+``base_max_angular_velocity``, all scaled by one factor (the motion keeps its direction).
 
 A goal without a collision-free answer (reason ``collision``), or with answers on other branches
 only (``off_branch``, a fixed ``branch``), publishes nothing, even with ``publish_best_effort``:
