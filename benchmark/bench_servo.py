@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import tempfile
 import threading
 import time
@@ -200,6 +201,7 @@ def node_run(seconds: float, domain_id: int) -> None:
         bench.destroy_node()
         process.stop()
         rclpy.try_shutdown()
+        shutil.rmtree(log_dir, ignore_errors=True)
 
 
 def main(argv=None) -> int:

@@ -130,13 +130,9 @@ def plan_model(
     single_lower, single_upper, single_velocity, warnings = merge_joint_limits(
         single, tree.lower[at], tree.upper[at], tree.max_velocity[at], settings.values, changed
     )
-    velocity = np.array(  # a floating or planar joint's: per twist component, linear or angular
-        [
-            settings.base_max_linear_velocity if name.rsplit("/", 1)[-1].startswith("v")
-            else settings.base_max_angular_velocity
-            for name in tree.tangent_names
-        ]
-    )  # fmt: skip
+    velocity = tree.tangent_max_velocity(
+        settings.base_max_linear_velocity, settings.base_max_angular_velocity
+    )
     velocity[layout.tangent] = single_velocity
     acceleration = np.full(len(tree.tangent_names), np.inf)  # (none for a floating or planar joint)
     acceleration[layout.tangent], acceleration_warnings = acceleration_limits(

@@ -59,6 +59,21 @@ class ConfigurationSpace:
             if spatial.QUATERNION_AT[kind] >= 0:
                 self.neutral[at + spatial.QUATERNION_AT[kind] + 3] = 1.0
 
+    def tangent_max_velocity(self, linear: float, angular: float) -> np.ndarray:
+        """Speed limits per tangent coordinate: a 1-DOF joint's own [rad/s, m/s]; each twist
+        component of a floating or planar joint ``linear`` [m/s] (its ``v...`` coordinates) or
+        ``angular`` [rad/s]."""
+        velocity = []
+        for joint in self.joints:
+            if joint.is_multi_dof:
+                velocity += [
+                    linear if name.rsplit("/", 1)[-1].startswith("v") else angular
+                    for name in joint.tangent_names
+                ]
+            else:
+                velocity += [joint.max_velocity] * len(joint.tangent_names)
+        return np.array(velocity, dtype=float)
+
     def joint_vector(self, q, what: str = "joint vector") -> np.ndarray:
         """``q`` as a configuration in :attr:`joint_names` order, quaternions normalised.
 

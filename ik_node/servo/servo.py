@@ -133,16 +133,15 @@ class Servo:
         tree = solver.tree
         self.tips = tuple(solver.tip_links)
         self.tangent_names = tuple(tree.tangent_names)
+        self._tangent_index = {name: at for at, name in enumerate(self.tangent_names)}
         problem = solver.problem
         # (the 1-DOF joints' tangent indices and their coordinates: a multi-DOF joint has no limits)
         coordinates = problem.tree_arrays[bundles.COORDINATES]
         self.single = np.flatnonzero(coordinates >= 0)
         self.single_coordinates = coordinates[self.single]
         dof = len(self.tangent_names)
-        if max_velocity is None:  # (a floating or planar joint's: per twist component, linear or angular)
-            linear = np.array([name.rsplit("/", 1)[-1].startswith("v") for name in self.tangent_names])
-            max_velocity = np.where(linear, base_max_velocity[0], base_max_velocity[1])
-            max_velocity[self.single] = tree.max_velocity[self.single_coordinates]
+        if max_velocity is None:
+            max_velocity = tree.tangent_max_velocity(*base_max_velocity)
         checked = {
             "singular_threshold": singular_threshold,
             "hold_gain": hold_gain,
@@ -221,7 +220,7 @@ class Servo:
 
     def _jog_velocity(self, command: JointJogCommand) -> np.ndarray:
         velocity = np.zeros(len(self.tangent_names))
-        index = {name: at for at, name in enumerate(self.tangent_names)}
+        index = self._tangent_index
         for name, value in command.velocities.items():
             if name not in index:
                 raise ServoCommandError(f"jog for unknown joint '{name}'; joints: {list(self.tangent_names)}")
