@@ -179,7 +179,7 @@ class Servo:
             tip: TipTask(task.mask if task.axes == "tip" else "pose", offset=task.offset)
             for tip, task in solver.tasks.items()
         }
-        self._workspaces: dict = {}
+        self._made_for = self._workspace = None  # (the solver's problem _problem() last served)
 
     # ------------------------------------------------------------------ state
 
@@ -274,8 +274,7 @@ class Servo:
         collision bundle with the servo's reach (``collision_margin + collision_distance``), and
         the work arrays of :meth:`_evaluate` (made once per problem: the kernels overwrite them)."""
         problem = self.solver.problem
-        key = id(problem)
-        if key not in self._workspaces:
+        if self._made_for is not problem:  # (a new core: new kernels or obstacles)
             servo_problem = problem.with_tasks(self._tasks)
             collision = problem.collision
             if collision is not None:
@@ -286,8 +285,9 @@ class Servo:
                 servo_problem.tree_arrays, servo_problem.task, np.int64(dof), collision
             )
             arrays = (space, np.repeat(np.eye(4)[None], tips, axis=0), np.empty(rows), np.empty((tips, 2)))
-            self._workspaces = {key: (servo_problem, collision, (*arrays, np.empty((rows, dof))))}
-        return self._workspaces[key]
+            self._made_for = problem
+            self._workspace = (servo_problem, collision, (*arrays, np.empty((rows, dof))))
+        return self._workspace
 
     def _evaluate(self, problem, collision, work, q, held):
         """FK at ``q``: the tips' controlled points (T, 4, 4), the body Jacobian of the rows the
