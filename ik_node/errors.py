@@ -41,6 +41,10 @@ class TargetError(IKNodeError):
     """An IK target or seed that cannot be used (NaN, non-orthonormal rotation, wrong size...)."""
 
 
+class StartStateError(IKNodeError):
+    """A path's start configuration that cannot be used: outside the joint limits (names them)."""
+
+
 class OptionError(IKNodeError):
     """An option's value outside its valid range: ``option`` names it, ``requirement`` says what
     is valid (``must be a positive number``), ``value`` is what was given."""

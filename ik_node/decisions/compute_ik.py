@@ -72,7 +72,12 @@ __all__ = [
     "PoseValues",
     "SUCCESS",
     "TIMED_OUT",
+    "RefusedRequestError",
     "answer_query",
+    "collision_notes",
+    "pose_in_base",
+    "request_seed",
+    "require_solver",
 ]
 
 # MoveIt's error codes (moveit_msgs/msg/MoveItErrorCodes; test_node_compute_ik.py checks them
@@ -154,8 +159,9 @@ class IKAnswer:
         return self.code == SUCCESS
 
 
-class _RefusedError(Exception):
-    """A request refused with MoveIt's ``code`` and a message (internal)."""
+class RefusedRequestError(Exception):
+    """A request refused with MoveIt's ``code`` and a message (this service's and
+    :mod:`.compute_cartesian_path`'s)."""
 
     def __init__(self, code: int, message: str):
         super().__init__(message)
@@ -169,48 +175,32 @@ def answer_query(policy, query: IKQuery, now: float, transform=None) -> IKAnswer
     changes the policy (no goal kept, no command)."""
     try:
         return _answer(policy, query, now, transform)
-    except _RefusedError as refused:
+    except RefusedRequestError as refused:
         return IKAnswer(refused.code, str(refused))
 
 
 def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
     model_state = policy.model_state
-    model = model_state.model
-    if model is None:
-        raise _RefusedError(
-            FAILURE,
-            model_state.description_error
-            or "no robot description yet (parameter robot_description, robot_description_file or topic "
-            "/robot_description)",
-        )
-    if not model_state.ready:
-        raise _RefusedError(
-            FAILURE, model_state.solver_error or "the IK solver is being built (a second or two): call again"
-        )
+    model = require_solver(model_state)
     if query.has_constraints:
-        raise _RefusedError(
+        raise RefusedRequestError(
             INVALID_GOAL_CONSTRAINTS,
             "constraints are not supported by ik_node's compute_ik: send the request without them",
         )
-    seed, others = _seed(policy, query, now)
+    seed, others = request_seed(policy, query.joint_names, query.joint_positions, now)
     targets = _targets(policy, query, seed, others, transform)
     timeout, notes = _timeout(policy, query.timeout)
-    checked = model_state.checks_collisions
-    if query.avoid_collisions and not checked:
-        notes.append(
-            "collisions not checked: avoid_collisions is true but the node checks none (set self_collision, "
-            "or give obstacles)"
-        )
+    notes += collision_notes(model_state, query.avoid_collisions)
     branch = model_state.settings.branch
     refused = branch_refusal(model.solver, branch)
     if refused:
-        raise _RefusedError(FAILURE, refused)
+        raise RefusedRequestError(FAILURE, refused)
     try:
         result = node_result(solve_goal(model.solver, targets, seed, timeout, branch))
     except TargetError as error:
-        raise _RefusedError(INVALID_GOAL_CONSTRAINTS, f"pose refused: {error}") from None
+        raise RefusedRequestError(INVALID_GOAL_CONSTRAINTS, f"pose refused: {error}") from None
     except IKNodeError as error:  # e.g. a locked joint's value outside its limits
-        raise _RefusedError(INVALID_ROBOT_STATE, f"robot_state refused: {error}") from None
+        raise RefusedRequestError(INVALID_ROBOT_STATE, f"robot_state refused: {error}") from None
     if not result.success:
         code = FAILED_SOLVE.get(result.reason, NO_IK_SOLUTION)
         why = {
@@ -240,8 +230,6 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
             )
             for joint in layout.multi_dof
         )
-    if checked and not query.avoid_collisions:
-        notes.append("checked for collisions all the same (the node's solver checks them)")
     return IKAnswer(
         SUCCESS,
         "; ".join(notes),
@@ -252,14 +240,47 @@ def _answer(policy, query: IKQuery, now: float, transform) -> IKAnswer:
     )
 
 
-def _seed(policy, query: IKQuery, now: float) -> tuple[np.ndarray, dict[str, float]]:
-    """The seed (the node's current state with the request's chain joints) and the request's
-    other joints of the robot, by name; refuses a bad ``robot_state``."""
+def require_solver(model_state):
+    """The model (:class:`~ik_node.decisions.planning.Model`) whose solver answers a request;
+    refused (FAILURE) while there is no description or solver yet."""
+    model = model_state.model
+    if model is None:
+        raise RefusedRequestError(
+            FAILURE,
+            model_state.description_error
+            or "no robot description yet (parameter robot_description, robot_description_file or topic "
+            "/robot_description)",
+        )
+    if not model_state.ready:
+        raise RefusedRequestError(
+            FAILURE, model_state.solver_error or "the IK solver is being built (a second or two): call again"
+        )
+    return model
+
+
+def collision_notes(model_state, avoid_collisions: bool) -> list[str]:
+    """What the answer's message says of collisions: the node's solver checks them or not,
+    whatever ``avoid_collisions`` asks."""
+    checked = model_state.checks_collisions
+    if avoid_collisions and not checked:
+        return [
+            "collisions not checked: avoid_collisions is true but the node checks none (set self_collision, "
+            "or give obstacles)"
+        ]
+    if checked and not avoid_collisions:
+        return ["checked for collisions all the same (the node's solver checks them)"]
+    return []
+
+
+def request_seed(policy, joint_names, joint_positions, now: float) -> tuple[np.ndarray, dict[str, float]]:
+    """The seed (the node's current state with the request's chain joints: ``joint_names`` and
+    ``joint_positions`` of its ``robot_state.joint_state``) and the request's other joints of
+    the robot, by name; refuses a bad ``robot_state`` (INVALID_ROBOT_STATE)."""
     model = policy.model_state.model
     robot = model.robot
-    names, positions = list(query.joint_names), list(query.joint_positions)
+    names, positions = list(joint_names), list(joint_positions)
     if len(names) != len(positions):
-        raise _RefusedError(
+        raise RefusedRequestError(
             INVALID_ROBOT_STATE,
             f"robot_state.joint_state has {len(names)} names but {len(positions)} positions",
         )
@@ -267,24 +288,28 @@ def _seed(policy, query: IKQuery, now: float) -> tuple[np.ndarray, dict[str, flo
     values = {}
     for name, value in zip(names, positions):
         if name in seen:
-            raise _RefusedError(INVALID_ROBOT_STATE, f"robot_state.joint_state names joint '{name}' twice")
+            raise RefusedRequestError(
+                INVALID_ROBOT_STATE, f"robot_state.joint_state names joint '{name}' twice"
+            )
         seen.add(name)
         joint = robot.joints.get(name)
         if joint is None:
             shown = ", ".join(sorted(model.layout.names))
-            raise _RefusedError(
+            raise RefusedRequestError(
                 INVALID_ROBOT_STATE,
                 f"robot_state.joint_state names joint '{name}', which robot '{robot.name}' does not have "
                 f"(the solver's joints: {shown})",
             )
         if joint.is_multi_dof:
-            raise _RefusedError(
+            raise RefusedRequestError(
                 INVALID_ROBOT_STATE,
                 f"robot_state.joint_state names the {joint.type} joint '{name}': a JointState carries 1-DOF "
                 "joints only",
             )
         if not math.isfinite(value):
-            raise _RefusedError(INVALID_ROBOT_STATE, f"robot_state.joint_state: joint '{name}' is {value}")
+            raise RefusedRequestError(
+                INVALID_ROBOT_STATE, f"robot_state.joint_state: joint '{name}' is {value}"
+            )
         values[name] = float(value)
     seed, _ = policy.current(now, warn=False)
     seed = np.array(seed, dtype=float)
@@ -304,13 +329,13 @@ def _targets(policy, query: IKQuery, seed: np.ndarray, others: dict, transform) 
     tips = policy.tips
     links, poses = list(query.links), list(query.poses)
     if not poses or (len(poses) == 1 and poses[0].is_default):
-        raise _RefusedError(
+        raise RefusedRequestError(
             INVALID_GOAL_CONSTRAINTS,
             "the request holds no pose: set ik_request.pose_stamped (a frame in header.frame_id; for the "
             "base origin name the base frame), or pose_stamped_vector with ik_link_names",
         )
     if len(links) != len(poses):
-        raise _RefusedError(
+        raise RefusedRequestError(
             INVALID_LINK_NAME,
             f"ik_link_names has {len(links)} names for {len(poses)} poses in pose_stamped_vector "
             f"(the node's tips: {tips})",
@@ -320,33 +345,45 @@ def _targets(policy, query: IKQuery, seed: np.ndarray, others: dict, transform) 
         tip = link
         if link == "":
             if len(tips) != 1:
-                raise _RefusedError(
+                raise RefusedRequestError(
                     INVALID_LINK_NAME,
                     f"ik_link_name is empty and the node has several tips: name one of {tips}",
                 )
             tip = tips[0]
         if tip not in tips:
-            raise _RefusedError(
+            raise RefusedRequestError(
                 INVALID_LINK_NAME, f"link '{link}' is not a tip of the node (its tip_links: {tips})"
             )
         if tip in targets:
-            raise _RefusedError(INVALID_LINK_NAME, f"link '{tip}' has two poses")
-        try:
-            goal = pose_from_fields(pose.position, pose.orientation)
-        except TargetError as error:
-            raise _RefusedError(INVALID_GOAL_CONSTRAINTS, f"pose for '{tip}' refused: {error}") from None
-        try:
-            frame = policy.frame_pose(pose.frame, pose.stamp, seed, transform, "compute_ik pose", others)
-        except IKNodeError as error:
-            raise _RefusedError(FRAME_TRANSFORM_FAILURE, f"pose for '{tip}' refused: {error}") from None
-        targets[tip] = frame @ goal
+            raise RefusedRequestError(INVALID_LINK_NAME, f"link '{tip}' has two poses")
+        targets[tip] = pose_in_base(policy, pose, seed, others, transform, f"pose for '{tip}'")
     return targets
+
+
+def pose_in_base(
+    policy, pose: PoseValues, seed: np.ndarray, others: dict, transform, what: str
+) -> np.ndarray:
+    """``T_base_pose`` (4x4) of a request's ``pose``, its frame resolved with the model at ``seed``
+    (with the request's ``others`` joints) or through ``transform``; refused with
+    INVALID_GOAL_CONSTRAINTS (NaN, zero quaternion) or FRAME_TRANSFORM_FAILURE, the message naming
+    ``what``."""
+    try:
+        goal = pose_from_fields(pose.position, pose.orientation)
+    except TargetError as error:
+        raise RefusedRequestError(INVALID_GOAL_CONSTRAINTS, f"{what} refused: {error}") from None
+    try:
+        frame = policy.frame_pose(pose.frame, pose.stamp, seed, transform, "compute_ik pose", others)
+    except IKNodeError as error:
+        raise RefusedRequestError(FRAME_TRANSFORM_FAILURE, f"{what} refused: {error}") from None
+    return frame @ goal
 
 
 def _timeout(policy, requested: float) -> tuple[float, list[str]]:
     """The solve's time budget [s] and notes for the message."""
     if not math.isfinite(requested) or requested < 0.0:
-        raise _RefusedError(FAILURE, f"timeout must be 0 (the node's default) or positive, got {requested} s")
+        raise RefusedRequestError(
+            FAILURE, f"timeout must be 0 (the node's default) or positive, got {requested} s"
+        )
     if requested == 0.0:
         default = policy.model_state.settings.timeout
         return default, [f"timeout 0: the node's timeout parameter ({default:g} s)"]

@@ -31,7 +31,17 @@ from .parameters import NodeSettings
 from .planning import Model
 from .replies import Command, GoalRequest, Reply, Status
 
-__all__ = ["COLLISION", "JOINT_MOVE", "LATE", "REACHED", "REFUSED", "STREAM_TIMEOUT", "Motion", "node_result"]
+__all__ = [
+    "COLLISION",
+    "JOINT_MOVE",
+    "LATE",
+    "REACHED",
+    "REFUSED",
+    "STREAM_TIMEOUT",
+    "Motion",
+    "node_result",
+    "path_limits",
+]
 
 #: Joint motion [rad, m] below which a tracked goal counts as reached.
 REACHED = 1e-9
@@ -53,6 +63,21 @@ def node_result(result):
     the solver refuses only for its move (``joint_move``: it reaches the goal) counts as a
     success."""
     return replace(result, success=True, reason="success") if result.reason == JOINT_MOVE else result
+
+
+def path_limits(model: Model, settings: NodeSettings, velocity_scale=1.0, acceleration_scale=1.0) -> dict:
+    """``cartesian_path``'s timing limits for the node's lines: ``max_velocity`` the model's (the
+    URDF's and ``joint_limits.<joint>.max_velocity``) and ``max_acceleration``
+    (``joint_limits.<joint>.max_acceleration``, else ``straight_line_acceleration``), by tangent
+    name [rad/s, m/s; rad/s^2, m/s^2], times the scales (MoveIt's scaling factors, 0..1)."""
+    acceleration = np.where(
+        np.isfinite(model.max_acceleration), model.max_acceleration, settings.straight_line_acceleration
+    )
+    names = model.tree.tangent_names
+    return {
+        "max_acceleration": dict(zip(names, acceleration_scale * acceleration)),
+        "max_velocity": dict(zip(names, velocity_scale * model.max_velocity)),
+    }
 
 
 class Motion:
@@ -148,16 +173,9 @@ class Motion:
         if len(goals) != 1 or len(model.tree.tip_links) != 1:
             why = "straight_line_goals takes one tip; this node has " + str(list(model.tree.tip_links))
             return Reply(Status(False, "invalid_goal", why, goal=request), warning=why)
-        acceleration = np.where(
-            np.isfinite(model.max_acceleration), model.max_acceleration, settings.straight_line_acceleration
-        )
-        names = model.tree.tangent_names
         try:
             path = model.solver.cartesian_path(
-                next(iter(goals.values())),
-                seed=seed,
-                max_acceleration=dict(zip(names, acceleration)),
-                max_velocity=dict(zip(names, model.max_velocity)),
+                next(iter(goals.values())), seed=seed, **path_limits(model, settings)
             )
         except IKNodeError as error:
             return Reply(

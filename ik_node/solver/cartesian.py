@@ -40,7 +40,7 @@ import numpy as np
 
 from ..compiled import bundles
 from ..compiled.rotations import interpolate_pose
-from ..errors import IKNodeError, TargetError
+from ..errors import IKNodeError, StartStateError, TargetError
 
 __all__ = ["CartesianPath", "plan_cartesian_path"]
 
@@ -176,7 +176,7 @@ def plan_cartesian_path(
         if not low - 1e-9 <= value <= high + 1e-9
     ]
     if outside:
-        raise IKNodeError(f"the start configuration is outside the limits at joints {outside}")
+        raise StartStateError(f"the start configuration is outside the limits at joints {outside}")
     corners = _segments(solver, waypoints, solver.tip_poses(q))
     lengths = np.linalg.norm(corners[1:, :, :3, 3] - corners[:-1, :, :3, 3], axis=2)  # (K, T)
     angles = np.array(
