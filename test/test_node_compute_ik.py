@@ -216,3 +216,205 @@ def test_several_tips_and_a_floating_base_convert_both_ways():
     rotation = transform.rotation
     np.testing.assert_allclose([rotation.x, rotation.y, rotation.z, rotation.w], [0, 0, 2**-0.5, 2**-0.5])
     assert list(response.solution.joint_state.name) == ["joint1"]
+
+
+# --------------------------------------------------------------------------- compute_cartesian_path
+
+
+def cartesian_request(waypoints, frame="base_link", link="tool0", names=JOINTS, positions=Q_START, **more):
+    """A GetCartesianPath request through ``waypoints`` (4x4 each) of ``link`` in ``frame``."""
+    from geometry_msgs.msg import Pose
+
+    request = moveit_srv().GetCartesianPath.Request()
+    request.header.frame_id = frame
+    request.group_name = "arm"
+    request.link_name = link
+    request.start_state.joint_state.name = list(names)
+    request.start_state.joint_state.position = [float(v) for v in positions]
+    for matrix in waypoints:
+        pose = Pose()
+        position, quaternion = pose_to_fields(matrix)
+        pose.position.x, pose.position.y, pose.position.z = position
+        pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = quaternion
+        request.waypoints.append(pose)
+    request.max_step = 0.005
+    for name, value in more.items():
+        setattr(request, name, value)
+    return request
+
+
+def call(client, service_type, name: str, request):
+    import rclpy
+
+    caller = client.node.create_client(service_type, name)
+    assert caller.wait_for_service(timeout_sec=WAIT), f"no {name} service"
+    future = caller.call_async(request)
+    deadline = time.monotonic() + WAIT
+    while not future.done() and time.monotonic() < deadline:
+        rclpy.spin_once(client.node, timeout_sec=0.01)
+    assert future.done(), f"{name} did not answer"
+    return future.result()
+
+
+def test_compute_cartesian_path_answers_a_timed_straight_line_and_nothing_is_commanded(arm7_service, fk):
+    pytest.importorskip("toppra", reason="timing a path needs toppra")
+    process, client, _ = arm7_service
+    start = fk(dict(zip(JOINTS, Q_START)), "tool0")
+    goal = start.copy()
+    goal[:3, 3] += [0.0, 0.06, -0.04]
+    response = call(
+        client,
+        moveit_srv().GetCartesianPath,
+        "/ik_node/compute_cartesian_path",
+        cartesian_request([goal], jump_threshold=2.0, avoid_collisions=True),
+    )
+    assert response.error_code.val == codes.SUCCESS, response.error_code
+    assert response.fraction == 1.0
+    trajectory = response.solution.joint_trajectory
+    assert list(trajectory.joint_names) == JOINTS
+    np.testing.assert_allclose(trajectory.points[0].positions, Q_START, atol=1e-12)
+    assert list(response.start_state.joint_state.name) == JOINTS
+    times = [point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in trajectory.points]
+    assert times[0] == 0.0 and np.all(np.diff(times) > 0.0)
+    limits = parameter_limits()
+    direction = (goal[:3, 3] - start[:3, 3]) / np.linalg.norm(goal[:3, 3] - start[:3, 3])
+    for point in trajectory.points:
+        reached = fk(dict(zip(JOINTS, point.positions)), "tool0")[:3, 3] - start[:3, 3]
+        assert np.linalg.norm(reached - (reached @ direction) * direction) < 1e-3  # (on the line)
+        for name, value in zip(JOINTS, point.positions):
+            assert limits[name][0] <= value <= limits[name][1], name
+        assert len(point.velocities) == len(point.accelerations) == 7
+    assert max(pose_errors(fk(dict(zip(JOINTS, trajectory.points[-1].positions)), "tool0"), goal)) < 1e-5
+    bad = call(
+        client,
+        moveit_srv().GetCartesianPath,
+        "/ik_node/compute_cartesian_path",
+        cartesian_request([goal], max_step=0.0),
+    )
+    assert bad.error_code.val == codes.FAILURE and not bad.solution.joint_trajectory.points
+    if "message" in type(bad.error_code).get_fields_and_field_types():
+        assert "max_step must be > 0" in bad.error_code.message
+    client.spin_for(0.3)
+    assert client.commands == [], "compute_cartesian_path must never command the robot"
+
+
+# --------------------------------------------------------------------------- MoveIt's srv_kinematics_plugin
+
+
+def plugin_request(robot, group: str, base: str, tips: dict, seed: dict):
+    """The request MoveIt's ``srv_kinematics_plugin`` builds (moveit2,
+    ``moveit_kinematics/srv_kinematics_plugin/src/srv_kinematics_plugin.cpp``,
+    ``searchPositionIK``): ``avoid_collisions`` true, ``group_name``, the whole robot state
+    (``robotStateToRobotStateMsg``: every variable of the robot, mimic joints among them, the
+    joint state's frame the model frame, no stamp), the poses in the group's base frame with no
+    stamp, one ``pose_stamped`` + ``ik_link_name`` for one tip, else ``pose_stamped_vector`` +
+    ``ik_link_names``; ``timeout`` left at zero."""
+    request = moveit_srv().GetPositionIK.Request()
+    ik = request.ik_request
+    ik.avoid_collisions = True
+    ik.group_name = group
+    state = ik.robot_state.joint_state
+    state.header.frame_id = robot.root
+    variables = [joint.name for joint in robot.joints.values() if joint.type != "fixed"]
+    state.name = variables
+    state.position = [float(seed.get(name, 0.0)) for name in variables]
+    stamped = []
+    for matrix in tips.values():
+        pose = moveit_srv().GetPositionIK.Request().ik_request.pose_stamped
+        pose.header.frame_id = base
+        position, quaternion = pose_to_fields(matrix)
+        pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = position
+        o = pose.pose.orientation
+        o.x, o.y, o.z, o.w = quaternion
+        stamped.append(pose)
+    if len(tips) > 1:
+        ik.pose_stamped_vector = stamped
+        ik.ik_link_names = list(tips)
+    else:
+        ik.pose_stamped = stamped[0]
+        ik.ik_link_name = next(iter(tips))
+    return request
+
+
+def srdf_of(robot) -> str:
+    """The SRDF a MoveIt user has: the Setup Assistant's disabled pairs (ik_node's copy of its
+    rule, :func:`ik_node.collision.srdf.compute_disabled_pairs`)."""
+    from ik_node.collision.srdf import compute_disabled_pairs
+
+    pairs = compute_disabled_pairs(robot, samples=2000)
+    elements = "".join(
+        f'<disable_collisions link1="{a}" link2="{b}" reason="{why}"/>'
+        for (a, b), why in sorted(pairs.items())
+    )
+    return f'<robot name="{robot.name}">{elements}</robot>'
+
+
+@pytest.mark.parametrize(
+    "name, group, base, tips",
+    [
+        ("arm7", "arm", "base_link", ("tool0",)),
+        ("dual_arm", "arms", "base_link", ("left_tool0", "right_tool0")),
+    ],
+)
+def test_the_srv_kinematics_plugin_s_requests_are_answered_collision_free_on_the_documented_set_up(
+    tmp_path, name, group, base, tips
+):
+    """docs/node.md "MoveIt's IK solver": the node at ``/solve_ik`` (the plugin's default
+    ``kinematics_solver_service_name``) with ``self_collision`` and the robot's SRDF. Every
+    request the plugin would send for 20 random reachable poses is answered (SUCCESS, within the
+    limits, reaching the poses by pinocchio's FK, collisions checked: free of self-collision by
+    pinocchio + coal on the URDF's geometry with the SRDF's pairs left out)."""
+    moveit_srv()
+    for reference_library in ("pinocchio", "coal"):
+        pytest.importorskip(
+            reference_library, reason="the independent collision check needs pinocchio and coal"
+        )
+    import sys
+
+    import yaml
+
+    from ik_node import IKSolver, load_robot
+
+    urdf = CONFIG_DIR.parent / "urdf" / f"{name}.urdf"
+    robot = load_robot(urdf)
+    srdf = srdf_of(robot)
+    (tmp_path / "robot.srdf").write_text(srdf)
+    parameters = tmp_path / "moveit_solver.yaml"
+    parameters.write_text(
+        yaml.safe_dump(
+            {"/**": {"ros__parameters": {"compute_ik_service_name": "/solve_ik", "self_collision": True,
+                                          "robot_description_semantic": srdf}}}
+        )
+    )  # fmt: skip
+    fk = IndependentFK(urdf, robot)
+    sys.path.insert(0, str(CONFIG_DIR.parent / "benchmark"))
+    from collision_reference import ReferenceCollision
+
+    solver = IKSolver(robot, base, list(tips))
+    reference = ReferenceCollision(
+        urdf, srdf=tmp_path / "robot.srdf", base_link=base, joint_names=solver.joint_names
+    )
+    rng = np.random.default_rng(7)
+    config = ("--params-file", str(CONFIG_DIR / f"{name}.yaml"), "--params-file", str(parameters))
+    with running_node(*config, tips=tips) as (process, client):
+        service = IKClient(client, "/solve_ik")
+        answered = 0
+        for _ in range(20):
+            while True:  # (a reachable pose with a collision-free answer: the robot's own, sampled)
+                q = rng.uniform(solver.lower, solver.upper)
+                if reference.min_distance(q)[0] > 0.02:
+                    break
+            values = dict(zip(solver.joint_names, q))
+            goals = {tip: fk(values, tip) for tip in tips}
+            seed = dict(zip(solver.joint_names, rng.uniform(solver.lower, solver.upper)))
+            response = service.call(plugin_request(robot, group, base, goals, seed))
+            assert response.error_code.val == codes.SUCCESS, response.error_code
+            if "message" in type(response.error_code).get_fields_and_field_types():
+                assert "collisions not checked" not in response.error_code.message
+            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+            for tip, goal in goals.items():
+                assert max(pose_errors(fk(solution, tip), goal)) < 1e-5
+            assert reference.min_distance([solution[joint] for joint in solver.joint_names])[0] > 0.0
+            answered += 1
+        assert answered == 20
+        assert "serving moveit_msgs/srv/GetPositionIK on /solve_ik" in process.log()

@@ -272,6 +272,10 @@ NODE_PARAMETERS = (
     _spec("compute_ik_service_name", "string", "~/compute_ik", "name of the moveit_msgs/srv/GetPositionIK "
           "service (IK answers, the robot never moved; needs moveit_msgs): '/compute_ik' stands in for "
           "MoveIt's move_group. Empty: no service", read_only=True),
+    _spec("cartesian_path_service_name", "string", "~/compute_cartesian_path", "name of the "
+          "moveit_msgs/srv/GetCartesianPath service (timed straight-line paths, the robot never moved; needs "
+          "moveit_msgs): '/compute_cartesian_path' stands in for MoveIt's move_group. Empty: no service",
+          read_only=True),
     _option("self_collision", "the obstacles (obstacle_names, ~/obstacles) are checked whether or not "
             "it is on"),
     _option("collision_margin"),
@@ -420,6 +424,7 @@ class NodeSettings:
     interactive_markers: bool
     transform_timeout: float  # [s]
     compute_ik_service_name: str  # '' : no compute_ik service
+    cartesian_path_service_name: str  # '' : no compute_cartesian_path service
     self_collision: bool
     collision_margin: float  # [m]
     robot_description_semantic: str  # SRDF XML; empty: the topic's, else none

@@ -13,7 +13,7 @@ from geometry_msgs.msg import Transform
 from ..decisions.compute_ik import IKAnswer, IKQuery, PoseValues
 from ..decisions.conversions import pose_to_fields
 
-__all__ = ["compute_ik_service", "query_of", "respond"]
+__all__ = ["compute_ik_service", "fill_error_code", "query_of", "respond"]
 
 
 def compute_ik_service(node, name: str, answer):
@@ -77,13 +77,7 @@ def respond(answer: IKAnswer, response, stamp, source: str) -> None:
     the message has them: not on Humble's moveit_msgs 2.2); on success ``solution.joint_state``
     (every 1-DOF joint of the solver, by name) and ``solution.multi_dof_joint_state`` (a floating
     or planar joint's ``T_parent_child``)."""
-    error_code = response.error_code
-    error_code.val = answer.code
-    fields = type(error_code).get_fields_and_field_types()
-    if "message" in fields:
-        error_code.message = answer.message
-    if "source" in fields:
-        error_code.source = source
+    fill_error_code(response.error_code, answer.code, answer.message, source)
     if not answer.success:
         return
     joint_state = response.solution.joint_state
@@ -96,6 +90,17 @@ def respond(answer: IKAnswer, response, stamp, source: str) -> None:
         multi_dof.header.frame_id = answer.multi_dof[0][1]
         multi_dof.joint_names = [name for name, _parent, _child, _matrix in answer.multi_dof]
         multi_dof.transforms = [_transform(matrix) for _name, _parent, _child, matrix in answer.multi_dof]
+
+
+def fill_error_code(error_code, code: int, message: str, source: str) -> None:
+    """A ``moveit_msgs/MoveItErrorCodes``: ``val``, and ``message`` and ``source`` where the
+    message has them (not Humble's moveit_msgs 2.2: the message is then in the node's log only)."""
+    error_code.val = code
+    fields = type(error_code).get_fields_and_field_types()
+    if "message" in fields:
+        error_code.message = message
+    if "source" in fields:
+        error_code.source = source
 
 
 def _transform(matrix) -> Transform:

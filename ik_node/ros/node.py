@@ -139,6 +139,7 @@ class IKNode(Node):
             self._goal_markers,
             self._transform,
             self._settings.compute_ik_service_name,
+            self._settings.cartesian_path_service_name,
         )
         self._load_initial_description()
 
