@@ -471,3 +471,75 @@ def test_a_malformed_srdf_parameter_at_start_up_stops_the_node_naming_it():
     assert process.process.wait(timeout=60) == 2, process.log()
     assert "parameter robot_description_semantic is not well-formed SRDF XML" in process.log()
     process.stop()
+
+
+# --------------------------------------------------------------------------- MoveIt's planning scene
+
+NO_MOVEIT_MSGS = (
+    "moveit_msgs is not importable (it comes with MoveIt; PyPI does not have it): no planning scene"
+)
+
+
+def scene_with(object_id: str, operation: int, position=(0.0, 0.0, 0.0), radius: float = 0.06, diff=True):
+    """A ``PlanningScene`` (a diff, or the full scene) with one collision object: a sphere at
+    ``position`` (base_link) given as the object's pose with the shape at its origin."""
+    moveit = pytest.importorskip("moveit_msgs.msg", reason=NO_MOVEIT_MSGS)
+    from shape_msgs.msg import SolidPrimitive
+
+    collision_object = moveit.CollisionObject()
+    collision_object.header.frame_id = "base_link"
+    collision_object.id = object_id
+    collision_object.operation = operation
+    p = collision_object.pose.position
+    p.x, p.y, p.z = (float(v) for v in position)
+    collision_object.pose.orientation.w = 1.0
+    if operation != moveit.CollisionObject.REMOVE:
+        collision_object.primitives = [SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[radius])]
+        shape_pose = type(collision_object.pose)()
+        shape_pose.orientation.w = 1.0
+        collision_object.primitive_poses = [shape_pose]
+    scene = moveit.PlanningScene(is_diff=diff)
+    scene.world.collision_objects = [collision_object]
+    return scene
+
+
+def test_the_planning_scene_s_objects_are_obstacles_added_moved_and_removed(
+    collision_node, arm7_tree, reference
+):
+    """move_group's ``/monitored_planning_scene``: a full scene with a sphere on the elbow at Q
+    makes the answer move around it (clear of it by pinocchio and coal); a diff MOVE far away and
+    a REMOVE give the seed back as the answer."""
+    moveit = pytest.importorskip("moveit_msgs.msg", reason=NO_MOVEIT_MSGS)
+    from shape_msgs.msg import SolidPrimitive
+
+    from ik_node.ros import scene_messages
+
+    for name in ("ADD", "REMOVE", "APPEND", "MOVE"):
+        assert getattr(scene_messages, name) == getattr(moveit.CollisionObject, name), name
+    for name in ("BOX", "SPHERE", "CYLINDER", "CONE"):
+        assert getattr(scene_messages, name) == getattr(SolidPrimitive, name), name
+    process, client = collision_node
+    robot, tree = arm7_tree
+    goal = tree.forward(Q, "tool0")
+    publisher = client.node.create_publisher(moveit.PlanningScene, "/monitored_planning_scene", 10)
+    assert client.spin_until(lambda: publisher.get_subscription_count() > 0)
+    center = link_position(tree, Q, "link4")
+    ball = Obstacle.sphere(0.06, center, "planning_scene/ball/0")
+    publisher.publish(scene_with("ball", moveit.CollisionObject.ADD, center, diff=False))
+    assert client.spin_until(lambda: "planning_scene/ball/0" in client.drawn()), client.drawn()
+    status, command = client.answer(goal)
+    assert status["success"] == "true", (status, process.log()[-3000:])
+    q = np.array([dict(zip(command.name, command.position))[joint] for joint in JOINTS])
+    assert np.linalg.norm(tree.forward(q, "tool0")[:3, 3] - goal[:3, 3]) < 1e-4
+    assert reference(q, [ball]) > 0.0, (
+        "the answer collides with the scene's object (coal, the URDF's geometry)"
+    )
+    publisher.publish(scene_with("ball", moveit.CollisionObject.MOVE, (2.0, 2.0, 2.0)))
+    for _ in range(20):  # (moved away: the seed answers, once the diff has arrived)
+        client.spin_for(0.1)
+        status, command = client.answer(goal)
+        if np.allclose(command.position, Q, atol=1e-6):
+            break
+    np.testing.assert_allclose(command.position, Q, atol=1e-6)
+    publisher.publish(scene_with("ball", moveit.CollisionObject.REMOVE))
+    assert client.spin_until(lambda: "planning_scene/ball/0" not in client.drawn()), client.drawn()

@@ -282,6 +282,9 @@ NODE_PARAMETERS = (
     _spec("robot_description_semantic", "string", "", "SRDF XML (MoveIt's convention): its "
           "<disable_collisions> pairs are not checked. Empty: the /robot_description_semantic topic "
           "(transient local), else the pairs are computed as MoveIt's Setup Assistant does"),
+    _spec("planning_scene_topic", "string", "/monitored_planning_scene", "moveit_msgs/PlanningScene topic "
+          "(move_group's): its world's boxes, spheres, cylinders and cones are obstacles beside ~/obstacles "
+          "and obstacle_names; needs moveit_msgs. Empty: not read", read_only=True),
     _spec("obstacle_names", "string_array", None, "static obstacles in the base frame, each described "
           "by obstacles.<name>.type, .size and .pose", read_only=True),
 )  # fmt: skip
@@ -428,6 +431,7 @@ class NodeSettings:
     self_collision: bool
     collision_margin: float  # [m]
     robot_description_semantic: str  # SRDF XML; empty: the topic's, else none
+    planning_scene_topic: str  # '' : the planning scene is not read
     obstacle_names: tuple[str, ...]
     #: ``{tip: task}``, ``{tip: 'tip' or 'base'}``, ``{tip: (x, y, z)}`` [m] from
     #: ``tip_tasks.<tip>``, ``tip_task_axes.<tip>``, ``tip_offsets.<tip>`` (tips declared so far).

@@ -71,6 +71,7 @@ from .node_parameters import NodeParameters
 from .node_services import NodeServices
 from .node_streams import StreamInputs
 from .obstacle_messages import MarkerObstacles
+from .scene_messages import SceneObstacles
 
 #: Goals: BEST_EFFORT matches every publisher, reliable or best effort (teleop and high-rate
 #: streams often are; a RELIABLE subscription never connects to them), VOLATILE matches volatile
@@ -108,11 +109,17 @@ class IKNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         if hasattr(self, "add_post_set_parameters_callback"):  # Iron and later; Humble applies on set
             self.add_post_set_parameters_callback(lambda parameters: self._apply_parameters())
-        self._marker_obstacles = MarkerObstacles()
-        self._pending_obstacles: list = []  # marker arrays that came before the robot description
+        self._marker_obstacles, self._scene_obstacles = MarkerObstacles(), SceneObstacles()
+        self._pending_obstacles: list = []  # (reader, message) that came before the robot description
         self._feedback = NodeFeedback(self, policy)
         self._commands = CommandOutput(self, policy, self._feedback)
-        self.create_subscription(MarkerArray, "~/obstacles", self._on_obstacles, 10)
+        self.create_subscription(
+            MarkerArray,
+            "~/obstacles",
+            lambda message: self._on_obstacles(self._marker_obstacles, message),
+            10,
+        )
+        self._subscribe_planning_scene(self._settings.planning_scene_topic)
         self.create_subscription(String, "/robot_description_semantic", self._on_semantic, LATCHED_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         for tip in tips:
@@ -190,8 +197,8 @@ class IKNode(Node):
         self._feedback.show_solution(None)  # (drawn for the old model's joints)
         self._feedback.collision_markers_due = True
         pending, self._pending_obstacles = self._pending_obstacles, []
-        for message in pending:  # (obstacles in the robot's frames need its model)
-            self._on_obstacles(message)
+        for reader, message in pending:  # (obstacles in the robot's frames need its model)
+            self._on_obstacles(reader, message)
         layout = model.layout
         bases = "".join(
             f", {joint.type} joint '{joint.name}' ({joint.parent} -> {joint.child}, pose on ~/base_pose)"
@@ -268,27 +275,46 @@ class IKNode(Node):
         if not self._model_state.ready:
             self._readiness.prepare(model)
 
-    def _on_obstacles(self, message: MarkerArray) -> None:
-        """``~/obstacles``: SPHERE, CUBE and CYLINDER markers as obstacles (see
-        :mod:`ik_node.ros.obstacle_messages`); refused markers are named in one warning."""
+    def _subscribe_planning_scene(self, topic: str) -> None:
+        """The planning scene's collision objects as obstacles (``planning_scene_topic``, where
+        moveit_msgs is importable; :mod:`ik_node.ros.scene_messages`)."""
+        if not topic:
+            return
+        try:
+            from moveit_msgs.msg import PlanningScene
+        except ImportError:
+            self.get_logger().info(f"planning_scene_topic '{topic}' is not read: it needs moveit_msgs")
+            return
+        self.create_subscription(
+            PlanningScene, topic, lambda message: self._on_obstacles(self._scene_obstacles, message), 100
+        )
+
+    def _on_obstacles(self, reader, message) -> None:
+        """Obstacles from ``~/obstacles`` (``reader`` a :class:`MarkerObstacles`: SPHERE, CUBE and
+        CYLINDER markers) or the planning scene (a :class:`SceneObstacles`); what is refused is
+        named in one warning. The solver avoids both sets."""
         policy = self._policy
         if self._model_state.model is None:
-            self._pending_obstacles = [*self._pending_obstacles[-9:], message]
+            self._pending_obstacles = [*self._pending_obstacles[-9:], (reader, message)]
             return
         state, _ = policy.current(time.monotonic(), warn=False)
 
         def frame_pose(frame: str, stamp):
-            return policy.frame_pose(frame, stamp, state, self._transform, "obstacle marker")
+            return policy.frame_pose(frame, stamp, state, self._transform, "obstacle")
 
-        changed, warnings = self._marker_obstacles.apply(message.markers, frame_pose)
+        markers = reader is self._marker_obstacles
+        changed, warnings = reader.apply(message.markers if markers else message, frame_pose)
         if warnings:
             self.get_logger().warning("; ".join(warnings), throttle_duration_sec=WARNING_PERIOD)
         if changed:
-            self._model_state.set_topic_obstacles(self._marker_obstacles.by_name())
+            self._model_state.set_topic_obstacles(
+                self._marker_obstacles.by_name() | self._scene_obstacles.by_name()
+            )
             self._feedback.collision_markers_due = True
+            source = "~/obstacles" if markers else self._settings.planning_scene_topic
+            names = list(reader.by_name())
             self.get_logger().info(
-                f"obstacles from ~/obstacles: {len(self._model_state.topic_obstacles)} "
-                f"({', '.join(self._model_state.topic_obstacles) or 'none'})",
+                f"obstacles from {source}: {len(names)} ({', '.join(names) or 'none'})",
                 throttle_duration_sec=WARNING_PERIOD,
             )
 
