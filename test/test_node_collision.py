@@ -480,7 +480,7 @@ NO_MOVEIT_MSGS = (
 )
 
 
-def scene_with(object_id: str, operation: int, position=(0.0, 0.0, 0.0), radius: float = 0.06, diff=True):
+def scene_with(object_id: str, operation: bytes, position=(0.0, 0.0, 0.0), radius: float = 0.06, diff=True):
     """A ``PlanningScene`` (a diff, or the full scene) with one collision object: a sphere at
     ``position`` (base_link) given as the object's pose with the shape at its origin."""
     moveit = pytest.importorskip("moveit_msgs.msg", reason=NO_MOVEIT_MSGS)
@@ -514,8 +514,8 @@ def test_the_planning_scene_s_objects_are_obstacles_added_moved_and_removed(
 
     from ik_node.ros import scene_messages
 
-    for name in ("ADD", "REMOVE", "APPEND", "MOVE"):
-        assert getattr(scene_messages, name) == getattr(moveit.CollisionObject, name), name
+    for name in ("ADD", "REMOVE", "APPEND", "MOVE"):  # (a byte field: bytes in rclpy)
+        assert bytes([getattr(scene_messages, name)]) == getattr(moveit.CollisionObject, name), name
     for name in ("BOX", "SPHERE", "CYLINDER", "CONE"):
         assert getattr(scene_messages, name) == getattr(SolidPrimitive, name), name
     process, client = collision_node
@@ -543,3 +543,91 @@ def test_the_planning_scene_s_objects_are_obstacles_added_moved_and_removed(
     np.testing.assert_allclose(command.position, Q, atol=1e-6)
     publisher.publish(scene_with("ball", moveit.CollisionObject.REMOVE))
     assert client.spin_until(lambda: "planning_scene/ball/0" not in client.drawn()), client.drawn()
+
+
+def test_scene_objects_follow_move_group_s_operations_and_bad_objects_are_named():
+    """:class:`SceneObstacles` on real messages: shapes at the object's pose times their own,
+    APPEND relative to the object's pose, MOVE carrying the shapes, a full scene replacing every
+    object, REMOVE of '' clearing; a mesh left out and a NaN pose refused, both named."""
+    moveit = pytest.importorskip("moveit_msgs.msg", reason=NO_MOVEIT_MSGS)
+    from geometry_msgs.msg import Pose
+    from shape_msgs.msg import Mesh, SolidPrimitive
+
+    from ik_node.lie import quaternion_to_matrix
+    from ik_node.ros.scene_messages import SceneObstacles
+
+    def pose(x, y, z, quaternion=(0.0, 0.0, 0.0, 1.0)) -> Pose:
+        value = Pose()
+        value.position.x, value.position.y, value.position.z = x, y, z
+        o = value.orientation
+        o.x, o.y, o.z, o.w = quaternion
+        return value
+
+    def matrix(x, y, z, quaternion=(0.0, 0.0, 0.0, 1.0)) -> np.ndarray:
+        value = np.eye(4)
+        value[:3, :3] = quaternion_to_matrix(*quaternion)
+        value[:3, 3] = x, y, z
+        return value
+
+    def thing(object_id, operation, object_pose, shapes=(), meshes=0):
+        message = moveit.CollisionObject(id=object_id, operation=operation, pose=object_pose)
+        message.header.frame_id = "base_link"
+        message.primitives = [primitive for primitive, _ in shapes]
+        message.primitive_poses = [shape_pose for _, shape_pose in shapes]
+        message.meshes = [Mesh() for _ in range(meshes)]
+        message.mesh_poses = [Pose() for _ in range(meshes)]
+        return message
+
+    def scene(*objects, diff=True):
+        message = moveit.PlanningScene(is_diff=diff)
+        message.world.collision_objects = list(objects)
+        return message
+
+    def identity(frame, stamp):
+        assert frame == "base_link"
+        return np.eye(4)
+
+    quarter = (0.0, 0.0, math.sin(math.pi / 4), math.cos(math.pi / 4))  # (90 deg about z)
+    box = SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.2, 0.1, 0.05])
+    ball = SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[0.03])
+    obstacles = SceneObstacles()
+    changed, warnings = obstacles.apply(
+        scene(
+            thing("table", moveit.CollisionObject.ADD, pose(1, 0, 0, quarter), [(box, pose(0.5, 0, 0))]),
+            diff=False,
+        ),
+        identity,
+    )
+    assert changed and not warnings
+    table = obstacles.by_name()["planning_scene/table/0"]
+    np.testing.assert_allclose(
+        table.pose, matrix(1, 0, 0, quarter) @ matrix(0.5, 0, 0), atol=1e-12
+    )  # (1, .5, 0)
+    changed, warnings = obstacles.apply(
+        scene(
+            thing("table", moveit.CollisionObject.APPEND, pose(0, 0, 1), [(ball, pose(0, 0, 0))], meshes=1)
+        ),
+        identity,
+    )
+    assert changed and len(warnings) == 1 and "object 'table'" in warnings[0] and "meshes" in warnings[0]
+    np.testing.assert_allclose(obstacles.by_name()["planning_scene/table/1"].position, [0, 0, 1], atol=1e-12)
+    changed, _ = obstacles.apply(scene(thing("table", moveit.CollisionObject.MOVE, pose(2, 0, 0))), identity)
+    by_name = obstacles.by_name()
+    np.testing.assert_allclose(
+        by_name["planning_scene/table/0"].pose, matrix(2, 0, 0) @ matrix(0.5, 0, 0), atol=1e-12
+    )
+    # (carried along: it was at (-1, 0, 1) from the object in the base's axes, (0, 1, 1) in the
+    # object's turned ones; the object now at (2, 0, 0), unturned)
+    np.testing.assert_allclose(by_name["planning_scene/table/1"].position, [2, 1, 1], atol=1e-12)
+    changed, warnings = obstacles.apply(
+        scene(thing("bad", moveit.CollisionObject.ADD, pose(float("nan"), 0, 0), [(ball, pose(0, 0, 0))])),
+        identity,
+    )
+    assert not changed and "object 'bad'" in warnings[0] and "NaN" in warnings[0]
+    changed, _ = obstacles.apply(
+        scene(thing("post", moveit.CollisionObject.ADD, pose(0, 1, 0), [(ball, pose(0, 0, 0))]), diff=False),
+        identity,
+    )
+    assert changed and list(obstacles.by_name()) == ["planning_scene/post/0"]  # (a full scene replaces)
+    changed, _ = obstacles.apply(scene(thing("", moveit.CollisionObject.REMOVE, pose(0, 0, 0))), identity)
+    assert changed and obstacles.by_name() == {}

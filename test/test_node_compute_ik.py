@@ -390,31 +390,43 @@ def test_the_srv_kinematics_plugin_s_requests_are_answered_collision_free_on_the
     sys.path.insert(0, str(CONFIG_DIR.parent / "benchmark"))
     from collision_reference import ReferenceCollision
 
-    solver = IKSolver(robot, base, list(tips))
+    solver = IKSolver(robot, base, list(tips), self_collision=True, srdf=srdf)  # (the node's, for the goals)
     reference = ReferenceCollision(
         urdf, srdf=tmp_path / "robot.srdf", base_link=base, joint_names=solver.joint_names
     )
+    limits = parameter_limits(CONFIG_DIR / f"{name}.yaml")  # (the node's: tighter than the URDF's)
+    lower = np.array([limits[joint][0] for joint in solver.joint_names])
+    upper = np.array([limits[joint][1] for joint in solver.joint_names])
     rng = np.random.default_rng(7)
     config = ("--params-file", str(CONFIG_DIR / f"{name}.yaml"), "--params-file", str(parameters))
     with running_node(*config, tips=tips) as (process, client):
         service = IKClient(client, "/solve_ik")
+        # (the module's node, named ik_node too, may still run: its ~/ready is not this one's)
+        assert process.wait_for_log("ready: goals for", WAIT), process.log()
         answered = 0
         for _ in range(20):
-            while True:  # (a reachable pose with a collision-free answer: the robot's own, sampled)
-                q = rng.uniform(solver.lower, solver.upper)
-                if reference.min_distance(q)[0] > 0.02:
+            while True:  # (a reachable pose with a collision-free answer: the robot's own, sampled, clear
+                # by the reference and by the solver's own, conservative capsules)
+                q = rng.uniform(lower, upper)
+                if reference.min_distance(q)[0] > 0.02 and solver.clearance(q) > 0.01:
                     break
             values = dict(zip(solver.joint_names, q))
             goals = {tip: fk(values, tip) for tip in tips}
-            seed = dict(zip(solver.joint_names, rng.uniform(solver.lower, solver.upper)))
+            seed = dict(zip(solver.joint_names, rng.uniform(lower, upper)))
             response = service.call(plugin_request(robot, group, base, goals, seed))
-            assert response.error_code.val == codes.SUCCESS, response.error_code
+            assert response.error_code.val == codes.SUCCESS, (
+                answered,
+                response.error_code,
+                process.log()[-3000:],
+            )
             if "message" in type(response.error_code).get_fields_and_field_types():
                 assert "collisions not checked" not in response.error_code.message
             solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
             for tip, goal in goals.items():
                 assert max(pose_errors(fk(solution, tip), goal)) < 1e-5
-            assert reference.min_distance([solution[joint] for joint in solver.joint_names])[0] > 0.0
+            answer = np.array([solution[joint] for joint in solver.joint_names])
+            assert np.all((lower <= answer) & (answer <= upper))
+            assert reference.min_distance(answer)[0] > 0.0
             answered += 1
         assert answered == 20
         assert "serving moveit_msgs/srv/GetPositionIK on /solve_ik" in process.log()

@@ -36,10 +36,16 @@ from .obstacle_messages import FramePose
 __all__ = ["SceneObstacles"]
 
 # moveit_msgs/CollisionObject's operations and shape_msgs/SolidPrimitive's types (the messages'
-# constants; test_node_scene.py checks them where moveit_msgs is importable).
+# constants; test_node_collision.py checks them where moveit_msgs is importable). ``operation`` is a
+# ``byte`` field: rclpy gives it as ``bytes``.
 ADD, REMOVE, APPEND, MOVE = 0, 1, 2, 3
 BOX, SPHERE, CYLINDER, CONE = 1, 2, 3, 4
 PRIMITIVE_NAMES = {BOX: "BOX", SPHERE: "SPHERE", CYLINDER: "CYLINDER", CONE: "CONE"}
+
+
+def _byte(value) -> int:
+    """A ``byte`` field's value (rclpy gives ``bytes`` of length 1) as an int."""
+    return value[0] if isinstance(value, (bytes, bytearray)) else int(value)
 
 
 def _pose(message, what: str) -> np.ndarray:
@@ -115,7 +121,7 @@ class SceneObstacles:
 
     @staticmethod
     def _apply_object(objects: dict, message, frame_pose: FramePose, warnings: list[str]) -> None:
-        object_id, operation = message.id, int(message.operation)
+        object_id, operation = message.id, _byte(message.operation)
         what = f"object '{object_id}'"
         if operation == REMOVE:
             if object_id == "":
