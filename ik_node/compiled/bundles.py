@@ -11,11 +11,12 @@ the solver's collision task). Each layout is one ordered list of slot constants 
   ``spatial``) and, per tangent coordinate, the configuration index of a 1-DOF joint's value (-1:
   a coordinate of a multi-DOF joint, which has no limits).
 * ``task`` (``TIP_FRAMES``, ``TIP_OFFSETS``, ``TIP_AXIS_KINDS``, ``ROWS``, ``ROW_WEIGHTS``,
-  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``): what to reach. Per tip its pose index,
-  the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row its tip
-  and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
+  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``, ``ROW_BANDS``): what to reach. Per tip its
+  pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row
+  its tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
   tolerances; the tangent coordinates that move tip ``t`` (those on its path from the base) are
-  ``path_coordinates[path_starts[t]:path_starts[t + 1]]``.
+  ``path_coordinates[path_starts[t]:path_starts[t + 1]]``; per task row the half-width of its
+  tolerance band [m or rad] (0: a point target).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
@@ -97,7 +98,8 @@ FRAMES, FRAME_LINKS, SPANS, COORDINATES = range(4)
 #: (CSR) over the tips.
 (
     TIP_FRAMES, TIP_OFFSETS, TIP_AXIS_KINDS, ROWS, ROW_WEIGHTS, TOLERANCES, PATH_STARTS, PATH_COORDINATES,
-) = range(8)  # fmt: skip
+    ROW_BANDS,
+) = range(9)  # fmt: skip
 #: Slots of ``table`` (:func:`table_bundle`): the seed table and its index, then the tips' limbs.
 (
     FEATURE_SPEC, FEATURE_SCALE, TABLE_Q, BLOCKED_FEATURES, TABLE_SPACING, BLOCKED_CENTROIDS, CELL_STARTS,
@@ -191,11 +193,13 @@ def tree_bundle(*, frames, frame_links, spans, coordinates) -> tuple:
 
 
 def task_bundle(
-    *, tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates
-) -> tuple:
+    *, tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
+    row_bands,
+) -> tuple:  # fmt: skip
     """``task``, its slots in order."""
     return (
         tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
+        row_bands,
     )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from .bundles import (
     POINTS,
     POSES,
     RELATIVE,
+    ROW_BANDS,
     ROW_WEIGHTS,
     ROWS,
     TIP_AXIS_KINDS,
@@ -69,9 +70,16 @@ def task_error(points, targets, task, error, norms, full, relative):
     [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
 
     Per tip, in its axes: ``[R_e^T (p_d - p_e); log(R_e^T R_d)]``; in the base's:
-    ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). ``full`` (T, 6) and
-    ``relative`` (3, 3) are work space."""
-    tip_axes, rows, row_weights = task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS]
+    ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). A row with a
+    tolerance band ``b`` (``ROW_BANDS``) counts only what lies beyond it: ``e - clip(e, -b, b)``
+    (zero inside the band, as a limit row that is not active). ``full`` (T, 6: the errors before
+    the bands, for :func:`jacobian_at`) and ``relative`` (3, 3) are work space."""
+    tip_axes, rows, row_weights, row_bands = (
+        task[TIP_AXIS_KINDS],
+        task[ROWS],
+        task[ROW_WEIGHTS],
+        task[ROW_BANDS],
+    )
     tips = points.shape[0]
     for tip in range(tips):
         pose = points[tip]
@@ -95,6 +103,13 @@ def task_error(points, targets, task, error, norms, full, relative):
     norms[:, :] = 0.0
     for r in range(rows.shape[0]):
         value = full[rows[r, 0], rows[r, 1]]
+        band = row_bands[r]
+        if value > band:
+            value -= band
+        elif value < -band:
+            value += band
+        else:
+            value = 0.0
         error[r] = row_weights[r] * value
         norms[rows[r, 0], 1 if rows[r, 1] >= 3 else 0] += value * value
     for tip in range(tips):
@@ -151,9 +166,17 @@ def evaluate(tree, task, collision, targets, q, space, error, norms):
 
 @kernel
 def jacobian_at(tree, task, space, jacobian):
-    """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``."""
-    poses, points, blocks = space[POSES], space[POINTS], space[BLOCKS]
+    """:func:`task_jacobian` at the poses :func:`evaluate` left in ``space``, without the rows
+    strictly inside their tolerance band at the errors it left there (zero rows: no constraint
+    there, as an inactive limit row; at the band's edge and beyond, the row holds the task)."""
+    poses, points, blocks, full = space[POSES], space[POINTS], space[BLOCKS], space[FULL_ERRORS]
     task_jacobian(tree, task, poses, points, blocks, jacobian)
+    rows, row_bands = task[ROWS], task[ROW_BANDS]
+    for r in range(rows.shape[0]):
+        band = row_bands[r]
+        if band > 0.0 and abs(full[rows[r, 0], rows[r, 1]]) < band:
+            for j in range(jacobian.shape[1]):
+                jacobian[r, j] = 0.0
 
 
 @kernel

@@ -242,6 +242,28 @@ def task_offset(offset) -> tuple[float, float, float]:
     return (float(array[0]), float(array[1]), float(array[2]))
 
 
+def task_bands(bands, mask) -> tuple[float, ...]:
+    """``bands`` (half-widths over :data:`AXIS_NAMES`: [m] for vx vy vz, [rad] for wx wy wz;
+    None: none) as 6 floats; raises :class:`IKNodeError` naming the axis unless each is finite,
+    >= 0, at most pi on a rotation axis (pi: free about it), and 0 on an axis ``mask`` leaves out."""
+    if bands is None:
+        return (0.0,) * 6
+    try:
+        array = None if isinstance(bands, (str, bytes)) else np.asarray(bands, dtype=float)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (6,):
+        raise IKNodeError(f"task bands must be 6 half-widths over {' '.join(AXIS_NAMES)}, got {bands!r}")
+    for axis, value, controlled in zip(AXIS_NAMES, array, mask):
+        limit, unit = (math.pi, "rad (pi: free about the axis)") if axis[0] == "w" else (math.inf, "m")
+        if not (math.isfinite(value) and 0.0 <= value <= limit):
+            raise IKNodeError(f"task band on {axis} must be in [0, {limit:g}] {unit}, got {value}")
+        if value > 0.0 and not controlled:
+            raise IKNodeError(f"task band on {axis}, which the task does not control (its axes: "
+                              f"{' '.join(a for a, c in zip(AXIS_NAMES, mask) if c)})")  # fmt: skip
+    return tuple(float(value) for value in array)
+
+
 @dataclass(frozen=True)
 class TipTask:
     """What to control at one tip.
@@ -255,7 +277,12 @@ class TipTask:
     * ``offset``: the controlled point, x y z [m] in the tip's frame (a tool centre that is not a
       link): the task's frame is the tip's frame moved there, with the tip's axes;
     * ``weight``: scales the tip's rows against other tips; tolerances: position [m],
-      orientation [rad], in the ranges of :data:`OPTIONS`.
+      orientation [rad], in the ranges of :data:`OPTIONS`;
+    * ``bands``: a tolerance band per axis, half-widths over ``(vx, vy, vz, wx, wy, wz)`` in the
+      task's axes ([m], [rad]; None: none): the target is met anywhere within ``target +- band``
+      on that axis (the error counts only what lies beyond; inside, the row does not constrain the
+      motion), so ``bands=(0, 0, 0, 0, 0, math.pi)`` leaves the rotation about the tool's z free.
+      A band on a rotation axis bounds that component of the rotation vector ``log(R_e^T R_d)``.
     """
 
     kind: str | tuple = "pose"
@@ -264,9 +291,11 @@ class TipTask:
     orientation_tolerance: float = _default("orientation_tolerance")
     axes: str = "tip"
     offset: tuple = (0.0, 0.0, 0.0)
+    bands: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "kind", task_kind(self.kind))
+        object.__setattr__(self, "bands", task_bands(self.bands, self.mask))
         if not isinstance(self.axes, str) or self.axes not in TASK_AXES:
             raise IKNodeError(f"task axes must be one of {list(TASK_AXES)}, got {self.axes!r}")
         object.__setattr__(self, "offset", task_offset(self.offset))

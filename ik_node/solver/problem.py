@@ -172,6 +172,7 @@ class Problem:
         self.rows = np.array(rows, dtype=np.int64).reshape(-1, 2)
         # float whatever the tasks' number types (an int array would compile the kernels again)
         row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows], dtype=float)
+        row_bands = np.array([tasks[self.tips[tip]].bands[axis] for tip, axis in rows], dtype=float)
         tolerances = np.array(
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
@@ -188,6 +189,7 @@ class Problem:
             tolerances=tolerances,
             path_starts=path_starts,
             path_coordinates=path_coordinates,
+            row_bands=row_bands,
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
@@ -275,7 +277,8 @@ class Problem:
         out = []
         for index, (tip, (centre, radius)) in enumerate(zip(self.tips, self.reach)):
             linear_rows = np.count_nonzero((self.rows[:, 0] == index) & (self.rows[:, 1] < 3))
-            margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0]
+            band = np.linalg.norm(self._tasks[tip].bands[:3])  # (a target within reach by its band)
+            margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0] + band
             if linear_rows == 3 and np.linalg.norm(targets[index, :3, 3] - centre) > margin:
                 out.append(tip)
         return out
