@@ -374,7 +374,8 @@ def test_overridden_names_of_an_empty_odd_or_broken_params_file_are_none(tmp_pat
 
 
 def test_node_settings_is_one_field_per_node_parameter_plus_the_mappings():
-    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "joint_weights", "rest_posture", "obstacles")
+    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "tip_bands", "joint_weights", "rest_posture")
+    extra += ("obstacles",)
     extra += ("values",)
     assert NodeSettings.field_names() == tuple(spec.name for spec in NODE_PARAMETERS) + extra
 
@@ -555,9 +556,26 @@ def test_tip_task_axes_are_the_tip_s_or_the_base_s():
 
 def test_the_tip_parameters_default_to_the_full_pose_in_the_tip_s_axes_at_its_origin():
     defaults = {spec.name: spec.default for spec in TIP_PARAMETERS}
-    assert defaults == {"tip_tasks.{}": "pose", "tip_task_axes.{}": "tip", "tip_offsets.{}": (0.0, 0.0, 0.0)}
+    assert defaults == {
+        "tip_tasks.{}": "pose",
+        "tip_task_axes.{}": "tip",
+        "tip_offsets.{}": (0.0, 0.0, 0.0),
+        "tip_bands.{}": (0.0,) * 6,
+    }
     task = TipTask()
-    assert (task.kind, task.axes, task.offset) == tuple(defaults.values())
+    assert (task.kind, task.axes, task.offset, task.bands) == tuple(defaults.values())
+
+
+def test_a_tip_band_the_task_cannot_take_is_refused_naming_the_parameter(arm7):
+    from test_policy import settings_for
+
+    from ik_node.decisions.planning import plan_model
+
+    settings = settings_for(arm7, **{"tip_tasks.tool0": "position", "tip_bands.tool0": [0, 0, 0, 0, 0, 1.0]})
+    with pytest.raises(
+        IKNodeError, match=r"parameter tip_bands.tool0 \(with tip_tasks.tool0 'position'\): .*band on wz"
+    ):
+        plan_model(arm7, settings)
 
 
 def test_node_settings_carries_each_tip_s_task_axes_and_offset():

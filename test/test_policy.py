@@ -71,6 +71,7 @@ def test_the_typed_record_has_a_field_per_node_parameter():
         "tip_tasks",
         "tip_task_axes",
         "tip_offsets",
+        "tip_bands",
         "joint_weights",
         "rest_posture",
         "obstacles",

@@ -317,6 +317,10 @@ TIP_PARAMETERS = (
     _spec("tip_offsets.{}", "double_array", (0.0, 0.0, 0.0), "the controlled point x y z in the tip's "
           "frame (a tool centre that is not a link); goals are poses of the tip's frame moved there",
           "m", size=3),
+    _spec("tip_bands.{}", "double_array", (0.0,) * 6, "tolerance band half-widths vx vy vz wx wy wz in "
+          "the axes of tip_task_axes: a goal is met anywhere within +- them (0: exactly; pi on a rotation "
+          "axis frees it, e.g. [0, 0, 0, 0, 0, 3.1416] for a tool symmetric about its z); only on axes "
+          "tip_tasks controls", "m or rad", size=6),
 )  # fmt: skip
 
 #: The size values each obstacle type takes, in order [m].
@@ -438,6 +442,8 @@ class NodeSettings:
     tip_tasks: Mapping[str, str]
     tip_task_axes: Mapping[str, str]
     tip_offsets: Mapping[str, tuple[float, float, float]]
+    #: ``{tip: (vx, vy, vz, wx, wy, wz)}`` [m, rad] from ``tip_bands.<tip>``.
+    tip_bands: Mapping[str, tuple[float, ...]]
     #: ``{joint: weight}``, ``{joint: rest value}`` from ``joint_weights.<joint>``,
     #: ``rest_posture.<joint>`` (joints declared so far).
     joint_weights: Mapping[str, float]
@@ -463,6 +469,7 @@ class NodeSettings:
             tip_tasks=per("tip_tasks."),
             tip_task_axes=per("tip_task_axes."),
             tip_offsets={tip: tuple(float(x) for x in offset) for tip, offset in per("tip_offsets.").items()},
+            tip_bands={tip: tuple(float(x) for x in bands) for tip, bands in per("tip_bands.").items()},
             joint_weights=per("joint_weights."),
             rest_posture=per("rest_posture."),
             obstacles=parameter_obstacles(values),

@@ -193,23 +193,28 @@ def plan_model(
 
 
 def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
-    """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes`` and ``tip_offsets``
-    parameters (each checked by its spec: a refusal names the parameter)."""
+    """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes``, ``tip_offsets`` and
+    ``tip_bands`` parameters (each checked by its spec: a refusal names the parameter)."""
     values = {
         f"tip_tasks.{tip}": settings.tip_tasks.get(tip, "pose"),
         f"tip_task_axes.{tip}": settings.tip_task_axes.get(tip, "tip"),
         f"tip_offsets.{tip}": settings.tip_offsets.get(tip, (0.0, 0.0, 0.0)),
+        f"tip_bands.{tip}": settings.tip_bands.get(tip, (0.0,) * 6),
     }
     for name, value in values.items():
         spec_of(name).check(name, value)
-    kind, axes, offset = values.values()
-    return TipTask(
-        kind,
-        position_tolerance=settings.position_tolerance,
-        orientation_tolerance=settings.orientation_tolerance,
-        axes=axes,
-        offset=offset,
-    )
+    kind, axes, offset, bands = values.values()
+    try:
+        return TipTask(
+            kind,
+            position_tolerance=settings.position_tolerance,
+            orientation_tolerance=settings.orientation_tolerance,
+            axes=axes,
+            offset=offset,
+            bands=bands,
+        )
+    except IKNodeError as error:  # (a band the task cannot take: on an axis it leaves out, past pi)
+        raise IKNodeError(f"parameter tip_bands.{tip} (with tip_tasks.{tip} '{kind}'): {error}") from None
 
 
 def description_path(settings: NodeSettings) -> Path:
