@@ -15,6 +15,7 @@ from test_servo import well_conditioned
 
 from ik_node import IKNodeError, IKSolver, load_robot
 from ik_node.description.catalogue import URDF_DIR
+from ik_node.solver import kernels
 
 pytest.importorskip("toppra", reason="timing a path needs toppra (pip install toppra)")
 
@@ -200,3 +201,47 @@ def test_two_tips_move_on_their_lines_at_one_rate_or_hold():
         solver.cartesian_path({"tool0": left}, seed=q0)
     with pytest.raises(IKNodeError, match="go in a dict"):
         solver.cartesian_path(left, seed=q0)
+
+
+def test_the_compiled_step_loop_and_its_plain_python_copy_give_one_path():
+    """The step loop (``kernels.straight_line_steps``) compiled and as plain Python (what serves
+    while the kernels compile: the same source) give the same reasons, fractions and points,
+    within rounding, on arm7 with a search bounded by attempts, not time, and a seed table the
+    plain-Python core keeps whole (``PYTHON_SEED_TABLE``: the same restarts): a 4 cm line from a
+    start with joint 2 at its upper limit toward where that joint would push past it (the
+    first-order motion without its column); a 10 cm line in one planned step of 10 cm (halved to
+    keep the line: more points than planned, the arrays grow); a line 1 m straight out (its last
+    steps halved, then the end)."""
+    robot = load_robot(URDF_DIR / "arm7.urdf")
+    solver = IKSolver(robot, "base_link", ["tool0"], max_attempts=3, seed_table_size=256)
+    solver.wait_for_kernels()
+    q0 = well_conditioned(solver.tree, 11)
+    start = solver.tip_poses(q0)[0]
+    at_limit = q0.copy()
+    at_limit[1] = solver.upper[1]
+    held = solver.tip_poses(at_limit)[0]
+    pushed = held.copy()
+    outward = held[:3, :3] @ solver.tree.body_jacobian(at_limit, "tool0")[:3, 1]  # (joint 2's, base axes)
+    pushed[:3, 3] += 0.04 * outward / np.linalg.norm(outward)
+    down, far = start.copy(), start.copy()
+    down[:3, 3] += [0.0, 0.0, -0.1]
+    far[:3, 3] += start[:3, 3] / np.linalg.norm(start[:3, 3])
+    cases = ((at_limit, pushed, 0.005), (q0, down, 0.1), (q0, far, 0.005))
+
+    def paths():
+        return [
+            solver.cartesian_path(goal, seed=seed, max_step=step, timeout=None) for seed, goal, step in cases
+        ]
+
+    compiled = paths()
+    solver._install(kernels.python_kernels(), solver.problem)  # (the plain-Python core)
+    assert solver.core.kernels is not kernels
+    plain = paths()
+    assert [path.reason for path in compiled[:2]] == ["complete", "complete"] and len(compiled[1].q) > 2
+    assert compiled[2].reason != "complete"
+    for one, other in zip(compiled, plain):
+        assert (one.reason, len(one.q)) == (other.reason, len(other.q))
+        assert one.fraction == pytest.approx(other.fraction, abs=1e-12)
+        assert one.deviation == pytest.approx(other.deviation, abs=1e-12)
+        np.testing.assert_allclose(one.q, other.q, atol=1e-9)
+        np.testing.assert_allclose(one.points, other.points, atol=1e-9)

@@ -33,6 +33,7 @@ QUOTES = {
     "demo_fresh_clone": [rf"the demo ({_SECONDS})", rf"scripts/demo\.sh` passes in ({_SECONDS})"],
     "tests_fresh_clone": [r"the tests (\d+ min \d+ s)", r"scripts/test\.sh` in (\d+ min \d+ s)"],
     "solve_all_compile_cold": [rf"({_SECONDS}) \(2 cores\) at the first `solve_all`"],
+    "path_compile_cold": [rf"({_SECONDS}) \(2 cores\) at the first `cartesian_path`"],
 }
 #: What the README must quote: what a newcomer waits for.
 README_FIGURES = {
@@ -150,3 +151,9 @@ def test_the_solve_all_compile_notice_says_the_headline_figure():
     all_solutions = pytest.importorskip("ik_node.solver.all_solutions")
     value = headline_figures()["solve_all_compile_cold"][0]
     assert f"once per install: about {value} on 2 cores" in all_solutions.COMPILE_NOTICE
+
+
+def test_the_path_compile_notice_says_the_headline_figure():
+    cartesian = pytest.importorskip("ik_node.solver.cartesian")
+    value = headline_figures()["path_compile_cold"][0]
+    assert f"once per install and set of features: about {value} on 2 cores" in cartesian.COMPILE_NOTICE

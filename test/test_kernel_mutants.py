@@ -139,6 +139,34 @@ def test_a_pinned_column_taken_out_of_the_factors_gives_the_step_without_it():
     np.testing.assert_allclose(np.sum(np.log(np.diag(gram))), -np.linalg.slogdet(matrix)[1], rtol=1e-10)
 
 
+def test_the_pseudo_inverse_is_numpys_over_the_columns_chosen():
+    """``pseudo_inverse_times`` (one-sided Jacobi): ``A_C^+ b`` over the flagged columns (the others
+    0) equals numpy's ``pinv`` (LAPACK's SVD) and returns ``A_C``'s smallest singular value, on
+    wide, square and tall matrices, rank-deficient ones (a column twice another: numpy's cutoff
+    drops the zero singular value alike), badly scaled ones (a column 1e-6 of the others) and
+    with no column at all (0 and 0)."""
+    rng = np.random.default_rng(8)
+    for trial in range(200):
+        rows, dof = (int(size) for size in rng.integers(1, 14, size=2))
+        matrix = rng.normal(size=(rows, dof))
+        if trial % 5 == 0 and dof > 1:
+            matrix[:, -1] = 2.0 * matrix[:, 0]
+        if trial % 7 == 0:
+            matrix[:, 0] *= 1e-6
+        columns = rng.random(dof) > 0.3
+        rhs, out, size = rng.normal(size=rows), np.full(dof, np.nan), max(rows, dof)
+        work = (np.empty((size, size)), np.empty((size, size)), np.empty(size))
+        smallest = linalg.pseudo_inverse_times(matrix, columns, rhs, *work, out)
+        expected = np.zeros(dof)
+        if columns.any():
+            expected[columns] = np.linalg.pinv(matrix[:, columns]) @ rhs
+            values = np.linalg.svd(matrix[:, columns], compute_uv=False)
+            assert smallest == pytest.approx(values[-1], rel=1e-9, abs=1e-14 * values[0]), trial
+        else:
+            assert smallest == 0.0
+        np.testing.assert_allclose(out, expected, rtol=1e-9, atol=1e-11 * max(1.0, np.abs(expected).max()))
+
+
 def test_ldl_rank_one_updates_and_refuses_an_indefinite_downdate():
     """``ldl_rank_one``: ``A + z z^T`` factored equals numpy's solve of it; a downdate that would
     leave ``A - 2 v v^T`` indefinite (``v`` a unit eigenvector of ``A`` with eigenvalue 1)

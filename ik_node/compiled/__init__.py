@@ -15,7 +15,8 @@ its calls take), :mod:`.table_search` (the seed table's features and nearest ent
 :mod:`.decompositions` and :mod:`.solution_sets` (every IK branch of 6R arms whose axes decompose
 into Paden–Kahan subproblems, and the set of solutions inside the limits; compiled only when
 ``IKSolver.solve_all`` first uses them), :mod:`.nearest_branches` (``solve_many``'s nearest
-solution per target from them)."""
+solution per target from them), :mod:`.straight_lines` (the step loop of a straight-line path,
+each step solved by the search; compiled only when ``IKSolver.cartesian_path`` first uses it)."""
 
 __all__ = [
     "attempt",
@@ -36,6 +37,7 @@ __all__ = [
     "solution_sets",
     "spatial",
     "steps",
+    "straight_lines",
     "subproblems",
     "table_search",
     "tasks",

@@ -1,5 +1,6 @@
 """Small dense linear algebra as loops: the LDL^T solve, the damped (singularity-robust) step, the
-null-space projection and the task-priority step before limits."""
+null-space projection, the task-priority step before limits, and the pseudo-inverse by a singular
+value decomposition (one-sided Jacobi)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,16 @@ from .jit import allocating_kernel, inline_kernel, inner_kernel, kernel, reducti
 
 #: Regularisation of the null-space projector's pseudo-inverse [m^2 or rad^2].
 NULL_SPACE_REGULARISATION = 1e-10
+#: One-sided Jacobi counts two rows orthogonal once ``|r_p . r_q| <= JACOBI_TOLERANCE |r_p| |r_q|``
+#: (a few units of double rounding: the singular values then have high relative accuracy, Demmel &
+#: Veselic 1992).
+JACOBI_TOLERANCE = 1e-15
+#: Sweeps over every pair of rows at most (the rule converges quadratically: a 6 x 7 Jacobian takes
+#: ~6); a bound against a cycle of rounding, never reached in practice.
+JACOBI_SWEEPS = 60
+#: Singular values at most this share of the largest count as zero in a pseudo-inverse
+#: (``numpy.linalg.pinv``'s default ``rcond``).
+PSEUDO_INVERSE_CUTOFF = 1e-15
 
 
 @kernel
@@ -251,3 +262,96 @@ def manipulability(jacobian, gram, rhs):
     for a in range(rows):
         inverse_determinant *= gram[a, a]
     return 1.0 / math.sqrt(inverse_determinant)
+
+
+@inner_kernel
+def orthogonalize_rows(rows, count, length, rotation):
+    """One-sided Jacobi (Hestenes 1958) on the rows ``R = rows[:count, :length]``, in place: plane
+    rotations of pairs of rows ``(r_p, r_q) <- (c r_p - s r_q, s r_p + c r_q)`` until every pair is
+    orthogonal (``JACOBI_TOLERANCE``), each zeroing ``r_p . r_q``: ``zeta = (|r_q|^2 - |r_p|^2) /
+    (2 r_p . r_q)``, ``t = sign(zeta) / (|zeta| + sqrt(1 + zeta^2))``, ``c = 1 / sqrt(1 + t^2)``,
+    ``s = c t`` (the symmetric 2 x 2 Schur decomposition of the pair's Gram matrix: Golub & Van
+    Loan's ``symSchur2``). The rotations are accumulated from the identity into ``Q =
+    rotation[:count, :count]``, so that afterwards ``R' = Q R_0`` with orthogonal rows: ``R_0 = Q^T
+    S U^T`` is ``R_0``'s singular value decomposition, the singular values ``s_k = |r'_k|``, the
+    left singular vectors the rows of ``Q``, the right ones ``r'_k / s_k``."""
+    for i in range(count):
+        for j in range(count):
+            rotation[i, j] = 1.0 if i == j else 0.0
+    for _ in range(JACOBI_SWEEPS):
+        rotated = False
+        for p in range(count - 1):
+            for q in range(p + 1, count):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for k in range(length):
+                    alpha += rows[p, k] * rows[p, k]
+                    beta += rows[q, k] * rows[q, k]
+                    gamma += rows[p, k] * rows[q, k]
+                if abs(gamma) <= JACOBI_TOLERANCE * math.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + math.sqrt(1.0 + zeta * zeta))
+                cosine = 1.0 / math.sqrt(1.0 + t * t)
+                sine = cosine * t
+                for k in range(length):
+                    a, b = rows[p, k], rows[q, k]
+                    rows[p, k], rows[q, k] = cosine * a - sine * b, sine * a + cosine * b
+                for k in range(count):
+                    a, b = rotation[p, k], rotation[q, k]
+                    rotation[p, k], rotation[q, k] = cosine * a - sine * b, sine * a + cosine * b
+        if not rotated:
+            return
+
+
+@kernel
+def pseudo_inverse_times(matrix, columns, rhs, rows, rotation, squares, out):
+    """``out = A_C^+ b`` (n,): the least-squares solution of least norm ``A_C x = b`` over the
+    columns ``C`` of ``matrix`` (m, n) flagged in ``columns`` (n,) bool (the others' entries 0),
+    ``b = rhs`` (m,), by ``A_C``'s singular value decomposition (:func:`orthogonalize_rows` on its
+    shorter side: ``R_0 = A_C`` when ``m <= |C|``, ``A_C^T`` otherwise): ``A_C^+ b = sum_k r'_k (Q
+    b)_k / s_k^2`` (``R_0^+ = U S^-1 Q``), or ``sum_k q_k (r'_k . b) / s_k^2`` (``(R_0^T)^+ = Q^T
+    S^-1 U^T``); singular values at most ``PSEUDO_INVERSE_CUTOFF`` times the largest count as 0
+    (``numpy.linalg.pinv``'s rule). Returns the smallest of ``A_C``'s ``min(m, |C|)`` singular
+    values (0 without columns). ``rows`` (at least ``max(m, n)`` square), ``rotation`` (the same)
+    and ``squares`` (``max(m, n)``,): work space."""
+    size, dof = matrix.shape
+    free = 0
+    for j in range(dof):
+        if columns[j]:
+            free += 1
+    wide = size <= free
+    count, length = (size, free) if wide else (free, size)
+    for i in range(size):
+        c = 0
+        for j in range(dof):
+            if columns[j]:
+                if wide:
+                    rows[i, c] = matrix[i, j]
+                else:
+                    rows[c, i] = matrix[i, j]
+                c += 1
+    orthogonalize_rows(rows, count, length, rotation)
+    largest, smallest = 0.0, math.inf
+    for k in range(count):
+        value = 0.0
+        for i in range(length):
+            value += rows[k, i] * rows[k, i]
+        squares[k] = value
+        largest, smallest = max(largest, value), min(smallest, value)
+    for j in range(dof):
+        out[j] = 0.0
+    cutoff = PSEUDO_INVERSE_CUTOFF * PSEUDO_INVERSE_CUTOFF * largest
+    for k in range(count):
+        if not squares[k] > cutoff:
+            continue
+        coefficient = 0.0
+        for i in range(size):
+            coefficient += (rotation[k, i] if wide else rows[k, i]) * rhs[i]
+        coefficient /= squares[k]
+        c = 0
+        for j in range(dof):
+            if columns[j]:
+                out[j] += (rows[k, c] if wide else rotation[k, c]) * coefficient
+                c += 1
+    return math.sqrt(smallest) if count > 0 else 0.0

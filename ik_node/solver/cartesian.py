@@ -8,13 +8,14 @@ rotation on the shortest turn (``R_a exp(s log(R_a^T R_b))``), both at one rate
 most ``max_step`` [m] and ``max_angle`` [rad]; each step is solved from the last configuration
 and kept only when
 
-* the solver reaches it from there (within its tolerances and the joint limits; free of
-  collisions where it checks them) within ``timeout``: else the path ends (reason
+* the solver's search (``search_in``, with its method, posture, collision checks and tuning)
+  reaches it from there (within its tolerances and the joint limits; free of collisions where
+  it checks them) within ``timeout``: else the path ends (reason
   ``unreachable``: out of reach or of the limits; ``collision``);
 * the joints move no more than the step can need: ``max_i |dq_i| <= 2 max_i |(J^+ dx)_i| + 1e-3``
   [rad, m] (``J`` the tips' body Jacobian at the last configuration, without the columns of
-  joints a step would push past their limits; ``dx`` the step's body twist), and at most
-  ``MAX_JOINT_STEP``: twice the first-order motion, so a flip to another branch (or a wrist
+  joints a step would push past their limits; ``dx`` the step's body twist; ``J^+`` by an SVD),
+  and at most ``MAX_JOINT_STEP`` (0.1): twice the first-order motion, so a flip to another branch (or a wrist
   turning half round) ends the path (reason ``jump``) instead of being returned;
 * the last configuration is not singular: the smallest singular value of ``J`` at least
   ``singular_threshold`` [m] (reason ``singularity``);
@@ -28,32 +29,49 @@ millimetre of where it must), then the path ends with that reason.
 ``fraction`` is the share of the path's length achieved (MoveIt's meaning; a path that only
 turns: of its angle). Timing (:mod:`.timing`) is time-optimal along the joint path.
 
+Python checks the input and cuts the segments into steps; the step loop is one compiled call,
+:func:`ik_node.compiled.straight_lines.straight_line_steps` (its constants: ``MAX_JOINT_STEP``
+...), in a search context of the solver's own: compiled at the first path (no solve needs it:
+said once, :data:`COMPILE_NOTICE`), and run as plain Python, like every kernel, while the
+solver's kernels compile.
+
 Units: m, rad, s. Configurations in ``joint_names`` order.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiled import bundles
-from ..compiled.rotations import interpolate_pose
+from ..compiled.jit import kernel_ready
 from ..errors import IKNodeError, StartStateError, TargetError
+from . import kernels
+from .kernel_switch import search_budget
 
 __all__ = ["CartesianPath", "plan_cartesian_path"]
 
-#: How far a step may be halved to keep the tip near the line and the joints' step small (2^-8
-#: of it), and before a step out of reach or in collision ends the path (2^-3: within ~1 mm).
-MAX_HALVINGS, END_HALVINGS = 8, 3
-#: The largest joint step [rad, m] between two points (smaller steps where the joints move fast
-#: for the tip, near a singularity: the path between points stays what linear interpolation gives).
-MAX_JOINT_STEP = 0.1
-#: Slack of the jump bound [rad, m] beyond twice the first-order motion.
-JUMP_SLACK = 1e-3
-#: A joint this close to a limit [rad, m] counts as at it in the first-order prediction.
-LIMIT_CONTACT = 1e-4
+#: Why a path ended, by the code :func:`kernels.straight_line_steps` returns.
+REASONS = {
+    kernels.COMPLETE: "complete",
+    kernels.UNREACHABLE: "unreachable",
+    kernels.IN_COLLISION: "collision",
+    kernels.JUMP: "jump",
+    kernels.SINGULARITY: "singularity",
+    kernels.DEVIATION: "deviation",
+}
+#: Said (``logging`` warning) before the straight-line kernel is compiled rather than loaded, once
+#: per process and combination of feature switches (no solve needs it: it compiles at the first
+#: path).
+COMPILE_NOTICE = (
+    "compiling the straight-line path kernel (once per install and set of features: about 9 s on "
+    "2 cores; later runs load it from the cache)"
+)
+
+_log = logging.getLogger("ik_node.solver")
+_looked_up: set = set()  # (the switch combinations whose path kernel was looked for in the cache)
 
 
 @dataclass(frozen=True)
@@ -109,19 +127,6 @@ def _angle(a: np.ndarray, b: np.ndarray) -> float:
     return math.acos(min(1.0, max(-1.0, cosine)))
 
 
-def _between(start: np.ndarray, end: np.ndarray, fraction: float) -> np.ndarray:
-    out = np.empty((4, 4))
-    interpolate_pose(start, end, fraction, np.empty((3, 3)), np.empty(3), out)
-    return out
-
-
-def _distance_to_segment(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    direction = b - a
-    length = float(direction @ direction)
-    along = 0.0 if length == 0.0 else min(1.0, max(0.0, float((point - a) @ direction) / length))
-    return float(np.linalg.norm(point - (a + along * direction)))
-
-
 def _segments(solver, waypoints, start: np.ndarray) -> np.ndarray:
     """The corners (K + 1, T, 4, 4) of every tip's path: its pose at the start, then its
     waypoints (``{tip: poses}`` of one length; a tip left out holds its start pose), or, for
@@ -167,8 +172,7 @@ def plan_cartesian_path(
     max_angle = max_step / 0.1 if max_angle is None else max_angle
     if not (math.isfinite(max_angle) and max_angle > 0.0):
         raise IKNodeError(f"max_angle must be a positive number [rad], got {max_angle}")
-    tree, tips = solver.tree, solver.tip_links
-    offsets = [np.asarray(solver.tasks[tip].offset, dtype=float) for tip in tips]
+    tree = solver.tree
     q = tree.normalized(tree.joint_vector(solver.rest_posture if seed is None else seed))
     outside = [
         name
@@ -184,104 +188,35 @@ def plan_cartesian_path(
     )
     measure = lengths.max(axis=1) if lengths.sum() > 0.0 else angles.max(axis=1)  # (K,): the lead tip's
     total = float(measure.sum())
-    path_q, path_points = [q], [corners[0]]
-    achieved, deviation = 0.0, 0.0
-
-    def finish(reason: str) -> CartesianPath:
-        fraction = 1.0 if total == 0.0 or reason == "complete" else min(1.0, achieved / total)
-        return CartesianPath(np.array(path_q), np.array(path_points), fraction, reason, deviation)
-
-    def points_at(configurations) -> np.ndarray:
-        """Each tip's controlled point (k, T, 4, 4) at each configuration (k, nq)."""
-        poses = tree.link_poses(np.asarray(configurations))
-        points = np.stack([tree.pose_of(poses, tip) for tip in tips], axis=1)
-        for index, offset in enumerate(offsets):
-            points[:, index, :3, 3] += points[:, index, :3, :3] @ offset
-        return points
-
-    limits = _limit_columns(solver)
-    for segment, (a, b) in enumerate(zip(corners, corners[1:])):
-        length, angle = lengths[segment].max(), angles[segment].max()
-        steps = max(1, math.ceil(max(length / max_step, angle / max_angle) - 1e-12))
-        done, step = 0.0, 1.0 / steps
-        while done < 1.0 - 1e-12:
-            step = min(step, 1.0 - done)
-            jacobian = np.vstack([tree.body_jacobian(q, tip, offset) for tip, offset in zip(tips, offsets)])
-            left, values, right = np.linalg.svd(jacobian, full_matrices=False)
-            if values[-1] < singular_threshold:
-                return finish("singularity")
-            targets = np.array([_between(a[t], b[t], done + step) for t in range(len(tips))])
-            current = path_points[-1]
-            twist = np.concatenate([_body_twist(current[t], targets[t]) for t in range(len(tips))])
-            predicted = _first_order(jacobian, left, values, right, twist, q, limits)
-            result = solver.solve(dict(zip(tips, targets)), seed=q, timeout=timeout)
-            failure, motion, reached, off_line = None, None, None, 0.0
-            if not result.success:  # (out of reach or of the joint limits, or in collision)
-                failure = "collision" if result.reason == "collision" else "unreachable"
-            else:
-                motion = tree.difference(q, result.q)
-                largest = np.max(np.abs(motion))
-                if largest > min(2.0 * np.max(np.abs(predicted)) + JUMP_SLACK, MAX_JOINT_STEP):
-                    failure = "jump"
-                else:
-                    middle, reached = points_at([tree.integrate(q, 0.5 * motion), result.q])
-                    off_line = max(
-                        _distance_to_segment(middle[t, :3, 3], current[t, :3, 3], targets[t, :3, 3])
-                        for t in range(len(tips))
-                    )
-                    failure = "deviation" if off_line > tolerance else None
-            if failure is not None:  # (a smaller step, down to a share of it, before giving up)
-                halvings = END_HALVINGS if failure in ("unreachable", "collision") else MAX_HALVINGS
-                if step / 2.0 < 1.0 / steps / 2**halvings:
-                    return finish(failure)
-                step /= 2.0
-                continue
-            deviation = max(deviation, off_line)
-            q = result.q
-            path_q.append(q)
-            path_points.append(reached)
-            done += step
-            achieved += measure[segment] * step
-            step = min(2.0 * step, 1.0 / steps)  # (back to the full step once past a hard part)
-    return finish("complete")
-
-
-def _limit_columns(solver):
-    """``(tangent indices of the 1-DOF joints, their configuration indices, lower, upper)``."""
-    coordinates = solver.problem.tree_arrays[bundles.COORDINATES]
-    single = np.flatnonzero(coordinates >= 0)
-    at = coordinates[single]
-    return single, at, solver.lower[at], solver.upper[at]
-
-
-def _first_order(jacobian, left, values, right, twist, q, limits) -> np.ndarray:
-    """The joint motion ``J^+ dx`` (from ``J``'s SVD) a step needs to first order; where it
-    pushes a joint at its limit outward, the same without that joint (the solver keeps it
-    there: its share goes to the others)."""
-    predicted = right.T @ ((left.T @ twist) / values)
-    single, at, lower, upper = limits
-    position, push = q[at], predicted[single]
-    blocked = single[
-        ((position <= lower + LIMIT_CONTACT) & (push < 0))
-        | ((position >= upper - LIMIT_CONTACT) & (push > 0))
-    ]
-    if len(blocked) == 0:
-        return predicted
-    free = np.ones(jacobian.shape[1], dtype=bool)
-    free[blocked] = False
-    predicted = np.zeros(jacobian.shape[1])
-    predicted[free] = np.linalg.pinv(jacobian[:, free]) @ twist
-    return predicted
-
-
-def _body_twist(current: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """The body twist ``[v; w]`` (first order) from ``current`` to ``target``: the position
-    change and the rotation vector of ``R_c^T R_t``, in the current point's axes."""
-    rotation = current[:3, :3]
-    relative = rotation.T @ target[:3, :3]
-    angle = math.acos(min(1.0, max(-1.0, (np.trace(relative) - 1.0) / 2.0)))
-    axis = np.array(
-        [relative[2, 1] - relative[1, 2], relative[0, 2] - relative[2, 0], relative[1, 0] - relative[0, 1]]
+    steps = np.array(
+        [
+            max(1, math.ceil(max(length / max_step, angle / max_angle) - 1e-12))
+            for length, angle in zip(lengths.max(axis=1), angles.max(axis=1))
+        ],
+        dtype=np.int64,
     )
-    rotation_vector = axis * (0.5 if angle < 1e-9 else angle / (2.0 * math.sin(angle)))
-    return np.concatenate((rotation.T @ (target[:3, 3] - current[:3, 3]), rotation_vector))
+    core = solver.core  # (read once, as a solve reads it)
+    arguments = core.arguments
+    call = (
+        arguments.context(core.kernels, len(q)), corners, measure, steps, q, float(tolerance),
+        float(singular_threshold), search_budget(timeout, solver.options.max_attempts, core.kernels),
+        *arguments.trailing,
+    )  # fmt: skip
+    if core.kernels is kernels:
+        _say_if_compiling(call)
+    path_q, points, code, achieved, deviation = core.kernels.straight_line_steps(*call)
+    reason = REASONS[code]
+    fraction = 1.0 if total == 0.0 or reason == "complete" else min(1.0, achieved / total)
+    return CartesianPath(path_q, points, fraction, reason, deviation)
+
+
+def _say_if_compiling(call: tuple) -> None:
+    """Say :data:`COMPILE_NOTICE` before the compiled :func:`kernels.straight_line_steps` is
+    compiled for ``call``'s argument types rather than loaded (a user never waits on a compile
+    silently); looked up once per process and combination of feature switches (the last four
+    arguments: they decide the types)."""
+    key = tuple(switch is None for switch in call[-4:])
+    if key not in _looked_up:
+        _looked_up.add(key)
+        if not kernel_ready(kernels.straight_line_steps, call):
+            _log.warning(COMPILE_NOTICE)

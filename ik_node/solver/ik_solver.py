@@ -31,7 +31,6 @@ from functools import partial
 
 import numpy as np
 
-from ..compiled.jit import SLOWDOWN_WITHOUT_NUMBA
 from ..errors import IKNodeError
 from . import kernels
 from .all_solutions import (
@@ -57,9 +56,8 @@ from .inputs import (
     resolve_tasks,
     seed_vector,
     stack_targets,
-    timeout_ns,
 )
-from .kernel_switch import PYTHON_BUDGET_NS, KernelSwitch
+from .kernel_switch import KernelSwitch, search_budget
 from .nearest_batch import ChainClosedForm
 from .null_space import null_space_motion
 from .options import SolverOptions, default_seed_table_size
@@ -233,9 +231,7 @@ class IKSolver:
         start = time.perf_counter()
         core = self._core  # (read once: a core swapped in meanwhile serves the next solve)
         problem, kernel_set = core.problem, core.kernels
-        budget = timeout_ns(timeout, self.options.max_attempts)
-        if budget > 0 and kernel_set is not kernels:  # (plain Python while they compile)
-            budget = max(budget, min(budget * SLOWDOWN_WITHOUT_NUMBA, PYTHON_BUDGET_NS))
+        budget = search_budget(timeout, self.options.max_attempts, kernel_set)
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         placed = seed is None and self._base_placement is not None
         seed = seed_vector(seed, self.tree, self.rest_posture)

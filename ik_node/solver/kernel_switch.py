@@ -22,10 +22,10 @@ from ..compiled.jit import COLD_COMPILE, JIT_ENABLED, SLOWDOWN_WITHOUT_NUMBA, ca
 from . import kernels
 from .compile_helper import HELPER_VARIABLE, HelperCompile
 from .core import SolverCore
-from .inputs import check_pose
+from .inputs import check_pose, timeout_ns
 from .search_call import SearchArguments
 
-__all__ = ["KernelSwitch", "kernels_prepared", "prepare_kernels"]
+__all__ = ["KernelSwitch", "kernels_prepared", "prepare_kernels", "search_budget"]
 
 #: Said (``logging`` warning, shown without any logging set up) before a compile in this process,
 #: and when a helper process compiles while the solves run as plain Python.
@@ -52,6 +52,16 @@ _prepared: dict[tuple, tuple[float, bool]] = {}
 _preparing = threading.Lock()
 _helpers: dict[tuple, HelperCompile | None] = {}  # switch combination -> its helper process
 _helpers_lock = threading.Lock()
+
+
+def search_budget(timeout: float | None, max_attempts: int | None, kernel_set) -> int:
+    """A search's time budget [ns] for ``timeout`` [s] (:func:`.inputs.timeout_ns`; -1: none) on
+    ``kernel_set``: on the plain-Python kernels (while the compiled ones compile) the same work,
+    ``SLOWDOWN_WITHOUT_NUMBA`` times as long, at most ``PYTHON_BUDGET_NS``."""
+    budget = timeout_ns(timeout, max_attempts)
+    if budget > 0 and kernel_set is not kernels:
+        budget = max(budget, min(budget * SLOWDOWN_WITHOUT_NUMBA, PYTHON_BUDGET_NS))
+    return budget
 
 
 def kernels_ready(arguments: SearchArguments) -> bool:

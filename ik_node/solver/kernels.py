@@ -14,7 +14,9 @@ arrays; see :mod:`ik_node.compiled.jit`), by concern:
 * :mod:`~ik_node.compiled.attempt`: the one iteration loop and the null-space posture;
 * :mod:`~ik_node.compiled.search`: the restart search, ``search_many`` (its restarts in
   ``restarts``, pieces toward far goals in ``continuation``);
-  :mod:`~ik_node.compiled.table_search`: the seed table's features and nearest entries.
+  :mod:`~ik_node.compiled.table_search`: the seed table's features and nearest entries;
+* :mod:`~ik_node.compiled.straight_lines`: a straight-line path's steps, each solved by the search
+  (compiled at the first path: no solve needs it).
 
 This module names what the Python side (the solver, its problem and seed table, the tests)
 calls and reads.
@@ -80,6 +82,15 @@ from ..compiled.joints import configurations_from_draws
 from ..compiled.linalg import ldl_solve, null_space_motion, step_workspace
 from ..compiled.search import search_context, search_many
 from ..compiled.steps import MU_INITIAL, limited_step
+from ..compiled.straight_lines import (
+    COMPLETE,
+    DEVIATION,
+    IN_COLLISION,
+    JUMP,
+    SINGULARITY,
+    UNREACHABLE,
+    straight_line_steps,
+)
 from ..compiled.table_search import (
     PROBED_CELLS,
     TABLE_RESTARTS,
@@ -113,16 +124,20 @@ __all__ = [
     "BASE_AXES",
     "CCD",
     "COLLISION",
+    "COMPLETE",
     "CONTACT_COLUMNS",
     "near_records",
     "CONVERGED",
     "DEADLINE",
+    "DEVIATION",
     "DISTANCE",
     "DLS",
     "FIRST_ROW",
+    "IN_COLLISION",
     "ITERATIONS",
     "JOINT_COLUMNS",
     "JOINT_MOVE",
+    "JUMP",
     "LOWER",
     "MANIPULABILITY",
     "MAX_ITERATIONS",
@@ -141,6 +156,7 @@ __all__ = [
     "SAMPLE_LOWER",
     "SAMPLE_UPPER",
     "SEED_NOT_FINITE",
+    "SINGULARITY",
     "SPEED",
     "STALLED",
     "STALL_ITERATIONS",
@@ -152,6 +168,7 @@ __all__ = [
     "TIP_AXES",
     "TIP_FEATURES",
     "TRANSPOSE",
+    "UNREACHABLE",
     "UPPER",
     "WEIGHT",
     "WRAPS",
@@ -177,6 +194,7 @@ __all__ = [
     "solution_figures",
     "stationary",
     "step_workspace",
+    "straight_line_steps",
     "table_distances",
     "table_features",
 ]
