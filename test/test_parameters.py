@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from ik_node import load_robot
+from ik_node.decisions.command_line import overridden_names
 from ik_node.decisions.parameters import (
     JOINT_PARAMETERS,
     KINDS,
@@ -26,7 +27,6 @@ from ik_node.decisions.parameters import (
     ParameterSpec,
     check_values,
     joint_parameter_defaults,
-    overridden_names,
     parameter_obstacles,
     spec_of,
 )

@@ -16,11 +16,13 @@ modules in ``__all__`` (what the shell and the CLI use); the others are their pa
   (:mod:`ik_node.servo`; :mod:`.motion` steps it in track mode);
 * :mod:`.compute_ik`: MoveIt's compute_ik answered from the policy, never a command;
   :mod:`.compute_cartesian_path`: MoveIt's compute_cartesian_path, the same way;
-* :mod:`.parameters` (the parameter schema), :mod:`.control` (joint-space command logic),
-  :mod:`.conversions` (poses between message fields and matrices).
+* :mod:`.parameters` (the parameter schema), :mod:`.command_line` (the names a command line
+  sets), :mod:`.control` (joint-space command logic), :mod:`.conversions` (poses between message
+  fields and matrices).
 """
 
 __all__ = [
+    "command_line",
     "compute_cartesian_path",
     "compute_ik",
     "control",

@@ -55,8 +55,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from ..decisions.command_line import overridden_names
 from ..decisions.conversions import pose_from_message
-from ..decisions.parameters import NodeSettings, overridden_names
+from ..decisions.parameters import NodeSettings
 from ..decisions.planning import description_path
 from ..decisions.policy import IKPolicy
 from ..decisions.readiness import SolverReadiness

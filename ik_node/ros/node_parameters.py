@@ -54,7 +54,7 @@ def _descriptor(spec: ParameterSpec) -> ParameterDescriptor:
 
 class NodeParameters:
     """The parameters of ``node``; ``override_names``: the ones the command line sets
-    (:func:`~ik_node.decisions.parameters.overridden_names`), so that entries for joints, tips or
+    (:func:`~ik_node.decisions.command_line.overridden_names`), so that entries for joints, tips or
     obstacles the node does not have are named in a warning."""
 
     def __init__(self, node, override_names: frozenset = frozenset()):
