@@ -245,3 +245,23 @@ def test_the_compiled_step_loop_and_its_plain_python_copy_give_one_path():
         assert one.deviation == pytest.approx(other.deviation, abs=1e-12)
         np.testing.assert_allclose(one.q, other.q, atol=1e-9)
         np.testing.assert_allclose(one.points, other.points, atol=1e-9)
+
+
+def test_a_solver_with_a_null_space_posture_walks_the_same_lines(arm):
+    """A solver with ``posture_gain`` (its null-space pull toward the rest posture) walks each
+    line as far as the same solver without it, on the line (the robot's own FK): its steps'
+    searches leave the posture out (each step's pull would move the joints beyond what the step
+    needs, which the jump bound ends)."""
+    robot, plain = arm
+    postured = IKSolver(robot, "base_link", ["tool0"], posture_gain=0.1)
+    postured.wait_for_kernels()
+    rng = np.random.default_rng(9)
+    names = list(plain.tree.joint_names)
+    for trial in range(8):
+        q0 = well_conditioned(plain.tree, 200 + trial)
+        start, goal = _segment(plain, rng, q0)
+        expected, path = plain.cartesian_path(goal, seed=q0), postured.cartesian_path(goal, seed=q0)
+        assert (path.reason, path.fraction) == (expected.reason, expected.fraction), trial
+        for q in path.q:
+            tip = robot.forward(dict(zip(names, q)), "tool0", "base_link")
+            assert _distance_to_line(tip[:3, 3], start[:3, 3], goal[:3, 3]) < 1e-5

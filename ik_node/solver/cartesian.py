@@ -8,10 +8,11 @@ rotation on the shortest turn (``R_a exp(s log(R_a^T R_b))``), both at one rate
 most ``max_step`` [m] and ``max_angle`` [rad]; each step is solved from the last configuration
 and kept only when
 
-* the solver's search (``search_in``, with its method, posture, collision checks and tuning)
-  reaches it from there (within its tolerances and the joint limits; free of collisions where
-  it checks them) within ``timeout``: else the path ends (reason
-  ``unreachable``: out of reach or of the limits; ``collision``);
+* the solver's search (``search_in``, with its method, collision checks and tuning; without
+  its null-space posture, whose pull toward the rest posture would move the joints beyond what
+  the step needs, which the jump bound below would end) reaches it from there (within its
+  tolerances and the joint limits; free of collisions where it checks them) within ``timeout``:
+  else the path ends (reason ``unreachable``: out of reach or of the limits; ``collision``);
 * the joints move no more than the step can need: ``max_i |dq_i| <= 2 max_i |(J^+ dx)_i| + 1e-3``
   [rad, m] (``J`` the tips' body Jacobian at the last configuration, without the columns of
   joints a step would push past their limits; ``dx`` the step's body twist; ``J^+`` by an SVD),
@@ -197,10 +198,13 @@ def plan_cartesian_path(
     )
     core = solver.core  # (read once, as a solve reads it)
     arguments = core.arguments
+    tuning, method, solve_type, posture, collision = arguments.trailing
+    if posture is not None:  # (its gains zero, its type kept: the kernels the solver has)
+        posture = np.zeros_like(posture)
     call = (
         arguments.context(core.kernels, len(q)), corners, measure, steps, q, float(tolerance),
         float(singular_threshold), search_budget(timeout, solver.options.max_attempts, core.kernels),
-        *arguments.trailing,
+        tuning, method, solve_type, posture, collision,
     )  # fmt: skip
     if core.kernels is kernels:
         _say_if_compiling(call)
