@@ -265,3 +265,19 @@ def test_a_solver_with_a_null_space_posture_walks_the_same_lines(arm):
         for q in path.q:
             tip = robot.forward(dict(zip(names, q)), "tool0", "base_link")
             assert _distance_to_line(tip[:3, 3], start[:3, 3], goal[:3, 3]) < 1e-5
+
+
+def test_a_solver_of_another_solve_type_walks_the_same_lines_as_fast(arm):
+    """``solve_type='distance'``: the same paths as ``speed`` (a step seeded by the last
+    configuration converges to the nearest solution; its search does not compare solutions until
+    the step's timeout, which took 0.36 s a path on arm6)."""
+    robot, plain = arm
+    nearest = IKSolver(robot, "base_link", ["tool0"], solve_type="distance")
+    nearest.wait_for_kernels()
+    rng = np.random.default_rng(13)
+    for trial in range(6):
+        q0 = well_conditioned(plain.tree, 300 + trial)
+        _, goal = _segment(plain, rng, q0)
+        expected, path = plain.cartesian_path(goal, seed=q0), nearest.cartesian_path(goal, seed=q0)
+        assert (path.reason, path.fraction) == (expected.reason, expected.fraction), trial
+        np.testing.assert_array_equal(path.q, expected.q)

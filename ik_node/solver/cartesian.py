@@ -10,7 +10,10 @@ and kept only when
 
 * the solver's search (``search_in``, with its method, collision checks and tuning; without
   its null-space posture, whose pull toward the rest posture would move the joints beyond what
-  the step needs, which the jump bound below would end) reaches it from there (within its
+  the step needs, which the jump bound below would end; with ``solve_type`` ``speed`` whatever
+  the solver's: a step seeded by the last configuration converges to the solution nearest it,
+  where ``distance`` or ``manipulability`` would compare solutions until the step's timeout, on
+  every step) reaches it from there (within its
   tolerances and the joint limits; free of collisions where it checks them) within ``timeout``:
   else the path ends (reason ``unreachable``: out of reach or of the limits; ``collision``);
 * the joints move no more than the step can need: ``max_i |dq_i| <= 2 max_i |(J^+ dx)_i| + 1e-3``
@@ -198,13 +201,13 @@ def plan_cartesian_path(
     )
     core = solver.core  # (read once, as a solve reads it)
     arguments = core.arguments
-    tuning, method, solve_type, posture, collision = arguments.trailing
+    tuning, method, _, posture, collision = arguments.trailing
     if posture is not None:  # (its gains zero, its type kept: the kernels the solver has)
         posture = np.zeros_like(posture)
     call = (
         arguments.context(core.kernels, len(q)), corners, measure, steps, q, float(tolerance),
         float(singular_threshold), search_budget(timeout, solver.options.max_attempts, core.kernels),
-        tuning, method, solve_type, posture, collision,
+        tuning, method, None, posture, collision,  # (solve_type speed: see the module's docstring)
     )  # fmt: skip
     if core.kernels is kernels:
         _say_if_compiling(call)
