@@ -3,7 +3,8 @@ cache ahead of their use, so that no process pays the compile at its first solve
 install, in a container image's build (docs/install.md), before the test suite's workers start.
 
 By default it compiles the default problem's kernels, each feature's alone, those trees add
-(several tips, a free base) and the closed form's (``solve_all``; see :mod:`ik_node.solver.warmup`);
+(several tips, a free base), the closed form's (``solve_all``) and the default problem's
+straight lines' (``cartesian_path``; see :mod:`ik_node.solver.warmup`);
 ``--features F ...`` exactly that combination (``none``: the default problem), ``--all`` every
 combination and the rest. ``--cache-dir DIR`` warms ``DIR`` (it must exist and be writable),
 what ``NUMBA_CACHE_DIR=DIR`` does for a later process. It prints where the cache lives, what it
@@ -82,7 +83,7 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> i
 
     from ..compiled.jit import JIT_ENABLED, cache_location, compiler
     from . import kernels
-    from .warmup import warm, warm_closed_form, warm_trees
+    from .warmup import warm, warm_closed_form, warm_paths, warm_trees
 
     if not JIT_ENABLED:
         if not quiet:
@@ -110,6 +111,10 @@ def warm_all(keys: list[tuple[bool, ...]], quiet: bool, trees: bool = True) -> i
         if not quiet:
             done = "compiled" if compiled else "loaded from the cache"
             print(f"closed form (solve_all, nearest solutions): {done} in {seconds:.1f} s")
+        seconds, compiled = warm_paths()
+        if not quiet:
+            done = "compiled" if compiled else "loaded from the cache"
+            print(f"straight lines (cartesian_path): {done} in {seconds:.1f} s")
     if not quiet:
         print(
             f"IK kernels ready in {time.perf_counter() - began:.1f} s; cache: "

@@ -106,6 +106,25 @@ def warm_trees() -> tuple[float, bool]:
     return time.perf_counter() - began, bool(compiled)
 
 
+def warm_paths() -> tuple[float, bool]:
+    """Compile (or load) the straight-line kernel of the default problem
+    (:meth:`IKSolver.cartesian_path`'s step loop, ``straight_line_steps``), which no solve
+    needs: a short line on the sample robot. Returns (seconds, whether anything was compiled)."""
+    began = time.perf_counter()
+    watched = kernels.straight_line_steps
+    misses = sum(watched.stats.cache_misses.values()) if JIT_ENABLED else 0
+    solver = IKSolver(
+        load_robot(SAMPLE_URDF), "base", ["tip"], tasks={"tip": "position"}, seed_table_size=64,
+        compile_helper=False,
+    )  # fmt: skip
+    seed = np.array([0.5, 0.2, 0.3])
+    goal = solver.tree.forward(seed, "tip")
+    goal[0, 3] += 0.01  # m
+    solver.cartesian_path(goal, seed=seed)
+    compiled = JIT_ENABLED and sum(watched.stats.cache_misses.values()) != misses
+    return time.perf_counter() - began, bool(compiled)
+
+
 def warm_closed_form() -> tuple[float, bool]:
     """Compile (or load) the closed-form kernels (:meth:`IKSolver.solve_all` and ``solve_many``
     with ``solve_type='distance'`` on a chain that decomposes): on the bundled arm6 (three
