@@ -14,29 +14,15 @@ from __future__ import annotations
 from ..decisions.compute_cartesian_path import PathAnswer, PathQuery
 from ..decisions.compute_ik import PoseValues
 from . import messages
-from .compute_ik_service import fill_error_code
+from .compute_ik_service import fill_error_code, moveit_service
 
 __all__ = ["cartesian_path_service", "path_query_of", "respond_path"]
 
 
 def cartesian_path_service(node, name: str, answer):
-    """``(service, None)``: ``GetCartesianPath`` served by ``node`` at ``name``, each request
-    answered by ``answer(query) -> PathAnswer``; or ``(None, reason)`` where moveit_msgs cannot be
-    imported. Raises what ``create_service`` raises for a bad name."""
-    try:
-        from moveit_msgs.srv import GetCartesianPath
-    except ImportError as error:
-        return None, (
-            f"moveit_msgs is not importable ({error}): no {name} service (moveit_msgs/srv/GetCartesianPath). "
-            "moveit_msgs comes with MoveIt: apt install ros-$ROS_DISTRO-moveit-msgs"
-        )
-
-    def serve(request, response):
-        stamp = node.get_clock().now().to_msg()
-        respond_path(answer(path_query_of(request)), response, stamp, node.get_name())
-        return response
-
-    return node.create_service(GetCartesianPath, name, serve), None
+    """:func:`~.compute_ik_service.moveit_service` ``GetCartesianPath``, each request answered by
+    ``answer(query) -> PathAnswer``."""
+    return moveit_service(node, "GetCartesianPath", name, path_query_of, respond_path, answer)
 
 
 def path_query_of(request) -> PathQuery:

@@ -8,32 +8,43 @@ Quaternions: messages carry ``(x, y, z, w)``, as :mod:`ik_node.decisions.compute
 
 from __future__ import annotations
 
+import importlib
+
 from geometry_msgs.msg import Transform
 
 from ..decisions.compute_ik import IKAnswer, IKQuery, PoseValues
 from ..decisions.conversions import pose_to_fields
 
-__all__ = ["compute_ik_service", "fill_error_code", "query_of", "respond"]
+__all__ = ["compute_ik_service", "fill_error_code", "moveit_service", "query_of", "respond"]
 
 
-def compute_ik_service(node, name: str, answer):
-    """``(service, None)``: ``GetPositionIK`` served by ``node`` at ``name``, each request
-    answered by ``answer(query) -> IKAnswer``; or ``(None, reason)`` where moveit_msgs cannot be
-    imported. Raises what ``create_service`` raises for a bad name."""
+def moveit_service(node, type_name: str, name: str, read, respond_with, answer):
+    """``(service, None)``: ``moveit_msgs/srv/<type_name>`` served by ``node`` at ``name``, each
+    request read by ``read(request) -> query``, answered by ``answer(query)`` and its response
+    filled by ``respond_with(answer, response, stamp, node name)``; or ``(None, reason)`` where
+    moveit_msgs cannot be imported. Raises what ``create_service`` raises for a bad name."""
     try:
-        from moveit_msgs.srv import GetPositionIK
+        service_type = getattr(importlib.import_module("moveit_msgs.srv"), type_name)
     except ImportError as error:
         return None, (
-            f"moveit_msgs is not importable ({error}): no {name} service (moveit_msgs/srv/GetPositionIK). "
+            f"moveit_msgs is not importable ({error}): no {name} service (moveit_msgs/srv/{type_name}). "
             "moveit_msgs comes with MoveIt: apt install ros-$ROS_DISTRO-moveit-msgs"
         )
 
     def serve(request, response):
         stamp = node.get_clock().now().to_msg()
-        respond(answer(query_of(request.ik_request)), response, stamp, node.get_name())
+        respond_with(answer(read(request)), response, stamp, node.get_name())
         return response
 
-    return node.create_service(GetPositionIK, name, serve), None
+    return node.create_service(service_type, name, serve), None
+
+
+def compute_ik_service(node, name: str, answer):
+    """:func:`moveit_service` ``GetPositionIK``, each request answered by ``answer(query) ->
+    IKAnswer``."""
+    return moveit_service(
+        node, "GetPositionIK", name, lambda request: query_of(request.ik_request), respond, answer
+    )
 
 
 def _pose_values(message) -> PoseValues:
