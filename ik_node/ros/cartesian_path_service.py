@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..decisions.compute_cartesian_path import PathAnswer, PathQuery
 from ..decisions.compute_ik import PoseValues
 from . import messages
-from .compute_ik_service import fill_error_code, moveit_service
+from .compute_ik_service import fill_error_code, has_constraints, moveit_service
 
 __all__ = ["cartesian_path_service", "path_query_of", "respond_path"]
 
@@ -47,12 +47,7 @@ def path_query_of(request) -> PathQuery:
         max_step=float(request.max_step),
         jump_threshold=float(request.jump_threshold),
         avoid_collisions=bool(request.avoid_collisions),
-        has_constraints=bool(
-            constraints.joint_constraints
-            or constraints.position_constraints
-            or constraints.orientation_constraints
-            or constraints.visibility_constraints
-        ),
+        has_constraints=has_constraints(constraints),
         velocity_scaling=float(getattr(request, "max_velocity_scaling_factor", 0.0)),
         acceleration_scaling=float(getattr(request, "max_acceleration_scaling_factor", 0.0)),
         group_name=request.group_name,

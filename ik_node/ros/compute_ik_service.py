@@ -15,7 +15,14 @@ from geometry_msgs.msg import Transform
 from ..decisions.compute_ik import IKAnswer, IKQuery, PoseValues
 from ..decisions.conversions import pose_to_fields
 
-__all__ = ["compute_ik_service", "fill_error_code", "moveit_service", "query_of", "respond"]
+__all__ = [
+    "compute_ik_service",
+    "fill_error_code",
+    "has_constraints",
+    "moveit_service",
+    "query_of",
+    "respond",
+]
 
 
 def moveit_service(node, type_name: str, name: str, read, respond_with, answer):
@@ -73,13 +80,18 @@ def query_of(request) -> IKQuery:
         joint_positions=tuple(float(value) for value in state.position),
         timeout=request.timeout.sec + request.timeout.nanosec * 1e-9,
         avoid_collisions=bool(request.avoid_collisions),
-        has_constraints=bool(
-            constraints.joint_constraints
-            or constraints.position_constraints
-            or constraints.orientation_constraints
-            or constraints.visibility_constraints
-        ),
+        has_constraints=has_constraints(constraints),
         group_name=request.group_name,
+    )
+
+
+def has_constraints(constraints) -> bool:
+    """Whether a ``moveit_msgs/Constraints`` holds any constraint."""
+    return bool(
+        constraints.joint_constraints
+        or constraints.position_constraints
+        or constraints.orientation_constraints
+        or constraints.visibility_constraints
     )
 
 
