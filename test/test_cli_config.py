@@ -27,12 +27,12 @@ from ros_harness import running_node
 
 from ik_node import load_robot
 from ik_node.cli.robot_setup import yaml_scalar
+from ik_node.decisions.command_line import overridden_names
 from ik_node.decisions.parameters import (
     NODE_PARAMETERS,
     TIP_PARAMETERS,
     NodeSettings,
     check_values,
-    overridden_names,
     spec_of,
 )
 from ik_node.decisions.planning import plan_model
