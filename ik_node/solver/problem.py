@@ -173,6 +173,8 @@ class Problem:
         # float whatever the tasks' number types (an int array would compile the kernels again)
         row_weights = np.array([tasks[self.tips[tip]].weight for tip, _ in rows], dtype=float)
         row_bands = np.array([tasks[self.tips[tip]].bands[axis] for tip, axis in rows], dtype=float)
+        #: How far a target may lie beyond a tip's reach and still be met: its position band [m].
+        self._reach_slack = [float(np.linalg.norm(tasks[tip].bands[:3])) for tip in self.tips]
         tolerances = np.array(
             [[tasks[tip].position_tolerance, tasks[tip].orientation_tolerance] for tip in self.tips],
             dtype=float,
@@ -277,8 +279,7 @@ class Problem:
         out = []
         for index, (tip, (centre, radius)) in enumerate(zip(self.tips, self.reach)):
             linear_rows = np.count_nonzero((self.rows[:, 0] == index) & (self.rows[:, 1] < 3))
-            band = np.linalg.norm(self._tasks[tip].bands[:3])  # (a target within reach by its band)
-            margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0] + band
+            margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0] + self._reach_slack[index]
             if linear_rows == 3 and np.linalg.norm(targets[index, :3, 3] - centre) > margin:
                 out.append(tip)
         return out
