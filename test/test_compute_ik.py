@@ -49,7 +49,11 @@ class IndependentFK:
         pin, model = self.pin, self.model
         q = pin.neutral(model)
         for name, value in values.items():
-            q[model.joints[model.getJointId(name)].idx_q] = value
+            joint = model.joints[model.getJointId(name)]
+            if joint.nq == 2:  # (continuous: cos, sin)
+                q[joint.idx_q : joint.idx_q + 2] = np.cos(value), np.sin(value)
+            else:
+                q[joint.idx_q] = value
         pin.framesForwardKinematics(model, self.data, q)
 
         def pose(frame: str) -> np.ndarray:

@@ -162,8 +162,8 @@ def test_a_mask_is_stored_as_six_bools(mask):
 @pytest.mark.parametrize(
     "kind, refusal",
     [
-        ("bogus", "unknown task 'bogus'; use one of ['pose', 'position', 'orientation'] or axis names among "
-         "vx vy vz wx wy wz separated by spaces or commas (e.g. 'vz', 'vx vy wz')"),
+        ("bogus", "unknown task 'bogus'; use one of ['pose', 'position', 'orientation', 'gaze'] or axis "
+         "names among vx vy vz wx wy wz separated by spaces or commas (e.g. 'vz', 'vx vy wz')"),
         ("", "unknown task ''"),
         (" , ", "unknown task ' , '"),
         ("vz Vx", "unknown task 'vz Vx'"),

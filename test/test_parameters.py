@@ -511,9 +511,9 @@ def test_tip_tasks_refuses_anything_else_naming_the_parameter_and_the_syntax(tas
     with pytest.raises(IKNodeError) as refused:
         spec_of("tip_tasks.left_tool0").check("tip_tasks.left_tool0", task)
     assert str(refused.value) == (
-        "parameter tip_tasks.left_tool0 must be one of ['pose', 'position', 'orientation'] or axis names "
-        "among vx vy vz wx wy wz separated by spaces or commas (e.g. 'vz', 'vx vy wz'), each axis once, "
-        f"got {task!r}"
+        "parameter tip_tasks.left_tool0 must be one of ['pose', 'position', 'orientation', 'gaze'] or axis "
+        "names among vx vy vz wx wy wz separated by spaces or commas (e.g. 'vz', 'vx vy wz'), each axis "
+        f"once, got {task!r}"
     )
 
 

@@ -11,12 +11,14 @@ the solver's collision task). Each layout is one ordered list of slot constants 
   ``spatial``) and, per tangent coordinate, the configuration index of a 1-DOF joint's value (-1:
   a coordinate of a multi-DOF joint, which has no limits).
 * ``task`` (``TIP_FRAMES``, ``TIP_OFFSETS``, ``TIP_AXIS_KINDS``, ``ROWS``, ``ROW_WEIGHTS``,
-  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``, ``ROW_BANDS``): what to reach. Per tip its
-  pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES`` or ``BASE_AXES``; per task row
+  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``, ``ROW_BANDS``, ``GAZE_AXES``): what to
+  reach. Per tip its pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES``,
+  ``BASE_AXES`` or ``GAZE`` (the tip's axis pointing at a target point); per task row
   its tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
   tolerances; the tangent coordinates that move tip ``t`` (those on its path from the base) are
   ``path_coordinates[path_starts[t]:path_starts[t + 1]]``; per task row the half-width of its
-  tolerance band [m or rad] (0: a point target).
+  tolerance band [m or rad] (0: a point target); per tip the unit axis (3,) [tip axes] a gaze
+  tip points at its target (zeros for the other tips).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
@@ -93,13 +95,13 @@ FIRST_ROW = NO_PRIORITY = np.int64(0)
 
 #: Slots of ``tree`` (:func:`tree_bundle`).
 FRAMES, FRAME_LINKS, SPANS, COORDINATES = range(4)
-#: Slots of ``task`` (:func:`task_bundle`); ``TIP_AXIS_KINDS`` holds ``TIP_AXES`` or ``BASE_AXES``
-#: per tip. ``PATH_STARTS``, ``PATH_COORDINATES``: each tip's tangent coordinates, compressed rows
+#: Slots of ``task`` (:func:`task_bundle`); ``TIP_AXIS_KINDS`` holds ``TIP_AXES``, ``BASE_AXES`` or
+#: ``GAZE`` per tip. ``PATH_STARTS``, ``PATH_COORDINATES``: each tip's tangent coordinates, compressed rows
 #: (CSR) over the tips.
 (
     TIP_FRAMES, TIP_OFFSETS, TIP_AXIS_KINDS, ROWS, ROW_WEIGHTS, TOLERANCES, PATH_STARTS, PATH_COORDINATES,
-    ROW_BANDS,
-) = range(9)  # fmt: skip
+    ROW_BANDS, GAZE_AXES,
+) = range(10)  # fmt: skip
 #: Slots of ``table`` (:func:`table_bundle`): the seed table and its index, then the tips' limbs.
 (
     FEATURE_SPEC, FEATURE_SCALE, TABLE_Q, BLOCKED_FEATURES, TABLE_SPACING, BLOCKED_CENTROIDS, CELL_STARTS,
@@ -119,8 +121,9 @@ MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = range(5
 
 #: Slots of an evaluation's work space (``tasks.evaluation_workspace``): poses (F, 4, 4), the
 #: tips' controlled points (T, 4, 4), Jacobian blocks (T, 6, nv), full errors (T, 6), a relative
-#: rotation (3, 3), the collision pairs' contact work space (``CONTACT_*`` below).
-POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT = range(6)
+#: rotation (3, 3), the collision pairs' contact work space (``CONTACT_*`` below), the gaze tips'
+#: row bases (T, 7: ``b1``, ``b2``, ``1 / distance``; see ``tasks.gaze_error``).
+POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT, GAZE_BASES = range(7)
 #: Slots of a contact work space (``contacts.contact_workspace``): the float buffer and the near
 #: pairs' indices (K,); the buffer's first two values: the near pairs' count and the penetration [m].
 CONTACT_BUFFER, NEAR_PAIRS = range(2)
@@ -178,8 +181,9 @@ STATE_SLOTS = 17
 ) = range(7)  # fmt: skip
 
 
-#: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian).
-TIP_AXES, BASE_AXES = 0, 1
+#: A tip's task rows in its own axes (the body Jacobian) or in the base's (the mixed Jacobian), or
+#: its two gaze rows (in its own axes: ``tasks.gaze_error``; held in its rows' axes 3 and 4).
+TIP_AXES, BASE_AXES, GAZE = 0, 1, 2
 #: ``point_jacobian``'s flag for base axes, typed ``bool`` (a literal ``True`` would compile the
 #: Jacobian once more, for ``Literal[bool]``).
 IN_BASE_AXES = np.bool_(True)
@@ -194,12 +198,12 @@ def tree_bundle(*, frames, frame_links, spans, coordinates) -> tuple:
 
 def task_bundle(
     *, tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
-    row_bands,
+    row_bands, gaze_axes,
 ) -> tuple:  # fmt: skip
     """``task``, its slots in order."""
     return (
         tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
-        row_bands,
+        row_bands, gaze_axes,
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .bundles import FRAME_LINKS, FRAMES, POINTS, POSES, ROWS
+from .bundles import FRAME_LINKS, FRAMES, GAZE, POINTS, POSES, ROWS, TIP_AXIS_KINDS
 from .jit import allocating_kernel, inner_kernel, kernel
 from .spatial import FLOATING, JOINT_TYPE, PARENT, Q_INDEX, ROTATION, TRANSLATION, forward_kinematics
 from .tasks import tip_points
@@ -98,13 +98,17 @@ def floating_root(frame_links):
 
 
 @inner_kernel
-def tip_anchors(points, rows, frames, root, out):
+def tip_anchors(points, task, frames, root, out):
     """Anchor points [m] (into ``out`` (N, 3); returns N) of tip poses ``points`` (T, 4, 4;
     ``T_base_tip``) seen from the floating joint's origin frame ``C`` (frame row ``root``: ``C^-1
     x = R_C^T (x - t_C)``): per tip its position, and where its task controls the rotation (a
-    row of ``rows`` with axis >= 3) the three points ``ANCHOR_ARM`` along its axes."""
+    row with axis >= 3) the three points ``ANCHOR_ARM`` along its axes; none of a gaze tip (its
+    target is a point to look at, not a place to be)."""
+    rows, kinds = task[ROWS], task[TIP_AXIS_KINDS]
     count = 0
     for tip in range(points.shape[0]):
+        if kinds[tip] == GAZE:
+            continue
         rotating = False
         for r in range(rows.shape[0]):
             rotating = rotating or (rows[r, 0] == tip and rows[r, 1] >= 3)
@@ -131,15 +135,17 @@ def place_free_base(tree, task, targets, space, fit_space, q):
     t'``). Returns the cosine of half the turn ``T'`` makes (1 for a tree without a floating
     joint at its base: ``q`` unchanged). ``space``: an :func:`evaluation_workspace` (its poses
     and points overwritten); ``fit_space``: :func:`fit_workspace`."""
-    frames, frame_links, rows = tree[FRAMES], tree[FRAME_LINKS], task[ROWS]
+    frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
     root = floating_root(frame_links)
     if root < 0:
         return 1.0
     poses, points, anchors = space[POSES], space[POINTS], fit_space[ANCHORS]
     forward_kinematics(frames, frame_links, q, poses)
     tip_points(poses, task, points)
-    count = tip_anchors(points, rows, frames, root, anchors[0])
-    tip_anchors(targets, rows, frames, root, anchors[1])
+    count = tip_anchors(points, task, frames, root, anchors[0])
+    if count == 0:  # (gaze tips only: nothing to place the base by)
+        return 1.0
+    tip_anchors(targets, task, frames, root, anchors[1])
     x, y, z, w, tx, ty, tz = rigid_fit(anchors[0, :count], anchors[1, :count], fit_space[HORN])
     at = frame_links[root, Q_INDEX]
     px, py, pz = q[at], q[at + 1], q[at + 2]  # (t_M <- R' t_M + t')

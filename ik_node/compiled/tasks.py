@@ -14,6 +14,9 @@ from .bundles import (
     FRAME_LINKS,
     FRAMES,
     FULL_ERRORS,
+    GAZE,
+    GAZE_AXES,
+    GAZE_BASES,
     MARGIN,
     PAIRS,
     POINTS,
@@ -34,6 +37,9 @@ from .spatial import forward_kinematics, point_jacobian, point_pose
 
 #: What :func:`check_poses` finds first.
 POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3
+#: [m]: a gaze target nearer its tip's controlled point than this has no direction (never met: see
+#: :func:`gaze_error`; ``IKSolver.solve`` refuses such a target at the seed).
+GAZE_MIN_DISTANCE = 1e-9
 
 
 @inner_kernel
@@ -45,11 +51,76 @@ def tip_points(poses, task, out):
         point_pose(poses, tip_frames[tip], tip_offsets[tip], out[tip])
 
 
+@inner_kernel
+def gaze_error(point, target, axis, full, basis):
+    """A gaze tip's error (into ``full`` (6,)): the rotation, in the tip's axes, that turns its
+    unit ``axis`` ``u`` onto the direction ``v = d / |d|`` of the target point, ``d = R^T (p_t -
+    p)`` (``point``: the controlled point's pose (4, 4); ``target``: the point's, its rotation
+    unused): ``angle * b1`` with ``angle = atan2(|u x v|, u . v)`` and ``b1 = (u x v) / |u x v|``
+    (any unit vector normal to ``v`` where they are parallel), held as the components
+    ``(angle, 0)`` on the bases ``b1``, ``b2 = v x b1`` of the plane normal to ``v`` (axes 3 and
+    4; the others 0). Into ``basis`` (7,): ``b1``, ``b2`` and ``1 / |d|``, which :func:`gaze_rows`
+    reads. A target nearer than ``GAZE_MIN_DISTANCE`` has no line of sight: ``v = -u`` (an angle
+    of pi, never met) and ``1 / |d| = 0``. The error's norm is the angle between
+    the axis and the line of sight [rad]."""
+    d0, d1, d2 = 0.0, 0.0, 0.0
+    for k in range(3):
+        offset = target[k, 3] - point[k, 3]
+        d0 += point[k, 0] * offset
+        d1 += point[k, 1] * offset
+        d2 += point[k, 2] * offset
+    distance = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    u0, u1, u2 = axis[0], axis[1], axis[2]
+    if distance < GAZE_MIN_DISTANCE:  # (no line of sight: never met, its rows turn the axis only)
+        v0, v1, v2, inverse = -u0, -u1, -u2, 0.0
+    else:
+        v0, v1, v2, inverse = d0 / distance, d1 / distance, d2 / distance, 1.0 / distance
+    c0, c1, c2 = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0
+    sine = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+    if sine > 1e-12:
+        b0, b1, b2 = c0 / sine, c1 / sine, c2 / sine
+    else:  # (parallel: v x e along v's smallest component, normal to v)
+        if abs(v0) <= abs(v1) and abs(v0) <= abs(v2):
+            b0, b1, b2 = 0.0, v2, -v1
+        elif abs(v1) <= abs(v2):
+            b0, b1, b2 = -v2, 0.0, v0
+        else:
+            b0, b1, b2 = v1, -v0, 0.0
+        norm = math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+        b0, b1, b2 = b0 / norm, b1 / norm, b2 / norm
+    for i in range(6):
+        full[i] = 0.0
+    full[3] = math.atan2(sine, u0 * v0 + u1 * v1 + u2 * v2)
+    basis[0], basis[1], basis[2] = b0, b1, b2
+    basis[3], basis[4], basis[5] = v1 * b2 - v2 * b1, v2 * b0 - v0 * b2, v0 * b1 - v1 * b0
+    basis[6] = inverse
+
+
+@inner_kernel
+def gaze_rows(basis, block):
+    """A gaze tip's two rows into rows 3 and 4 of its body Jacobian ``block`` (6, nv) at the
+    controlled point, on the bases :func:`gaze_error` left in ``basis``: the line of sight ``v``
+    turns, seen from the tip, as the tip turns by ``w + (v x v_p) / |d|`` (its angular velocity
+    ``w`` and point velocity ``v_p``, tip axes), so row ``k`` is ``b_k . (J_w + v x J_v / |d|)``:
+    ``b1 . J_w - b2 . J_v / |d|`` and ``b2 . J_w + b1 . J_v / |d|`` (``b1 x v = -b2``, ``b2 x v =
+    b1``)."""
+    inverse = basis[6]
+    for j in range(block.shape[1]):
+        v0, v1, v2 = block[0, j], block[1, j], block[2, j]
+        w0, w1, w2 = block[3, j], block[4, j], block[5, j]
+        along_b1 = basis[0] * v0 + basis[1] * v1 + basis[2] * v2
+        along_b2 = basis[3] * v0 + basis[4] * v1 + basis[5] * v2
+        block[3, j] = basis[0] * w0 + basis[1] * w1 + basis[2] * w2 - inverse * along_b2
+        block[4, j] = basis[3] * w0 + basis[4] * w1 + basis[5] * w2 + inverse * along_b1
+
+
 @kernel
-def task_jacobian(tree, task, poses, points, blocks, jacobian):
+def task_jacobian(tree, task, poses, points, gaze_bases, blocks, jacobian):
     """Stacked task Jacobian (m, nv): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's
     Jacobian at the controlled point ``points`` (T, 4, 4), body or mixed as the tip's axes say
-    (:func:`point_jacobian`). ``blocks`` (T, 6, nv) is work space (left holding each tip's)."""
+    (:func:`point_jacobian`); a gaze tip's rows 3 and 4 are its :func:`gaze_rows` on the bases
+    ``gaze_bases`` (T, 7) :func:`gaze_error` left. ``blocks`` (T, 6, nv) is work space (left
+    holding each tip's)."""
     frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
     tip_frames, tip_axes, rows, row_weights = (
         task[TIP_FRAMES], task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS]
@@ -58,6 +129,8 @@ def task_jacobian(tree, task, poses, points, blocks, jacobian):
         point_jacobian(
             frames, frame_links, poses, tip_frames[tip], points[tip], tip_axes[tip] == BASE_AXES, blocks[tip]
         )
+        if tip_axes[tip] == GAZE:
+            gaze_rows(gaze_bases[tip], blocks[tip])
     for r in range(rows.shape[0]):
         block_row = blocks[rows[r, 0], rows[r, 1]]
         for j in range(jacobian.shape[1]):
@@ -65,7 +138,7 @@ def task_jacobian(tree, task, poses, points, blocks, jacobian):
 
 
 @inner_kernel
-def task_error(points, targets, task, error, norms, full, relative):
+def task_error(points, targets, task, error, norms, full, relative, gaze_bases):
     """Stacked weighted error (m,) and per-tip error norms (T, 2) (position [m], orientation
     [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
 
@@ -73,17 +146,22 @@ def task_error(points, targets, task, error, norms, full, relative):
     ``[p_d - p_e; R_e log(R_e^T R_d)]`` (the same displacement, base-aligned). A row with a
     tolerance band ``b`` (``ROW_BANDS``) counts only what lies beyond it: ``e - clip(e, -b, b)``
     (zero inside the band, as a limit row that is not active). ``full`` (T, 6: the errors before
-    the bands, for :func:`jacobian_at`) and ``relative`` (3, 3) are work space."""
-    tip_axes, rows, row_weights, row_bands = (
+    the bands, for :func:`jacobian_at`) and ``relative`` (3, 3) are work space. A gaze tip's
+    error is :func:`gaze_error`'s, its row bases into ``gaze_bases`` (T, 7)."""
+    tip_axes, rows, row_weights, row_bands, gaze_axes = (
         task[TIP_AXIS_KINDS],
         task[ROWS],
         task[ROW_WEIGHTS],
         task[ROW_BANDS],
+        task[GAZE_AXES],
     )
     tips = points.shape[0]
     for tip in range(tips):
         pose = points[tip]
         target = targets[tip]
+        if tip_axes[tip] == GAZE:
+            gaze_error(pose, target, gaze_axes[tip], full[tip], gaze_bases[tip])
+            continue
         for i in range(3):
             full[tip, i] = (
                 pose[0, i] * (target[0, 3] - pose[0, 3])
@@ -121,8 +199,8 @@ def task_error(points, targets, task, error, norms, full, relative):
 def evaluation_workspace(tree, task, dof, collision):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
     (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
-    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`): slots ``POSES`` ... ``CONTACT``
-    of :mod:`.bundles`."""
+    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`, gaze bases (T, 7)): slots
+    ``POSES`` ... ``GAZE_BASES`` of :mod:`.bundles`."""
     tips = task[TIP_FRAMES].shape[0]
     return (
         np.empty((tree[FRAMES].shape[0] + 1, 4, 4)),  # POSES
@@ -131,6 +209,7 @@ def evaluation_workspace(tree, task, dof, collision):
         np.empty((tips, 6)),  # FULL_ERRORS
         np.empty((3, 3)),  # RELATIVE
         contact_workspace(collision),  # CONTACT
+        np.zeros((tips, 7)),  # GAZE_BASES
     )
 
 
@@ -141,7 +220,7 @@ def evaluate_task(tree, task, targets, q, space, error, norms):
     poses, points, full, relative = space[POSES], space[POINTS], space[FULL_ERRORS], space[RELATIVE]
     forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, poses)
     tip_points(poses, task, points)
-    task_error(points, targets, task, error, norms, full, relative)
+    task_error(points, targets, task, error, norms, full, relative, space[GAZE_BASES])
 
 
 @inline_kernel
@@ -170,7 +249,7 @@ def jacobian_at(tree, task, space, jacobian):
     strictly inside their tolerance band at the errors it left there (zero rows: no constraint
     there, as an inactive limit row; at the band's edge and beyond, the row holds the task)."""
     poses, points, blocks, full = space[POSES], space[POINTS], space[BLOCKS], space[FULL_ERRORS]
-    task_jacobian(tree, task, poses, points, blocks, jacobian)
+    task_jacobian(tree, task, poses, points, space[GAZE_BASES], blocks, jacobian)
     rows, row_bands = task[ROWS], task[ROW_BANDS]
     for r in range(rows.shape[0]):
         band = row_bands[r]

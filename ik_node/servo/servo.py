@@ -175,8 +175,11 @@ class Servo:
             collision_gain,
         )
         self.require_compiled = require_compiled
-        self._tasks = {
-            tip: TipTask(task.mask if task.axes == "tip" else "pose", offset=task.offset)
+        self._tasks = {  # (a gaze tip holds its orientation: where it looks, as it looks)
+            tip: TipTask(
+                "orientation" if task.kind == "gaze" else task.mask if task.axes == "tip" else "pose",
+                offset=task.offset,
+            )
             for tip, task in solver.tasks.items()
         }
         self._made_for = self._workspace = None  # (the solver's problem _problem() last served)

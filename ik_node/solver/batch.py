@@ -34,7 +34,7 @@ def solve_many(
     :mod:`.nearest_batch`), the result."""
     problem = core.problem
     budget = timeout_ns(timeout, core.options.max_attempts)
-    target_poses = stack_targets(problem.tips, targets, None)
+    target_poses = stack_targets(problem.tips, targets, None, gaze_tips=problem.gaze_tips)
     count, names = len(target_poses), problem.tree.joint_names
     if seed is None:
         seeds = np.broadcast_to(problem.rest_posture, (count, len(names)))

@@ -117,6 +117,12 @@ class IKSolver:
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
+        gazing = [tip for tip, task in self.tasks.items() if task.kind == "gaze"]
+        if gazing and options.method == "ccd":
+            raise IKNodeError(
+                f"method 'ccd' turns joints toward tip poses; the gaze tasks of tips {gazing} need a "
+                "Jacobian method: 'dls', 'pinv' or 'transpose'"
+            )
         problem = Problem(
             self.tree,
             self.tip_links,
@@ -210,6 +216,10 @@ class IKSolver:
 
     # ------------------------------------------------------------------ solving
 
+    def _seed_in_limits(self, seed: np.ndarray) -> np.ndarray:
+        """``seed`` (nq,) clipped into the limits and normalised: where the search starts."""
+        return self.tree.normalized(np.clip(seed, self.lower, self.upper))
+
     def solve(self, targets, seed=None, timeout: float | None = 0.005) -> IKResult:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
 
@@ -242,11 +252,14 @@ class IKSolver:
 
             def held_pose(tip: str) -> np.ndarray:
                 if not held:
-                    clipped = np.clip(seed, self.lower, self.upper)
-                    held.append(problem.points(self.tree.normalized(clipped)))
+                    held.append(problem.held_targets(self._seed_in_limits(seed)))
                 return held[0][self.tip_links.index(tip)]
 
-            target_poses = stack_targets(self.tip_links, targets, held_pose, kernel_set.check_poses)
+            target_poses = stack_targets(
+                self.tip_links, targets, held_pose, kernel_set.check_poses, problem.gaze_tips
+            )
+            if problem.gaze_tips:
+                problem.check_gaze_targets(target_poses, self._seed_in_limits(seed))
         if placed:  # no seed: the rest posture carried onto the targets by its free base
             seed = self._base_placement.seed(target_poses, problem)
             if seed is None:  # (turned little: the first attempt carries it)
@@ -405,10 +418,17 @@ class IKSolver:
         with the tip's axes) at configuration ``q`` (nq,)."""
         return self.problem.points(self.tree.normalized(np.asarray(q, dtype=float)))
 
-    def task_jacobian(self, q) -> np.ndarray:
+    def task_jacobian(self, q, targets=None) -> np.ndarray:
         """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in
-        :attr:`joint_names` order): one row per controlled tip-frame axis ``[v; w]``."""
-        return self.problem.jacobian(self.tree.joint_vector(q))
+        :attr:`joint_names` order): one row per controlled tip-frame axis ``[v; w]``; a gaze tip's
+        two rows (:func:`~ik_node.compiled.tasks.gaze_rows`) toward its point in ``targets`` (as
+        :meth:`solve` takes them; tips left out, or ``targets=None``: the base's origin)."""
+        problem = self.problem
+        stacked = None
+        if targets is not None:
+            origin = np.eye(4)
+            stacked = stack_targets(self.tip_links, targets, lambda tip: origin, gaze_tips=problem.gaze_tips)
+        return problem.jacobian(self.tree.joint_vector(q), stacked)
 
     def null_space_motion(self, jacobian: np.ndarray, motion: np.ndarray, weights=None) -> np.ndarray:
         """``(I - J^+ J) z`` with the weighted pseudo-inverse ``J^+ = W J^T (J W J^T)^-1``

@@ -22,6 +22,7 @@ __all__ = [
     "joint_weights",
     "limits_and_rest",
     "pose_matrix",
+    "point_target",
     "pose_stack",
     "posture_gains",
     "resolve_tasks",
@@ -206,15 +207,38 @@ def pose_matrix(tip: str, pose) -> np.ndarray:
     return pose
 
 
+def point_target(tip: str, point) -> np.ndarray:
+    """A gaze tip's target, a point x y z (3,) or points (N, 3) [m, base frame] (or a 4x4 pose
+    (N, 4, 4), of which the position), as poses (4, 4) or (N, 4, 4) with that position and no
+    rotation; a :class:`TargetError` naming ``tip`` for another shape."""
+    array = np.asarray(point, dtype=float)
+    if array.ndim in (1, 2) and array.shape[-1] == 3:
+        position = array
+    elif array.ndim in (2, 3) and array.shape[-2:] == (4, 4):
+        position = array[..., :3, 3]
+    else:
+        raise TargetError(
+            f"target for gaze tip '{tip}' must be a point x y z [m] (or a 4x4 pose, whose position is "
+            f"used), got shape {array.shape}"
+        )
+    pose = np.zeros(position.shape[:-1] + (4, 4))
+    pose[..., :3, :3] = np.eye(3)
+    pose[..., :3, 3] = position
+    pose[..., 3, 3] = 1.0
+    return pose
+
+
 def stack_targets(
     tips: Sequence[str],
     targets,
     held_pose: Callable[[str], np.ndarray] | None,
     check_poses=kernels.check_poses,
+    gaze_tips=frozenset(),
 ) -> np.ndarray:
     """Targets ``{tip: 4x4}`` (a bare pose for one tip) as (T, 4, 4) in ``tips`` order, tips
     left out at ``held_pose(tip)``; with ``held_pose=None`` (a batch) ``{tip: (N, 4, 4)}`` for
-    every tip as (N, T, 4, 4). Each checked by :func:`check_pose` with ``check_poses``."""
+    every tip as (N, T, 4, 4). Each checked by :func:`check_pose` with ``check_poses``; the
+    target of a tip in ``gaze_tips`` is a point (3,) or points (N, 3) (:func:`point_target`)."""
     if isinstance(targets, np.ndarray) or not isinstance(targets, Mapping):
         if len(tips) != 1:
             raise TargetError(f"targets must be a mapping {{tip: 4x4 pose}} for tips {list(tips)}")
@@ -222,7 +246,10 @@ def stack_targets(
     for tip in targets:
         if tip not in tips:
             raise UnknownLinkError(tip, tips, what="tip")
-    checked = {tip: check_pose(tip, pose, check_poses) for tip, pose in targets.items()}
+    checked = {
+        tip: check_pose(tip, point_target(tip, pose) if tip in gaze_tips else pose, check_poses)
+        for tip, pose in targets.items()
+    }
     if held_pose is None:
         shapes = {pose.shape for pose in checked.values()}
         if len(checked) != len(tips) or len(shapes) != 1 or len(next(iter(shapes))) != 3:

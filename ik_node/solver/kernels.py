@@ -38,6 +38,7 @@ from ..compiled.bundles import (
     DISTANCE,
     DLS,
     FIRST_ROW,
+    GAZE,
     ITERATIONS,
     ITERATIONS_USED,
     JOINT_COLUMNS,
@@ -102,6 +103,7 @@ from ..compiled.table_search import (
     table_features,
 )
 from ..compiled.tasks import (
+    GAZE_MIN_DISTANCE,
     POSE_NOT_FINITE,
     POSE_NOT_RIGID,
     POSE_OK,
@@ -122,6 +124,8 @@ __all__ = [
     "OUTCOME",
     "RESULT_COLUMNS",
     "BASE_AXES",
+    "GAZE",
+    "GAZE_MIN_DISTANCE",
     "CCD",
     "COLLISION",
     "COMPLETE",

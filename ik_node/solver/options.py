@@ -197,6 +197,7 @@ TASK_KINDS = {
     "pose": (True,) * 6,
     "position": (True, True, True, False, False, False),
     "orientation": (False, False, False, True, True, True),
+    "gaze": (False, False, False, True, True, False),  # (its two rows: see compiled.tasks.gaze_error)
 }
 #: Whose axes a task's rows are in: the tip's own, or the base's at the tip's controlled point.
 TASK_AXES = ("tip", "base")
@@ -242,6 +243,31 @@ def task_offset(offset) -> tuple[float, float, float]:
     return (float(array[0]), float(array[1]), float(array[2]))
 
 
+def gaze_axis(kind, axis, axes, bands) -> tuple[float, float, float] | None:
+    """A task's ``axis`` normalised: for ``kind='gaze'`` a unit vector (3 floats; None: the tip's
+    z), else None; raises :class:`IKNodeError` for an axis of another kind, one that is not 3
+    finite numbers or of zero length, and for a gaze task in base axes or with ``bands`` (6
+    floats, as :func:`task_bands` makes them)."""
+    if kind != "gaze":
+        if axis is not None:
+            raise IKNodeError(f"a task axis is for gaze tasks (kind='gaze'), not '{kind}'")
+        return None
+    if axes != "tip":
+        raise IKNodeError("a gaze task is in the tip's axes (axes='tip'): its axis is the tip's own")
+    if any(bands):
+        raise IKNodeError("a gaze task takes no bands: its cone is orientation_tolerance, the angle [rad]")
+    try:
+        array = np.asarray((0.0, 0.0, 1.0) if axis is None else axis, dtype=float)
+    except (TypeError, ValueError):
+        array = np.asarray(None)
+    if array.shape != (3,) or not np.all(np.isfinite(array)):
+        raise IKNodeError(f"a gaze axis must be 3 finite numbers x y z in the tip frame, got {axis!r}")
+    length = float(np.linalg.norm(array))
+    if length < 1e-9:
+        raise IKNodeError(f"a gaze axis must not be of zero length, got {axis!r}")
+    return tuple(float(value) for value in array / length)
+
+
 def task_bands(bands, mask) -> tuple[float, ...]:
     """``bands`` (half-widths over :data:`AXIS_NAMES`: [m] for vx vy vz, [rad] for wx wy wz;
     None: none) as 6 floats; raises :class:`IKNodeError` naming the axis unless each is finite,
@@ -283,6 +309,11 @@ class TipTask:
       on that axis (the error counts only what lies beyond; inside, the row does not constrain the
       motion), so ``bands=(0, 0, 0, 0, 0, math.pi)`` leaves the rotation about the tool's z free.
       A band on a rotation axis bounds that component of the rotation vector ``log(R_e^T R_d)``.
+    * ``axis``: for ``kind='gaze'``, the tip's axis (x y z in its own frame, from its controlled
+      point; default ``(0, 0, 1)``, the optical axis of a ROS camera optical frame) that points at
+      the target, a point (3,) [m] in the base frame. Two rows (the turn that would bring the axis
+      onto the line of sight); ``orientation_tolerance`` is the cone: the angle [rad] allowed
+      between them. Gaze tasks are in the tip's axes and take no bands.
     """
 
     kind: str | tuple = "pose"
@@ -292,10 +323,12 @@ class TipTask:
     axes: str = "tip"
     offset: tuple = (0.0, 0.0, 0.0)
     bands: tuple | None = None
+    axis: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "kind", task_kind(self.kind))
         object.__setattr__(self, "bands", task_bands(self.bands, self.mask))
+        object.__setattr__(self, "axis", gaze_axis(self.kind, self.axis, self.axes, self.bands))
         if not isinstance(self.axes, str) or self.axes not in TASK_AXES:
             raise IKNodeError(f"task axes must be one of {list(TASK_AXES)}, got {self.axes!r}")
         object.__setattr__(self, "offset", task_offset(self.offset))

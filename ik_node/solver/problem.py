@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..compiled import bundles, spatial
+from ..errors import TargetError
 from . import kernels
 from .options import TipTask
 
@@ -26,6 +27,9 @@ FREE_TRANSLATION_SAMPLE, FREE_ROTATION_SAMPLE = 0.25, np.pi / 4
 #: sphere whose radius is constant (a leg at full stretch), rounding puts exact targets outside.
 REACH_TOLERANCE = 1e-6
 _AXES = {"tip": kernels.TIP_AXES, "base": kernels.BASE_AXES}
+#: m: a gaze tip left out of a solve's targets looks at the point this far along its axis (its
+#: line of sight held as it is at the seed).
+GAZE_HOLD_DISTANCE = 1.0
 
 
 def free_coordinate_is_angular(kind: int, column: int) -> bool:
@@ -163,7 +167,13 @@ class Problem:
         self.tips = tuple(tips)
         tip_frames = np.array([self._tip_frame[tip] for tip in self.tips], dtype=np.int64)
         tip_offsets = np.array([tasks[tip].offset for tip in self.tips], dtype=float).reshape(-1, 3)
-        tip_axes = np.array([_AXES[tasks[tip].axes] for tip in self.tips], dtype=np.int64)
+        tip_axes = np.array(
+            [kernels.GAZE if tasks[tip].kind == "gaze" else _AXES[tasks[tip].axes] for tip in self.tips],
+            dtype=np.int64,
+        )
+        gaze_axes = np.array([tasks[tip].axis or (0.0, 0.0, 0.0) for tip in self.tips], dtype=float)
+        #: The tips whose target is a point to look at (their tasks' kind ``'gaze'``).
+        self.gaze_tips = frozenset(tip for tip in self.tips if tasks[tip].kind == "gaze")
         self.reach = [
             (centre, radius + float(np.linalg.norm(offset)))
             for (centre, radius), offset in zip((self._reach[tip] for tip in self.tips), tip_offsets)
@@ -192,9 +202,12 @@ class Problem:
             path_starts=path_starts,
             path_coordinates=path_coordinates,
             row_bands=row_bands,
+            gaze_axes=gaze_axes.reshape(-1, 3),
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
+            if tip in self.gaze_tips:  # (a point to look at: no pose of the tip to look up)
+                continue
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
             if np.any(axes < 3):
                 spec += [(index, component) for component in range(3)]
@@ -305,14 +318,16 @@ class Problem:
             np.ascontiguousarray(q, dtype=float),
         )
 
-    def _evaluated(self, q: np.ndarray) -> tuple:
-        """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,): FK, the tips'
-        controlled points (slot ``POINTS``), ready for :func:`kernels.jacobian_at`."""
+    def _evaluated(self, q: np.ndarray, targets: np.ndarray | None = None) -> tuple:
+        """The kernels' workspace after :func:`kernels.evaluate` at ``q`` (nq,) toward ``targets``
+        (T, 4, 4; None: the base's origin): FK, the tips' controlled points (slot ``POINTS``),
+        ready for :func:`kernels.jacobian_at`."""
         space = self.kernels.evaluation_workspace(
             self.tree_arrays, self.task, np.int64(len(self.joints)), None
         )
         error, norms = np.empty(len(self.rows)), np.empty((len(self.tips), 2))
-        targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
+        if targets is None:
+            targets = np.repeat(np.eye(4)[None], len(self.tips), axis=0)
         self.kernels.evaluate(
             self.tree_arrays,
             self.task,
@@ -325,14 +340,39 @@ class Problem:
         )
         return space
 
+    def held_targets(self, q: np.ndarray) -> np.ndarray:
+        """The targets (T, 4, 4) that hold the tips where they are at ``q`` (nq,): each controlled
+        point's pose; for a gaze tip the point ``GAZE_HOLD_DISTANCE`` along its axis (it keeps
+        looking the way it looks)."""
+        points = self.points(q)
+        for index, tip in enumerate(self.tips):
+            if tip in self.gaze_tips:
+                axis = self.task[bundles.GAZE_AXES][index]
+                points[index, :3, 3] += GAZE_HOLD_DISTANCE * (points[index, :3, :3] @ axis)
+        return points
+
+    def check_gaze_targets(self, targets: np.ndarray, q: np.ndarray) -> None:
+        """Raise :class:`TargetError` naming the gaze tip whose target (``targets`` (T, 4, 4))
+        lies at its controlled point at ``q`` (nq,): no line of sight there."""
+        points = self.points(q)
+        for index, tip in enumerate(self.tips):
+            if tip in self.gaze_tips:
+                if np.linalg.norm(targets[index, :3, 3] - points[index, :3, 3]) < kernels.GAZE_MIN_DISTANCE:
+                    raise TargetError(
+                        f"gaze target for tip '{tip}' is at the tip's own point "
+                        f"{points[index, :3, 3].tolist()} [m]: there is no direction to look in"
+                    )
+
     def points(self, q: np.ndarray) -> np.ndarray:
         """Poses (T, 4, 4) ``T_base_point`` of each tip's controlled point at ``q`` (nq,)."""
         return self._evaluated(q)[bundles.POINTS].copy()
 
-    def jacobian(self, q: np.ndarray) -> np.ndarray:
-        """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)."""
+    def jacobian(self, q: np.ndarray, targets: np.ndarray | None = None) -> np.ndarray:
+        """The stacked, trimmed, weighted task Jacobian (m, nv) the solver inverts at ``q`` (nq,)
+        toward ``targets`` (T, 4, 4; what a gaze tip's rows and a banded row depend on; None: the
+        base's origin)."""
         jacobian = np.empty((len(self.rows), len(self.joints)))
-        self.kernels.jacobian_at(self.tree_arrays, self.task, self._evaluated(q), jacobian)
+        self.kernels.jacobian_at(self.tree_arrays, self.task, self._evaluated(q, targets), jacobian)
         return jacobian
 
     def random_configurations(self, center: np.ndarray, draws: np.ndarray) -> np.ndarray:

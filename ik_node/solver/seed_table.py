@@ -109,10 +109,14 @@ class SeedTable:
         """The leaves of a k-d tree over ``features`` (S, F): the entries' order (cell by cell)
         and the cells' first rows (C + 1, the last ``S``). A cell of more than ``CELL_ENTRIES``
         entries is split into two halves at the median of the feature whose values spread
-        widest in it (``np.argpartition``: deterministic, the order within a half arbitrary)."""
+        widest in it (``np.argpartition``: deterministic, the order within a half arbitrary).
+        Without features (tips that only look at points: gaze tasks) the cells are the entries
+        in their order, ``CELL_ENTRIES`` each: every entry as near as another."""
         order = np.arange(len(features))
         if len(features) == 0:
             return order, [0]
+        if features.shape[1] == 0:
+            return order, list(range(0, len(features), CELL_ENTRIES)) + [len(features)]
         pending, starts = [(0, len(features))], []
         while pending:
             start, stop = pending.pop()
