@@ -216,7 +216,7 @@ def test_solve_refuses_malformed_task_options_as_usage_errors(options, capsys):
     [
         (
             ["--task", "vq"],
-            "error: --task: unknown task 'vq'; use one of ['pose', 'position', 'orientation'] or",
+            "error: --task: unknown task 'vq'; use one of ['pose', 'position', 'orientation', 'gaze'] or",
         ),
         (["--task", "vz vz"], "error: --task: task 'vz vz' names vz more than once"),
         (["--offset", "0", "nan", "0"], "error: --offset: task offset must be 3 finite numbers x y z [m]"),

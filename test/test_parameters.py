@@ -374,7 +374,8 @@ def test_overridden_names_of_an_empty_odd_or_broken_params_file_are_none(tmp_pat
 
 
 def test_node_settings_is_one_field_per_node_parameter_plus_the_mappings():
-    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "tip_bands", "joint_weights", "rest_posture")
+    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "tip_bands", "tip_gaze_axes")
+    extra += ("joint_weights", "rest_posture")
     extra += ("obstacles",)
     extra += ("values",)
     assert NodeSettings.field_names() == tuple(spec.name for spec in NODE_PARAMETERS) + extra
@@ -561,9 +562,28 @@ def test_the_tip_parameters_default_to_the_full_pose_in_the_tip_s_axes_at_its_or
         "tip_task_axes.{}": "tip",
         "tip_offsets.{}": (0.0, 0.0, 0.0),
         "tip_bands.{}": (0.0,) * 6,
+        "tip_gaze_axes.{}": (0.0, 0.0, 1.0),
     }
-    task = TipTask()
-    assert (task.kind, task.axes, task.offset, task.bands) == tuple(defaults.values())
+    task, gaze = TipTask(), TipTask("gaze")
+    assert (task.kind, task.axes, task.offset, task.bands, gaze.axis) == tuple(defaults.values())
+
+
+@pytest.mark.parametrize(
+    "values, parameter",
+    [
+        ({"tip_gaze_axes.tool0": [0.0, 0.0, 0.0]}, "tip_gaze_axes.tool0"),
+        ({"tip_task_axes.tool0": "base"}, "tip_task_axes.tool0"),
+        ({"tip_bands.tool0": [0, 0, 0, 0.1, 0, 0]}, "tip_bands.tool0"),
+    ],
+)
+def test_a_gaze_the_tip_parameters_cannot_make_is_refused_naming_the_parameter(arm7, values, parameter):
+    from test_policy import settings_for
+
+    from ik_node.decisions.planning import plan_model
+
+    settings = settings_for(arm7, **{"tip_tasks.tool0": "gaze", **values})
+    with pytest.raises(IKNodeError, match=rf"^parameter {parameter} \(with tip_tasks.tool0 'gaze'\): "):
+        plan_model(arm7, settings)
 
 
 def test_a_tip_band_the_task_cannot_take_is_refused_naming_the_parameter(arm7):

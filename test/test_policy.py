@@ -72,6 +72,7 @@ def test_the_typed_record_has_a_field_per_node_parameter():
         "tip_task_axes",
         "tip_offsets",
         "tip_bands",
+        "tip_gaze_axes",
         "joint_weights",
         "rest_posture",
         "obstacles",

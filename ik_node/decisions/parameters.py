@@ -319,6 +319,9 @@ TIP_PARAMETERS = (
           "the axes of tip_task_axes: a goal is met anywhere within +- them (0: exactly; pi on a rotation "
           "axis frees it, e.g. [0, 0, 0, 0, 0, 3.1416] for a tool symmetric about its z); only on axes "
           "tip_tasks controls", "m or rad", size=6),
+    _spec("tip_gaze_axes.{}", "double_array", (0.0, 0.0, 1.0), "for tip_tasks 'gaze': the tip's axis x y z "
+          "in its own frame, from its controlled point, that points at the goal's point (default z: a camera "
+          "optical frame's optical axis)", "", size=3),
 )  # fmt: skip
 
 #: The size values each obstacle type takes, in order [m].
@@ -442,6 +445,8 @@ class NodeSettings:
     tip_offsets: Mapping[str, tuple[float, float, float]]
     #: ``{tip: (vx, vy, vz, wx, wy, wz)}`` [m, rad] from ``tip_bands.<tip>``.
     tip_bands: Mapping[str, tuple[float, ...]]
+    #: ``{tip: (x, y, z)}`` (tip axes) from ``tip_gaze_axes.<tip>``.
+    tip_gaze_axes: Mapping[str, tuple[float, float, float]]
     #: ``{joint: weight}``, ``{joint: rest value}`` from ``joint_weights.<joint>``,
     #: ``rest_posture.<joint>`` (joints declared so far).
     joint_weights: Mapping[str, float]
@@ -468,6 +473,7 @@ class NodeSettings:
             tip_task_axes=per("tip_task_axes."),
             tip_offsets={tip: tuple(float(x) for x in offset) for tip, offset in per("tip_offsets.").items()},
             tip_bands={tip: tuple(float(x) for x in bands) for tip, bands in per("tip_bands.").items()},
+            tip_gaze_axes={tip: tuple(float(x) for x in axis) for tip, axis in per("tip_gaze_axes.").items()},
             joint_weights=per("joint_weights."),
             rest_posture=per("rest_posture."),
             obstacles=parameter_obstacles(values),

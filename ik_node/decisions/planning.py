@@ -193,17 +193,29 @@ def plan_model(
 
 
 def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
-    """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes``, ``tip_offsets`` and
-    ``tip_bands`` parameters (each checked by its spec: a refusal names the parameter)."""
+    """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes``, ``tip_offsets``,
+    ``tip_bands`` and (for a gaze) ``tip_gaze_axes`` parameters (each checked by its spec: a
+    refusal names the parameter)."""
     values = {
         f"tip_tasks.{tip}": settings.tip_tasks.get(tip, "pose"),
         f"tip_task_axes.{tip}": settings.tip_task_axes.get(tip, "tip"),
         f"tip_offsets.{tip}": settings.tip_offsets.get(tip, (0.0, 0.0, 0.0)),
         f"tip_bands.{tip}": settings.tip_bands.get(tip, (0.0,) * 6),
+        f"tip_gaze_axes.{tip}": settings.tip_gaze_axes.get(tip, (0.0, 0.0, 1.0)),
     }
     for name, value in values.items():
         spec_of(name).check(name, value)
-    kind, axes, offset, bands = values.values()
+    kind, axes, offset, bands, gaze_axis = values.values()
+    if kind == "gaze":  # (each of its parameters alone, so that a refusal names the one at fault)
+        for name, task in (
+            (f"tip_gaze_axes.{tip}", {"axis": gaze_axis}),
+            (f"tip_task_axes.{tip}", {"axes": axes}),
+            (f"tip_bands.{tip}", {"bands": bands}),
+        ):
+            try:
+                TipTask("gaze", **task)
+            except IKNodeError as error:
+                raise IKNodeError(f"parameter {name} (with tip_tasks.{tip} 'gaze'): {error}") from None
     try:
         return TipTask(
             kind,
@@ -212,6 +224,7 @@ def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
             axes=axes,
             offset=offset,
             bands=bands,
+            axis=gaze_axis if kind == "gaze" else None,
         )
     except IKNodeError as error:  # (a band the task cannot take: on an axis it leaves out, past pi)
         raise IKNodeError(f"parameter tip_bands.{tip} (with tip_tasks.{tip} '{kind}'): {error}") from None

@@ -161,6 +161,13 @@ class IKPolicy:
             )
         if not model_state.ready and model_state.solver_error:
             return refusal(request, model_state.solver_error, "no_solver")
+        kind = model_state.settings.tip_tasks.get(request.tip, "pose")
+        if request.point and kind != "gaze":
+            return refusal(
+                request,
+                f"goal for '{request.tip}' refused: a point goal (target_point) is for a gaze task, and "
+                f"tip_tasks.{request.tip} is '{kind}' (send a pose on target_pose, or set it to 'gaze')",
+            )
         if not model_state.ready:
             self.pending[request.tip] = request
             why = (

@@ -20,13 +20,15 @@ __all__ = ["Command", "GoalRequest", "Reply", "Status", "refusal"]
 @dataclass
 class GoalRequest:
     """A goal as it arrived: ``pose`` (4x4) in ``frame`` ('' = the base), ``stamp`` (when the
-    pose was valid, for tf2; opaque here) and ``header`` (what the status echoes)."""
+    pose was valid, for tf2; opaque here) and ``header`` (what the status echoes); ``point``: a
+    point to look at (``~/target_point``: the pose's position, for a gaze tip only)."""
 
     tip: str
     pose: np.ndarray | None
     frame: str = ""
     stamp: object = None
     header: object = None
+    point: bool = False
 
 
 @dataclass

@@ -6,7 +6,8 @@ seeds, readiness, pause, tracking steps) and :mod:`ik_node.ros.messages` (every 
 
 Topics (``~`` is the node's name; all remappable):
 
-* in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), best effort (it matches
+* in: ``~/target_pose`` (one tip) or ``~/<tip>/target_pose`` (several), and for a gaze tip the
+  point to look at on ``~/target_point`` or ``~/<tip>/target_point``, best effort (it matches
   reliable and best-effort publishers), depth 1 so the latest goal wins; in track mode
   ``~/delta_twist_cmds`` (``TwistStamped``) and ``~/delta_joint_cmds`` (``control_msgs/JointJog``
   where importable), the same QoS (:mod:`ik_node.ros.node_streams`); ``/joint_states`` (the
@@ -47,7 +48,7 @@ import time
 import warnings
 
 import rclpy
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PointStamped, Pose, PoseStamped
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -124,9 +125,18 @@ class IKNode(Node):
         self.create_subscription(String, "/robot_description_semantic", self._on_semantic, LATCHED_QOS)
         self.create_subscription(JointState, "/joint_states", self._on_joint_state, 10)
         for tip in tips:
-            topic = "~/target_pose" if len(tips) == 1 else f"~/{tip}/target_pose"
+            prefix = "~/" if len(tips) == 1 else f"~/{tip}/"
             self.create_subscription(
-                PoseStamped, topic, lambda message, tip=tip: self._on_goal(tip, message), GOAL_QOS
+                PoseStamped,
+                prefix + "target_pose",
+                lambda message, tip=tip: self._on_goal(tip, message),
+                GOAL_QOS,
+            )
+            self.create_subscription(
+                PointStamped,
+                prefix + "target_point",
+                lambda message, tip=tip: self._on_point_goal(tip, message),
+                GOAL_QOS,
             )
         self._rate_timers = []
         self._reset_timers()
@@ -327,13 +337,17 @@ class IKNode(Node):
     def _on_goal(self, tip: str, message: PoseStamped) -> None:
         self._receive_goal(tip, message.pose, message.header)
 
-    def _receive_goal(self, tip: str, pose, header) -> None:
+    def _on_point_goal(self, tip: str, message: PointStamped) -> None:
+        """A point for a gaze tip to look at: the goal is the pose at that point (no rotation)."""
+        self._receive_goal(tip, Pose(position=message.point), message.header, point=True)
+
+    def _receive_goal(self, tip: str, pose, header, point: bool = False) -> None:
         """A goal from a topic or a goal marker: ``pose`` (``geometry_msgs/Pose``) in
-        ``header.frame_id``."""
+        ``header.frame_id`` (``point``: a point to look at, from ``target_point``)."""
         try:
-            request = GoalRequest(tip, pose_from_message(pose), header.frame_id, header.stamp, header)
+            request = GoalRequest(tip, pose_from_message(pose), header.frame_id, header.stamp, header, point)
         except IKNodeError as error:
-            request = GoalRequest(tip, None, header.frame_id, header.stamp, header)
+            request = GoalRequest(tip, None, header.frame_id, header.stamp, header, point)
             self._handle(refusal(request, f"goal for '{tip}' refused: {error}"))
             return
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
