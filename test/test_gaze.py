@@ -176,6 +176,20 @@ def test_a_gaze_beside_a_pose_task_and_a_gaze_left_out_holds_its_line_of_sight(m
         assert look_angle(fk(dict(zip(solver.joint_names, q)), "camera_link"), (1, 0, 0), point) <= ANGLE
 
 
+def test_solve_all_of_a_gaze_returns_looks_found_by_restarts(arm6):
+    """A gaze has no closed form (a manifold of answers, not a set): ``solve_all`` returns the
+    distinct answers its restarts found (``complete=False``), each looking at the point by an
+    independent FK, within the limits."""
+    solver = IKSolver(arm6, "base_link", ["tool0"], tasks={"tool0": TipTask("gaze")})
+    fk = IndependentFK(URDF_DIR / "arm6.urdf", arm6)
+    point = np.array([0.5, 0.2, 0.3])
+    found = solver.solve_all(point, timeout=0.02)
+    assert found.success and not found.complete and len(found.q) > 1
+    for q in found.q:
+        assert within_limits(solver, q)
+        assert look_angle(fk(dict(zip(solver.joint_names, q)), "tool0"), (0, 0, 1), point) <= ANGLE
+
+
 def test_a_free_floating_humanoid_looks_at_a_point_standing_with_its_hands_placed():
     """The bundled humanoid, free-floating: feet and hands at poses and the head's x axis at a
     point, all from one random configuration (so every goal can be met), no seed (the base placed

@@ -40,7 +40,7 @@ from ..compiled.subproblems import FREE, LEAST_SQUARES
 from ..errors import IKNodeError, UnknownJointError
 from . import kernels
 from .closed_form import Branches, ClosedForm, branch_labels, decompose
-from .inputs import c_array, check_pose, check_seconds, pose_matrix, seed_vector
+from .inputs import c_array, check_pose, check_seconds, point_target, pose_matrix, seed_vector
 from .results import IKResult, IKSolutions, outcome_reason
 
 __all__ = [
@@ -409,7 +409,7 @@ def solve_all(solver, targets, seed=None, timeout: float = 0.05, locked: Mapping
     if exact is not None:
         return exact.solve(solver, tip, pose, seed, start)
     closed = chain_closed_form(solver, key, reference)
-    target = check_pose(tip, pose)
+    target = check_pose(tip, point_target(tip, pose) if tip in solver.problem.gaze_tips else pose)
     if target.ndim != 2:
         raise IKNodeError(f"solve_all takes one target for tip '{tip}', got shape {target.shape}")
     if closed is None:
