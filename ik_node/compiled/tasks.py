@@ -38,7 +38,7 @@ from .spatial import forward_kinematics, point_jacobian, point_pose
 #: What :func:`check_poses` finds first.
 POSE_OK, POSE_NOT_FINITE, POSE_TOO_FAR, POSE_NOT_RIGID = 0, 1, 2, 3
 #: [m]: a gaze target nearer its tip's controlled point than this has no direction (never met: see
-#: :func:`gaze_error`; ``IKSolver.solve`` refuses such a target at the seed).
+#: :func:`gaze_error`; ``IKSolver.solve`` says so when it fails from a seed where the tip is there).
 GAZE_MIN_DISTANCE = 1e-9
 
 

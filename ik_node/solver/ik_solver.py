@@ -245,8 +245,11 @@ class IKSolver:
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         placed = seed is None and self._base_placement is not None
         seed = seed_vector(seed, self.tree, self.rest_posture)
-        if type(targets) is np.ndarray and targets.shape == (4, 4) and len(self.tip_links) == 1:
+        if type(targets) is np.ndarray and len(self.tip_links) == 1 and targets.shape == (4, 4):
             target_poses = targets[None]  # (its values: the search checks)
+        elif type(targets) is np.ndarray and targets.shape == (3,) and problem.gaze_tips:
+            target_poses = np.eye(4)[None]  # (one gaze tip's point; its values: the search checks)
+            target_poses[0, :3, 3] = targets
         else:
             held: list = []  # (the seed's tip poses, computed only if a tip is left out)
 
@@ -258,8 +261,6 @@ class IKSolver:
             target_poses = stack_targets(
                 self.tip_links, targets, held_pose, kernel_set.check_poses, problem.gaze_tips
             )
-            if problem.gaze_tips:
-                problem.check_gaze_targets(target_poses, self._seed_in_limits(seed))
         if placed:  # no seed: the rest posture carried onto the targets by its free base
             seed = self._base_placement.seed(target_poses, problem)
             if seed is None:  # (turned little: the first attempt carries it)
@@ -271,7 +272,9 @@ class IKSolver:
             found = core.search(target_poses, seed, deadline)
         outcome, errors = found.outcome, found.errors
         if outcome == kernels.TARGET_NOT_USABLE:
-            check_pose(self.tip_links[0], targets, kernel_set.check_poses)  # raises, saying why
+            check_pose(self.tip_links[0], target_poses[0], kernel_set.check_poses)  # raises, saying why
+        if outcome != kernels.CONVERGED and problem.gaze_tips:  # (a point it could not look at)
+            problem.check_gaze_targets(target_poses, self._seed_in_limits(seed))
         if outcome == kernels.SEED_NOT_FINITE:
             self.tree.joint_vector(seed, what="seed")  # raises, naming the joints
         if len(errors) == 1:  # (one tip, the common case: no max over tips, one dict entry)

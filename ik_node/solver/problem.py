@@ -353,7 +353,8 @@ class Problem:
 
     def check_gaze_targets(self, targets: np.ndarray, q: np.ndarray) -> None:
         """Raise :class:`TargetError` naming the gaze tip whose target (``targets`` (T, 4, 4))
-        lies at its controlled point at ``q`` (nq,): no line of sight there."""
+        lies at its controlled point at ``q`` (nq,): no line of sight there (asked after a solve
+        from ``q`` failed: a tip that moves away from the point may still look at it)."""
         points = self.points(q)
         for index, tip in enumerate(self.tips):
             if tip in self.gaze_tips:
