@@ -224,8 +224,9 @@ class IKSolver:
         """Find ``q`` within the limits bringing each tip to its target (4x4 ``T_base_tip``).
 
         ``targets``: ``{tip: 4x4}`` (a bare 4x4 when there is one tip; tips left out are held at
-        their pose at the seed). ``seed``: start configuration (array or ``{joint: value}``;
-        default: the rest posture); values outside the limits are clipped into them.
+        their pose at the seed); a gaze tip's is a point x y z [m] (:class:`~.options.TipTask`).
+        ``seed``: start configuration (array or ``{joint: value}``; default: the rest posture);
+        values outside the limits are clipped into them.
         ``timeout``: time budget [s] (None: only ``max_iterations``/``max_attempts``).
         Raises :class:`~ik_node.errors.TargetError` for unusable input; an unreachable goal is
         not an error: the best configuration found comes back with ``success=False``.
@@ -245,9 +246,10 @@ class IKSolver:
         deadline = kernels.NO_DEADLINE if budget < 0 else time.monotonic_ns() + budget
         placed = seed is None and self._base_placement is not None
         seed = seed_vector(seed, self.tree, self.rest_posture)
-        if type(targets) is np.ndarray and len(self.tip_links) == 1 and targets.shape == (4, 4):
+        one_array = type(targets) is np.ndarray and len(self.tip_links) == 1
+        if one_array and targets.shape == (4, 4):
             target_poses = targets[None]  # (its values: the search checks)
-        elif type(targets) is np.ndarray and targets.shape == (3,) and problem.gaze_tips:
+        elif one_array and targets.shape == (3,) and problem.gaze_tips:
             target_poses = np.eye(4)[None]  # (one gaze tip's point; its values: the search checks)
             target_poses[0, :3, 3] = targets
         else:
