@@ -11,14 +11,16 @@ the solver's collision task). Each layout is one ordered list of slot constants 
   ``spatial``) and, per tangent coordinate, the configuration index of a 1-DOF joint's value (-1:
   a coordinate of a multi-DOF joint, which has no limits).
 * ``task`` (``TIP_FRAMES``, ``TIP_OFFSETS``, ``TIP_AXIS_KINDS``, ``ROWS``, ``ROW_WEIGHTS``,
-  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``, ``ROW_BANDS``, ``GAZE_AXES``): what to
-  reach. Per tip its pose index, the controlled point (3,) [m, tip axes], ``TIP_AXES``,
-  ``BASE_AXES`` or ``GAZE`` (the tip's axis pointing at a target point); per task row
+  ``TOLERANCES``, ``PATH_STARTS``, ``PATH_COORDINATES``, ``ROW_BANDS``, ``GAZE_AXES``,
+  ``RELATIVE_TO``): what to reach. Per tip its pose index, the controlled point (3,) [m, tip
+  axes], ``TIP_AXES``, ``BASE_AXES`` or ``GAZE`` (the tip's axis pointing at a target point); per
+  task row
   its tip and axis 0-5 of ``[v; w]``, its weight; per tip the position [m] and orientation [rad]
   tolerances; the tangent coordinates that move tip ``t`` (those on its path from the base) are
   ``path_coordinates[path_starts[t]:path_starts[t + 1]]``; per task row the half-width of its
   tolerance band [m or rad] (0: a point target); per tip the unit axis (3,) [tip axes] a gaze
-  tip points at its target (zeros for the other tips).
+  tip points at its target (zeros for the other tips), and the index of the tip whose
+  controlled point's frame its target is in (-1: the base's).
 * ``joints`` (nv, ``JOINT_COLUMNS``), per tangent coordinate: ``LOWER``, ``UPPER`` [rad or m;
   infinite for multi-DOF coordinates], ``WEIGHT`` (0 locks), ``REST``, ``SAMPLE_LOWER`` and
   ``SAMPLE_UPPER`` (restart sampling bounds; for multi-DOF coordinates a box around the seed),
@@ -100,8 +102,8 @@ FRAMES, FRAME_LINKS, SPANS, COORDINATES = range(4)
 #: (CSR) over the tips.
 (
     TIP_FRAMES, TIP_OFFSETS, TIP_AXIS_KINDS, ROWS, ROW_WEIGHTS, TOLERANCES, PATH_STARTS, PATH_COORDINATES,
-    ROW_BANDS, GAZE_AXES,
-) = range(10)  # fmt: skip
+    ROW_BANDS, GAZE_AXES, RELATIVE_TO,
+) = range(11)  # fmt: skip
 #: Slots of ``table`` (:func:`table_bundle`): the seed table and its index, then the tips' limbs.
 (
     FEATURE_SPEC, FEATURE_SCALE, TABLE_Q, BLOCKED_FEATURES, TABLE_SPACING, BLOCKED_CENTROIDS, CELL_STARTS,
@@ -122,8 +124,9 @@ MIN_DAMPING, MAX_ITERATIONS, MAX_ATTEMPTS, RANDOM_SEED, MAX_JOINT_MOVE = range(5
 #: Slots of an evaluation's work space (``tasks.evaluation_workspace``): poses (F, 4, 4), the
 #: tips' controlled points (T, 4, 4), Jacobian blocks (T, 6, nv), full errors (T, 6), a relative
 #: rotation (3, 3), the collision pairs' contact work space (``CONTACT_*`` below), the gaze tips'
-#: row bases (T, 7: ``b1``, ``b2``, ``1 / distance``; see ``tasks.gaze_error``).
-POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT, GAZE_BASES = range(7)
+#: row bases (T, 7: ``b1``, ``b2``, ``1 / distance``; see ``tasks.gaze_error``), the relative tips'
+#: controlled points in their reference's frame (T, 4, 4; see ``tasks.relative_points``).
+POSES, POINTS, BLOCKS, FULL_ERRORS, RELATIVE, CONTACT, GAZE_BASES, RELATIVE_POINTS = range(8)
 #: Slots of a contact work space (``contacts.contact_workspace``): the float buffer and the near
 #: pairs' indices (K,); the buffer's first two values: the near pairs' count and the penetration [m].
 CONTACT_BUFFER, NEAR_PAIRS = range(2)
@@ -198,12 +201,12 @@ def tree_bundle(*, frames, frame_links, spans, coordinates) -> tuple:
 
 def task_bundle(
     *, tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
-    row_bands, gaze_axes,
+    row_bands, gaze_axes, relative_to,
 ) -> tuple:  # fmt: skip
     """``task``, its slots in order."""
     return (
         tip_frames, tip_offsets, tip_axis_kinds, rows, row_weights, tolerances, path_starts, path_coordinates,
-        row_bands, gaze_axes,
+        row_bands, gaze_axes, relative_to,
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .bundles import FRAME_LINKS, FRAMES, GAZE, POINTS, POSES, ROWS, TIP_AXIS_KINDS
+from .bundles import FRAME_LINKS, FRAMES, GAZE, POINTS, POSES, RELATIVE_TO, ROWS, TIP_AXIS_KINDS
 from .jit import allocating_kernel, inner_kernel, kernel
 from .spatial import FLOATING, JOINT_TYPE, PARENT, Q_INDEX, ROTATION, TRANSLATION, forward_kinematics
 from .tasks import tip_points
@@ -103,11 +103,12 @@ def tip_anchors(points, task, frames, root, out):
     ``T_base_tip``) seen from the floating joint's origin frame ``C`` (frame row ``root``: ``C^-1
     x = R_C^T (x - t_C)``): per tip its position, and where its task controls the rotation (a
     row with axis >= 3) the three points ``ANCHOR_ARM`` along its axes; none of a gaze tip (its
-    target is a point to look at, not a place to be)."""
-    rows, kinds = task[ROWS], task[TIP_AXIS_KINDS]
+    target is a point to look at, not a place to be) or a relative one (its target is in another
+    tip's frame)."""
+    rows, kinds, relative_to = task[ROWS], task[TIP_AXIS_KINDS], task[RELATIVE_TO]
     count = 0
     for tip in range(points.shape[0]):
-        if kinds[tip] == GAZE:
+        if kinds[tip] == GAZE or relative_to[tip] >= 0:
             continue
         rotating = False
         for r in range(rows.shape[0]):
@@ -143,7 +144,7 @@ def place_free_base(tree, task, targets, space, fit_space, q):
     forward_kinematics(frames, frame_links, q, poses)
     tip_points(poses, task, points)
     count = tip_anchors(points, task, frames, root, anchors[0])
-    if count == 0:  # (gaze tips only: nothing to place the base by)
+    if count == 0:  # (gaze or relative tips only: nothing to place the base by)
         return 1.0
     tip_anchors(targets, task, frames, root, anchors[1])
     x, y, z, w, tx, ty, tz = rigid_fit(anchors[0, :count], anchors[1, :count], fit_space[HORN])

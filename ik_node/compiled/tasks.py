@@ -22,6 +22,8 @@ from .bundles import (
     POINTS,
     POSES,
     RELATIVE,
+    RELATIVE_POINTS,
+    RELATIVE_TO,
     ROW_BANDS,
     ROW_WEIGHTS,
     ROWS,
@@ -114,23 +116,73 @@ def gaze_rows(basis, block):
         block[4, j] = basis[3] * w0 + basis[4] * w1 + basis[5] * w2 + inverse * along_b1
 
 
+@inner_kernel
+def seen_from(frame, pose, out):
+    """``frame^-1 pose`` (4, 4 each; rigid) into ``out``: ``[R_f^T R, R_f^T (p - p_f)]``."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = frame[0, i] * pose[0, j] + frame[1, i] * pose[1, j] + frame[2, i] * pose[2, j]
+        out[i, 3] = (
+            frame[0, i] * (pose[0, 3] - frame[0, 3])
+            + frame[1, i] * (pose[1, 3] - frame[1, 3])
+            + frame[2, i] * (pose[2, 3] - frame[2, 3])
+        )
+        out[3, i] = 0.0
+    out[3, 3] = 1.0
+
+
+@inner_kernel
+def relative_block(point, reference_point, reference_block, reference_mixed, block):
+    """A relative tip's Jacobian (6, nv) into ``block``, which holds its mixed one at its controlled
+    point ``point`` (``T_base_a``): the body twist of ``T_b^-1 T_a`` in ``a``'s axes, ``[R_a^T (v_a
+    - v_b - w_b x (p_a - p_b)); R_a^T (w_a - w_b)]`` (``v``: points' velocities, ``w``: angular
+    velocities, base axes), its reference ``b`` at ``reference_point`` with ``reference_block``:
+    mixed where ``reference_mixed``, else body (rotated here by ``R_b``)."""
+    rx = point[0, 3] - reference_point[0, 3]
+    ry = point[1, 3] - reference_point[1, 3]
+    rz = point[2, 3] - reference_point[2, 3]
+    for j in range(block.shape[1]):
+        b0, b1, b2 = reference_block[0, j], reference_block[1, j], reference_block[2, j]
+        b3, b4, b5 = reference_block[3, j], reference_block[4, j], reference_block[5, j]
+        if not reference_mixed:
+            b0, b1, b2, b3, b4, b5 = (
+                reference_point[0, 0] * b0 + reference_point[0, 1] * b1 + reference_point[0, 2] * b2,
+                reference_point[1, 0] * b0 + reference_point[1, 1] * b1 + reference_point[1, 2] * b2,
+                reference_point[2, 0] * b0 + reference_point[2, 1] * b1 + reference_point[2, 2] * b2,
+                reference_point[0, 0] * b3 + reference_point[0, 1] * b4 + reference_point[0, 2] * b5,
+                reference_point[1, 0] * b3 + reference_point[1, 1] * b4 + reference_point[1, 2] * b5,
+                reference_point[2, 0] * b3 + reference_point[2, 1] * b4 + reference_point[2, 2] * b5,
+            )
+        v0 = block[0, j] - b0 - (b4 * rz - b5 * ry)
+        v1 = block[1, j] - b1 - (b5 * rx - b3 * rz)
+        v2 = block[2, j] - b2 - (b3 * ry - b4 * rx)
+        w0, w1, w2 = block[3, j] - b3, block[4, j] - b4, block[5, j] - b5
+        for i in range(3):
+            block[i, j] = point[0, i] * v0 + point[1, i] * v1 + point[2, i] * v2
+            block[3 + i, j] = point[0, i] * w0 + point[1, i] * w1 + point[2, i] * w2
+
+
 @kernel
 def task_jacobian(tree, task, poses, points, gaze_bases, blocks, jacobian):
     """Stacked task Jacobian (m, nv): row ``r`` is ``w_r`` times row ``axis_r`` of its tip's
     Jacobian at the controlled point ``points`` (T, 4, 4), body or mixed as the tip's axes say
     (:func:`point_jacobian`); a gaze tip's rows 3 and 4 are its :func:`gaze_rows` on the bases
-    ``gaze_bases`` (T, 7) :func:`gaze_error` left. ``blocks`` (T, 6, nv) is work space (left
-    holding each tip's)."""
+    ``gaze_bases`` (T, 7) :func:`gaze_error` left; a relative tip's, :func:`relative_block`.
+    ``blocks`` (T, 6, nv) is work space (left holding each tip's)."""
     frames, frame_links = tree[FRAMES], tree[FRAME_LINKS]
-    tip_frames, tip_axes, rows, row_weights = (
-        task[TIP_FRAMES], task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS]
+    tip_frames, tip_axes, rows, row_weights, relative_to = (
+        task[TIP_FRAMES], task[TIP_AXIS_KINDS], task[ROWS], task[ROW_WEIGHTS], task[RELATIVE_TO]
     )  # fmt: skip
-    for tip in range(tip_frames.shape[0]):
-        point_jacobian(
-            frames, frame_links, poses, tip_frames[tip], points[tip], tip_axes[tip] == BASE_AXES, blocks[tip]
-        )
+    tips = tip_frames.shape[0]
+    for tip in range(tips):
+        mixed = tip_axes[tip] == BASE_AXES or relative_to[tip] >= 0
+        point_jacobian(frames, frame_links, poses, tip_frames[tip], points[tip], mixed, blocks[tip])
         if tip_axes[tip] == GAZE:
             gaze_rows(gaze_bases[tip], blocks[tip])
+    for tip in range(tips):  # (after every block: a reference's is its own, never relative)
+        if relative_to[tip] >= 0:
+            at = relative_to[tip]
+            relative_block(points[tip], points[at], blocks[at], tip_axes[at] == BASE_AXES, blocks[tip])
     for r in range(rows.shape[0]):
         block_row = blocks[rows[r, 0], rows[r, 1]]
         for j in range(jacobian.shape[1]):
@@ -138,7 +190,7 @@ def task_jacobian(tree, task, poses, points, gaze_bases, blocks, jacobian):
 
 
 @inner_kernel
-def task_error(points, targets, task, error, norms, full, relative, gaze_bases):
+def task_error(points, targets, task, error, norms, full, relative, gaze_bases, relative_poses):
     """Stacked weighted error (m,) and per-tip error norms (T, 2) (position [m], orientation
     [rad], over the controlled rows, unweighted) of the controlled points ``points`` (T, 4, 4).
 
@@ -147,18 +199,24 @@ def task_error(points, targets, task, error, norms, full, relative, gaze_bases):
     tolerance band ``b`` (``ROW_BANDS``) counts only what lies beyond it: ``e - clip(e, -b, b)``
     (zero inside the band, as a limit row that is not active). ``full`` (T, 6: the errors before
     the bands, for :func:`jacobian_at`) and ``relative`` (3, 3) are work space. A gaze tip's
-    error is :func:`gaze_error`'s, its row bases into ``gaze_bases`` (T, 7)."""
-    tip_axes, rows, row_weights, row_bands, gaze_axes = (
+    error is :func:`gaze_error`'s, its row bases into ``gaze_bases`` (T, 7); a relative tip's
+    (``RELATIVE_TO``) is its controlled point's in its reference's frame, ``T_ref^-1 T_tip``
+    (into ``relative_poses`` (T, 4, 4)), toward its target in that frame."""
+    tip_axes, rows, row_weights, row_bands, gaze_axes, relative_to = (
         task[TIP_AXIS_KINDS],
         task[ROWS],
         task[ROW_WEIGHTS],
         task[ROW_BANDS],
         task[GAZE_AXES],
+        task[RELATIVE_TO],
     )
     tips = points.shape[0]
     for tip in range(tips):
         pose = points[tip]
         target = targets[tip]
+        if relative_to[tip] >= 0:
+            pose = relative_poses[tip]
+            seen_from(points[relative_to[tip]], points[tip], pose)
         if tip_axes[tip] == GAZE:
             gaze_error(pose, target, gaze_axes[tip], full[tip], gaze_bases[tip])
             continue
@@ -199,8 +257,8 @@ def task_error(points, targets, task, error, norms, full, relative, gaze_bases):
 def evaluation_workspace(tree, task, dof, collision):
     """Work arrays of :func:`evaluate` and :func:`task_jacobian`, made once per attempt: (poses
     (F, 4, 4), points (T, 4, 4), blocks (T, 6, nv), full (T, 6), relative (3, 3), the collision
-    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`, gaze bases (T, 7)): slots
-    ``POSES`` ... ``GAZE_BASES`` of :mod:`.bundles`."""
+    pairs' :func:`~ik_node.compiled.contacts.contact_workspace`, gaze bases (T, 7), relative poses
+    (T, 4, 4)): slots ``POSES`` ... ``RELATIVE_POINTS`` of :mod:`.bundles`."""
     tips = task[TIP_FRAMES].shape[0]
     return (
         np.empty((tree[FRAMES].shape[0] + 1, 4, 4)),  # POSES
@@ -210,6 +268,7 @@ def evaluation_workspace(tree, task, dof, collision):
         np.empty((3, 3)),  # RELATIVE
         contact_workspace(collision),  # CONTACT
         np.zeros((tips, 7)),  # GAZE_BASES
+        np.zeros((tips, 4, 4)),  # RELATIVE_POINTS
     )
 
 
@@ -220,7 +279,7 @@ def evaluate_task(tree, task, targets, q, space, error, norms):
     poses, points, full, relative = space[POSES], space[POINTS], space[FULL_ERRORS], space[RELATIVE]
     forward_kinematics(tree[FRAMES], tree[FRAME_LINKS], q, poses)
     tip_points(poses, task, points)
-    task_error(points, targets, task, error, norms, full, relative, space[GAZE_BASES])
+    task_error(points, targets, task, error, norms, full, relative, space[GAZE_BASES], space[RELATIVE_POINTS])
 
 
 @inline_kernel

@@ -176,10 +176,11 @@ def plan_cartesian_path(
     max_angle = max_step / 0.1 if max_angle is None else max_angle
     if not (math.isfinite(max_angle) and max_angle > 0.0):
         raise IKNodeError(f"max_angle must be a positive number [rad], got {max_angle}")
-    if solver.problem.gaze_tips:
+    beyond_poses = sorted(solver.problem.gaze_tips | set(solver.problem.relative_tips))
+    if beyond_poses:
         raise IKNodeError(
-            f"a straight-line path moves tips along poses; tips {sorted(solver.problem.gaze_tips)} have gaze "
-            "tasks (a point to look at): solve each look with solve()"
+            f"a straight-line path moves tips along poses in the base frame; tips {beyond_poses} have gaze "
+            "or relative tasks: solve each goal with solve()"
         )
     tree = solver.tree
     q = tree.normalized(tree.joint_vector(solver.rest_posture if seed is None else seed))

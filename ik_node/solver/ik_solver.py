@@ -117,11 +117,11 @@ class IKSolver:
         self.tasks = resolve_tasks(
             self.tip_links, options.tasks or {}, options.position_tolerance, options.orientation_tolerance
         )
-        gazing = [tip for tip, task in self.tasks.items() if task.kind == "gaze"]
-        if gazing and options.method == "ccd":
+        beyond_poses = [tip for tip, task in self.tasks.items() if task.kind == "gaze" or task.relative_to]
+        if beyond_poses and options.method == "ccd":
             raise IKNodeError(
-                f"method 'ccd' turns joints toward tip poses; the gaze tasks of tips {gazing} need a "
-                "Jacobian method: 'dls', 'pinv' or 'transpose'"
+                f"method 'ccd' turns joints toward tip poses in the base frame; the gaze or relative tasks "
+                f"of tips {beyond_poses} need a Jacobian method: 'dls', 'pinv' or 'transpose'"
             )
         problem = Problem(
             self.tree,
@@ -134,6 +134,9 @@ class IKSolver:
             self.posture_gains,
         )
         self._base_placement = BasePlacement.for_problem(problem, self.rest_posture)
+        #: Whether tips out of reach let the others go first (not with CCD, nor with relative tasks,
+        #: whose reference a split could leave out).
+        self._prioritised = options.method != "ccd" and not problem.relative_tips
         self.collision_task: CollisionTask | None = None
         if options.self_collision or options.obstacles:
             self.collision_task = CollisionTask(
@@ -268,7 +271,7 @@ class IKSolver:
             if seed is None:  # (turned little: the first attempt carries it)
                 seed = self.rest_posture
         out_of_reach = problem.tips_out_of_reach(target_poses) if len(self.tip_links) > 1 else []
-        if out_of_reach and len(out_of_reach) < len(self.tip_links) and self.options.method != "ccd":
+        if out_of_reach and len(out_of_reach) < len(self.tip_links) and self._prioritised:
             found, out_of_reach = solve_prioritised(core, target_poses, seed, deadline, out_of_reach)
         else:
             found = core.search(target_poses, seed, deadline)

@@ -133,13 +133,31 @@ def resolve_tasks(
     tips: Sequence[str], tasks: Mapping, position_tolerance: float, orientation_tolerance: float
 ):
     """``{tip: TipTask}`` for every tip: a kind becomes a task with the default tolerances
-    (an invalid one refused naming the tip), tips left out control the full pose."""
+    (an invalid one refused naming the tip), tips left out control the full pose; a task
+    ``relative_to`` a tip that is not another of ``tips`` with a task of its own (neither
+    relative nor a gaze) refused naming both."""
     for tip in tasks:
         if tip not in tips:
             raise UnknownLinkError(tip, tips, what="tip in tasks")
-    return {
+    resolved = {
         tip: tip_task(tip, tasks.get(tip, "pose"), position_tolerance, orientation_tolerance) for tip in tips
     }
+    for tip, task in resolved.items():
+        other = task.relative_to
+        if other is None:
+            continue
+        if other == tip:
+            raise IKNodeError(f"task for tip '{tip}' is relative_to itself: name another tip of {list(tips)}")
+        if other not in tips:
+            raise UnknownLinkError(other, tips, what=f"tip in relative_to of tip '{tip}'")
+        reference = resolved[other]
+        if reference.relative_to is not None or reference.kind == "gaze":
+            what = f"relative_to '{reference.relative_to}'" if reference.relative_to else "a gaze"
+            raise IKNodeError(
+                f"task for tip '{tip}' is relative_to '{other}', whose own task is {what}: a relative "
+                "task's reference holds a pose of its own (no chains or cycles of relative tasks)"
+            )
+    return resolved
 
 
 def check_pose(tip: str, pose, check_poses=kernels.check_poses) -> np.ndarray:

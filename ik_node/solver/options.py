@@ -314,6 +314,10 @@ class TipTask:
       the target, a point (3,) [m] in the base frame. Two rows (the turn that would bring the axis
       onto the line of sight); ``orientation_tolerance`` is the cone: the angle [rad] allowed
       between them. Gaze tasks are in the tip's axes and take no bands.
+    * ``relative_to``: another tip: the target is this tip's controlled point's pose (or the axes
+      of ``kind``) in that tip's controlled point's frame, ``T_other^-1 T_tip`` (two hands holding
+      one object; the other tip has a target of its own or holds where it is). In the tip's axes;
+      the other tip's task must not be relative itself (no chains, no cycles) nor a gaze.
     """
 
     kind: str | tuple = "pose"
@@ -324,6 +328,7 @@ class TipTask:
     offset: tuple = (0.0, 0.0, 0.0)
     bands: tuple | None = None
     axis: tuple | None = None
+    relative_to: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "kind", task_kind(self.kind))
@@ -332,6 +337,14 @@ class TipTask:
         if not isinstance(self.axes, str) or self.axes not in TASK_AXES:
             raise IKNodeError(f"task axes must be one of {list(TASK_AXES)}, got {self.axes!r}")
         object.__setattr__(self, "offset", task_offset(self.offset))
+        if self.relative_to is not None:
+            if not isinstance(self.relative_to, str) or not self.relative_to:
+                raise IKNodeError(f"relative_to must name another tip, got {self.relative_to!r}")
+            if self.axes != "tip" or self.kind == "gaze":
+                raise IKNodeError(
+                    "a relative task is a pose (or some of its axes) in the tip's axes: not "
+                    f"axes={self.axes!r}, kind={self.kind!r}"
+                )
         weight = self.weight
         if not (isinstance(weight, numbers.Real) and not isinstance(weight, bool) and math.isfinite(weight)):
             raise IKNodeError(f"task weight must be a positive number, got {weight!r}")

@@ -42,7 +42,9 @@ class TaskPriority:
         self._splits: dict = {}  # near tips -> (their problem and table, the problem near-first, no table)
         self._searches: dict = {}  # near tips -> their PrioritySearches
         tips = problem.tips
-        if len(tips) <= PREPARED_PRIORITY_TIPS:  # every split now, not inside a budget
+        # every split now, not inside a budget; none with relative tasks (a split would leave
+        # out a reference: such solvers solve all tips at once, see IKSolver.solve)
+        if len(tips) <= PREPARED_PRIORITY_TIPS and not problem.relative_tips:
             for mask in range(1, 2 ** len(tips) - 1):
                 self.problems(tuple(tip for i, tip in enumerate(tips) if mask >> i & 1))
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..compiled import bundles, spatial
-from ..errors import TargetError
+from ..errors import IKNodeError, TargetError
+from ..lie import inverse
 from . import kernels
 from .options import TipTask
 
@@ -174,6 +175,16 @@ class Problem:
         gaze_axes = np.array([tasks[tip].axis or (0.0, 0.0, 0.0) for tip in self.tips], dtype=float)
         #: The tips whose target is a point to look at (their tasks' kind ``'gaze'``).
         self.gaze_tips = frozenset(tip for tip in self.tips if tasks[tip].kind == "gaze")
+        #: ``{tip: reference}`` of the tips whose target is in another tip's frame (``relative_to``).
+        self.relative_tips = {tip: tasks[tip].relative_to for tip in self.tips if tasks[tip].relative_to}
+        references = self.relative_tips
+        missing = {tip: other for tip, other in references.items() if other not in self.tips}
+        if missing:
+            raise IKNodeError(f"tips {missing} are relative to tips left out of {list(self.tips)}")
+        relative_to = np.array(
+            [self.tips.index(references[tip]) if tip in references else -1 for tip in self.tips],
+            dtype=np.int64,
+        )
         self.reach = [
             (centre, radius + float(np.linalg.norm(offset)))
             for (centre, radius), offset in zip((self._reach[tip] for tip in self.tips), tip_offsets)
@@ -203,10 +214,11 @@ class Problem:
             path_coordinates=path_coordinates,
             row_bands=row_bands,
             gaze_axes=gaze_axes.reshape(-1, 3),
+            relative_to=relative_to,
         )
         spec, scale = [], []
         for index, tip in enumerate(self.tips):
-            if tip in self.gaze_tips:  # (a point to look at: no pose of the tip to look up)
+            if tip in self.gaze_tips or tip in self.relative_tips:  # (no pose of the tip in the base's)
                 continue
             axes, weight, radius = tasks[tip].rows, tasks[tip].weight, self.reach[index][1]
             if np.any(axes < 3):
@@ -291,6 +303,8 @@ class Problem:
         position: three linear rows)."""
         out = []
         for index, (tip, (centre, radius)) in enumerate(zip(self.tips, self.reach)):
+            if tip in self.relative_tips:  # (its target is in another tip's frame)
+                continue
             linear_rows = np.count_nonzero((self.rows[:, 0] == index) & (self.rows[:, 1] < 3))
             margin = radius * (1.0 + REACH_TOLERANCE) + self.tolerances[index, 0] + self._reach_slack[index]
             if linear_rows == 3 and np.linalg.norm(targets[index, :3, 3] - centre) > margin:
@@ -343,13 +357,16 @@ class Problem:
     def held_targets(self, q: np.ndarray) -> np.ndarray:
         """The targets (T, 4, 4) that hold the tips where they are at ``q`` (nq,): each controlled
         point's pose; for a gaze tip the point ``GAZE_HOLD_DISTANCE`` along its axis (it keeps
-        looking the way it looks)."""
+        looking the way it looks); for a relative tip its pose in its reference's frame."""
         points = self.points(q)
+        held = points.copy()
         for index, tip in enumerate(self.tips):
             if tip in self.gaze_tips:
                 axis = self.task[bundles.GAZE_AXES][index]
-                points[index, :3, 3] += GAZE_HOLD_DISTANCE * (points[index, :3, :3] @ axis)
-        return points
+                held[index, :3, 3] += GAZE_HOLD_DISTANCE * (points[index, :3, :3] @ axis)
+            if tip in self.relative_tips:
+                held[index] = inverse(points[self.tips.index(self.relative_tips[tip])]) @ points[index]
+        return held
 
     def check_gaze_targets(self, targets: np.ndarray, q: np.ndarray) -> None:
         """Raise :class:`TargetError` naming the gaze tip whose target (``targets`` (T, 4, 4))
