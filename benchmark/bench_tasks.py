@@ -6,10 +6,10 @@ Every goal can be met: it comes from a configuration drawn uniformly in the midd
 joint's range (a continuous joint's within [-pi, pi]; a free-floating base within 1 m, facing
 anywhere), by ik_node's FK (a random stream per case, keyed on --seed and the case's name, as
 ``bench_ik.harness_rng``). Each goal is solved once from the solver's default seed (the rest
-posture; a free-floating base placed from the goals), with the budget the case says; "solved"
-is ``result.success`` (the tests check the same answers by independent FK: test_gaze.py,
-test_bands.py). Time: the wall time of ``solve`` [us], mean, median and p90 over every goal,
-failures included; iterations: mean over every goal.
+posture; a free-floating base placed from the goals) unless the case says, with its budget;
+"solved" is ``result.success`` (the tests check the same answers by independent FK:
+test_gaze.py, test_bands.py, test_relative_tasks.py). Time: the wall time of ``solve`` [us],
+mean, median and p90 over every goal, failures included; iterations: mean over every goal.
 
 Cases:
 
@@ -19,6 +19,9 @@ Cases:
   reaches +-pi, so most turns can be met, through other branches); the band leaves it free;
 * **gaze** (the mobile manipulator's pan/tilt camera, two joints; arm6's and arm7's tool z):
   a point 0.3-3 m along the drawn configuration's axis;
+* **relative pose** (the dual arm): the right tool's pose in the left tool's frame, with the left
+  tool's pose as a target too, or without (the left held at the seed: the torso and left arm at
+  the drawn configuration, the right arm at rest);
 * **whole body** (the bundled humanoid, free-floating, 100 attempts per goal, no time budget):
   feet and hands at poses with the head at a pose (five poses) vs looking at a point 0.5-3 m
   along its x (four poses and a gaze).
@@ -68,12 +71,14 @@ def along(pose: np.ndarray, axis, distance: float) -> np.ndarray:
 
 
 def run(solver, goals, timeout) -> dict:
-    """Solve each goal once from the default seed; success, times [us], iterations."""
-    solver.solve(goals[0], timeout=timeout)  # (loads the kernels)
+    """Solve each goal once (a goal ``(targets, seed)``: from that seed; else the default);
+    success, times [us], iterations."""
+    solver.solve(goals[0][0] if isinstance(goals[0], tuple) else goals[0], timeout=timeout)  # (loads them)
     times, solved, iterations = [], 0, []
     for goal in goals:
+        goal, seed = goal if isinstance(goal, tuple) else (goal, None)
         began = time.perf_counter()
-        result = solver.solve(goal, timeout=timeout)
+        result = solver.solve(goal, seed=seed, timeout=timeout)
         times.append((time.perf_counter() - began) * 1e6)
         solved += result.success
         iterations.append(result.iterations)
@@ -112,6 +117,29 @@ def single_tip_cases(count: int, seed: int):
         yield "gaze", name, solver, goals, 0.005
 
 
+def relative_cases(count: int, seed: int):
+    """The dual arm's right tool in its left tool's frame (10 cm along each flange's z), the left
+    at a target too, or held at the seed (the torso and left arm as drawn, the right arm at rest)."""
+    dual = load_robot(URDF_DIR / "dual_arm.urdf")
+    tips = ["left_tool0", "right_tool0"]
+    tasks = {
+        "left_tool0": TipTask(offset=(0, 0, 0.1)),
+        "right_tool0": TipTask(relative_to="left_tool0", offset=(0, 0, 0.1)),
+    }
+    solver = IKSolver(dual, "base_link", tips, tasks=tasks)
+    rng = case_rng(seed, "relative dual_arm")
+    is_right = np.array([name.startswith("right_") for name in solver.joint_names])
+    both, held = [], []
+    for _ in range(count):
+        q = middle_configuration(solver, rng)
+        left, right = solver.tip_poses(q)
+        relative = np.linalg.inv(left) @ right
+        both.append({"left_tool0": left, "right_tool0": relative})
+        held.append(({"right_tool0": relative}, np.where(is_right, solver.rest_posture, q)))
+    yield "relative pose + reference's pose", "dual_arm", solver, both, 0.005
+    yield "relative pose, reference held", "dual_arm", solver, held, 0.005
+
+
 def whole_body_cases(count: int, seed: int):
     humanoid = load_robot(URDF_DIR / "humanoid.urdf", root_joint="floating")
     tips = HUMANOID_LIMBS + ["head"]
@@ -141,6 +169,7 @@ def main() -> None:
           f"{arguments.seed}; {cpu_model()}")  # fmt: skip
     print(f"{'task':34s} {'robot':24s} {'solved':>7s} {'mean':>8s} {'median':>8s} {'p90':>8s} {'iter':>6s}")
     cases = [*single_tip_cases(arguments.goals, arguments.seed)]
+    cases += [*relative_cases(arguments.goals, arguments.seed)]
     cases += [*whole_body_cases(max(1, arguments.goals // 5), arguments.seed)]
     for kind, name, solver, goals, timeout in cases:
         solver.wait_for_kernels()
