@@ -374,7 +374,7 @@ def test_overridden_names_of_an_empty_odd_or_broken_params_file_are_none(tmp_pat
 
 
 def test_node_settings_is_one_field_per_node_parameter_plus_the_mappings():
-    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "tip_bands", "tip_gaze_axes")
+    extra = ("tip_tasks", "tip_task_axes", "tip_offsets", "tip_bands", "tip_gaze_axes", "tip_relative_to")
     extra += ("joint_weights", "rest_posture")
     extra += ("obstacles",)
     extra += ("values",)
@@ -563,9 +563,12 @@ def test_the_tip_parameters_default_to_the_full_pose_in_the_tip_s_axes_at_its_or
         "tip_offsets.{}": (0.0, 0.0, 0.0),
         "tip_bands.{}": (0.0,) * 6,
         "tip_gaze_axes.{}": (0.0, 0.0, 1.0),
+        "tip_relative_to.{}": "",
     }
     task, gaze = TipTask(), TipTask("gaze")
-    assert (task.kind, task.axes, task.offset, task.bands, gaze.axis) == tuple(defaults.values())
+    assert (task.kind, task.axes, task.offset, task.bands, gaze.axis, task.relative_to or "") == tuple(
+        defaults.values()
+    )
 
 
 @pytest.mark.parametrize(
@@ -822,3 +825,28 @@ def test_a_twist_tip_that_is_not_a_tip_is_refused_naming_it():
         check_values(values)
     values.update(twist_tip="tool0")
     check_values(values)
+
+
+@pytest.mark.parametrize(
+    "values, words",
+    [
+        ({"tip_relative_to.right_tool0": "right_tool0"},
+         "parameters tip_relative_to: task for tip 'right_tool0' is relative_to itself"),
+        ({"tip_relative_to.right_tool0": "elbow"}, "parameters tip_relative_to: .*'elbow'"),
+        ({"tip_relative_to.right_tool0": "left_tool0", "tip_relative_to.left_tool0": "right_tool0"},
+         "parameters tip_relative_to: .*no chains or cycles"),
+        ({"tip_relative_to.right_tool0": "left_tool0", "tip_task_axes.right_tool0": "base"},
+         r"parameter tip_relative_to.right_tool0 \(with tip_tasks.right_tool0 'pose'\): a relative task is "
+         r".* not axes='base'"),
+    ],
+)  # fmt: skip
+def test_a_relative_task_the_tip_parameters_cannot_make_is_refused_naming_the_parameter(values, words):
+    from test_policy import settings_for
+
+    from ik_node import load_robot
+    from ik_node.decisions.planning import plan_model
+    from ik_node.description.catalogue import URDF_DIR
+
+    dual_arm = load_robot(URDF_DIR / "dual_arm.urdf")
+    with pytest.raises(IKNodeError, match=words):
+        plan_model(dual_arm, settings_for(dual_arm, ("left_tool0", "right_tool0"), **values))

@@ -24,12 +24,12 @@ from ik_node.solver import TipTask
 JOINTS = [f"joint{i}" for i in range(1, 8)]
 
 
-def settings_for(robot, **overrides) -> NodeSettings:
-    """The node's defaults for arm7's chain, as the node declares them (joint parameters from the
-    URDF), with ``overrides`` by parameter name."""
+def settings_for(robot, tips=("tool0",), **overrides) -> NodeSettings:
+    """The node's defaults for the chain from base_link to ``tips`` (arm7's tool0 by default), as
+    the node declares them (joint parameters from the URDF), with ``overrides`` by parameter name."""
     values = {spec.name: spec.default for spec in NODE_PARAMETERS}
-    values.update(base_link="base_link", tip_links=["tool0"])
-    tree = robot.tree("base_link", ["tool0"])
+    values.update(base_link="base_link", tip_links=list(tips))
+    tree = robot.tree("base_link", list(tips))
     for index, joint in enumerate(tree.joint_names):
         lower, upper, velocity = (
             float(tree.lower[index]),
@@ -73,6 +73,7 @@ def test_the_typed_record_has_a_field_per_node_parameter():
         "tip_offsets",
         "tip_bands",
         "tip_gaze_axes",
+        "tip_relative_to",
         "joint_weights",
         "rest_posture",
         "obstacles",

@@ -324,8 +324,9 @@ def request_seed(policy, joint_names, joint_positions, now: float) -> tuple[np.n
 
 
 def _targets(policy, query: IKQuery, seed: np.ndarray, others: dict, transform) -> dict[str, np.ndarray]:
-    """``{tip: T_base_goal}`` of the request's poses; refuses unknown links, bad poses and
-    frames without a transform."""
+    """``{tip: T_base_goal}`` of the request's poses (a relative tip's, ``tip_relative_to``, made
+    its pose in its reference's frame: the reference's pose in the request, else at ``seed``);
+    refuses unknown links, bad poses and frames without a transform."""
     tips = policy.tips
     links, poses = list(query.links), list(query.poses)
     if not poses or (len(poses) == 1 and poses[0].is_default):
@@ -357,6 +358,11 @@ def _targets(policy, query: IKQuery, seed: np.ndarray, others: dict, transform) 
         if tip in targets:
             raise RefusedRequestError(INVALID_LINK_NAME, f"link '{tip}' has two poses")
         targets[tip] = pose_in_base(policy, pose, seed, others, transform, f"pose for '{tip}'")
+    relative_to = policy.model_state.settings.tip_relative_to
+    for tip in [tip for tip in targets if relative_to.get(tip)]:  # (poses of the links, as MoveIt's)
+        reference = relative_to[tip]
+        held = targets[reference] if reference in targets else policy.tip_poses(seed)[reference]
+        targets[tip] = inverse(held) @ targets[tip]
     return targets
 
 

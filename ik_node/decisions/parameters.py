@@ -322,6 +322,8 @@ TIP_PARAMETERS = (
     _spec("tip_gaze_axes.{}", "double_array", (0.0, 0.0, 1.0), "for tip_tasks 'gaze': the tip's axis x y z "
           "in its own frame, from its controlled point, that points at the goal's point (default z: a camera "
           "optical frame's optical axis)", "", size=3),
+    _spec("tip_relative_to.{}", "string", "", "another tip: this tip's goals are its pose in that tip's "
+          "controlled point's frame (two hands holding one object); '' none"),
 )  # fmt: skip
 
 #: The size values each obstacle type takes, in order [m].
@@ -445,8 +447,10 @@ class NodeSettings:
     tip_offsets: Mapping[str, tuple[float, float, float]]
     #: ``{tip: (vx, vy, vz, wx, wy, wz)}`` [m, rad] from ``tip_bands.<tip>``.
     tip_bands: Mapping[str, tuple[float, ...]]
-    #: ``{tip: (x, y, z)}`` (tip axes) from ``tip_gaze_axes.<tip>``.
+    #: ``{tip: (x, y, z)}`` (tip axes) from ``tip_gaze_axes.<tip>``; ``{tip: other tip or ''}``
+    #: from ``tip_relative_to.<tip>``.
     tip_gaze_axes: Mapping[str, tuple[float, float, float]]
+    tip_relative_to: Mapping[str, str]
     #: ``{joint: weight}``, ``{joint: rest value}`` from ``joint_weights.<joint>``,
     #: ``rest_posture.<joint>`` (joints declared so far).
     joint_weights: Mapping[str, float]
@@ -474,6 +478,7 @@ class NodeSettings:
             tip_offsets={tip: tuple(float(x) for x in offset) for tip, offset in per("tip_offsets.").items()},
             tip_bands={tip: tuple(float(x) for x in bands) for tip, bands in per("tip_bands.").items()},
             tip_gaze_axes={tip: tuple(float(x) for x in axis) for tip, axis in per("tip_gaze_axes.").items()},
+            tip_relative_to=per("tip_relative_to."),
             joint_weights=per("joint_weights."),
             rest_posture=per("rest_posture."),
             obstacles=parameter_obstacles(values),

@@ -29,7 +29,7 @@ import numpy as np
 from ..description import resolve_path
 from ..errors import IKNodeError
 from ..servo import Servo
-from ..solver import IKSolver, SolverOptions, TipTask, check_movable, limits_and_rest
+from ..solver import IKSolver, SolverOptions, TipTask, check_movable, limits_and_rest, resolve_tasks
 from .control import JointLayout, acceleration_limits, merge_joint_limits
 from .parameters import NodeSettings, spec_of
 
@@ -139,8 +139,13 @@ def plan_model(
         single, settings.values, changed
     )
     warnings = [*warnings, *acceleration_warnings]
+    tasks = {tip: _tip_task(settings, tip) for tip in tips}
+    try:  # (what one tip's parameters cannot say: a relative task's reference among the tips)
+        resolve_tasks(tips, tasks, settings.position_tolerance, settings.orientation_tolerance)
+    except IKNodeError as error:
+        raise IKNodeError(f"parameters tip_relative_to: {error}") from None
     options = SolverOptions(
-        tasks={tip: _tip_task(settings, tip) for tip in tips},
+        tasks=tasks,
         method=settings.method,
         solve_type=settings.solve_type,
         joint_weights={joint: settings.joint_weights.get(joint, 1.0) for joint in single},
@@ -194,18 +199,26 @@ def plan_model(
 
 def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
     """The task of ``tip`` from its ``tip_tasks``, ``tip_task_axes``, ``tip_offsets``,
-    ``tip_bands`` and (for a gaze) ``tip_gaze_axes`` parameters (each checked by its spec: a
-    refusal names the parameter)."""
+    ``tip_bands``, (for a gaze) ``tip_gaze_axes`` and ``tip_relative_to`` parameters (each checked
+    by its spec: a refusal names the parameter)."""
     values = {
         f"tip_tasks.{tip}": settings.tip_tasks.get(tip, "pose"),
         f"tip_task_axes.{tip}": settings.tip_task_axes.get(tip, "tip"),
         f"tip_offsets.{tip}": settings.tip_offsets.get(tip, (0.0, 0.0, 0.0)),
         f"tip_bands.{tip}": settings.tip_bands.get(tip, (0.0,) * 6),
         f"tip_gaze_axes.{tip}": settings.tip_gaze_axes.get(tip, (0.0, 0.0, 1.0)),
+        f"tip_relative_to.{tip}": settings.tip_relative_to.get(tip, ""),
     }
     for name, value in values.items():
         spec_of(name).check(name, value)
-    kind, axes, offset, bands, gaze_axis = values.values()
+    kind, axes, offset, bands, gaze_axis, relative_to = values.values()
+    if relative_to:
+        try:
+            TipTask(kind, axes=axes, relative_to=relative_to)
+        except IKNodeError as error:
+            raise IKNodeError(
+                f"parameter tip_relative_to.{tip} (with tip_tasks.{tip} '{kind}'): {error}"
+            ) from None
     if kind == "gaze":  # (each of its parameters alone, so that a refusal names the one at fault)
         for name, task in (
             (f"tip_gaze_axes.{tip}", {"axis": gaze_axis}),
@@ -225,6 +238,7 @@ def _tip_task(settings: NodeSettings, tip: str) -> TipTask:
             offset=offset,
             bands=bands,
             axis=gaze_axis if kind == "gaze" else None,
+            relative_to=relative_to or None,
         )
     except IKNodeError as error:  # (a band the task cannot take: on an axis it leaves out, past pi)
         raise IKNodeError(f"parameter tip_bands.{tip} (with tip_tasks.{tip} '{kind}'): {error}") from None

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IKNodeError
+from ..lie import inverse
 from ..servo import WAITING_FOR_KERNELS, ServoStatus
 from ..solver import IKSolver
 from .model_state import ModelState
@@ -180,6 +181,9 @@ class IKPolicy:
             goal = self.goal_in_base(request, seed, transform)
         except IKNodeError as error:
             return refusal(request, f"goal for '{request.tip}' refused: {error}")
+        reference = model_state.settings.tip_relative_to.get(request.tip, "")
+        if reference:  # (kept as the pose relative to the reference as it is now)
+            goal = inverse(self.tip_poses(seed)[reference]) @ goal
         self.goals[request.tip] = goal
         reply = self.motion.solve(model_state.model, model_state.settings, self.goals, seed, request)
         if stale and reply.warning is None:
@@ -291,3 +295,16 @@ class IKPolicy:
             point[:3, 3] += point[:3, :3] @ np.asarray(model.options.tasks[tip].offset)
             points[tip] = point
         return points
+
+    def goals_in_base(self, q: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """``{tip: T_base_goal}`` of the goals kept, a relative tip's (``tip_relative_to``) placed on
+        its reference's controlled point at ``q`` (default: the state shown): what the markers
+        draw."""
+        relative_to = self.model_state.settings.tip_relative_to
+        if not any(relative_to.get(tip) for tip in self.goals):
+            return self.goals
+        points = self.tip_poses(q)
+        return {
+            tip: points[relative_to[tip]] @ goal if relative_to.get(tip) else goal
+            for tip, goal in self.goals.items()
+        }

@@ -352,7 +352,7 @@ class IKNode(Node):
             return
         self._handle(self._policy.receive_goal(request, time.monotonic(), self._transform))
         if self._goal_markers is not None and self._model_state.ready and tip in self._policy.goals:
-            self._goal_markers.move({tip: self._policy.goals[tip]})
+            self._goal_markers.move({tip: self._policy.goals_in_base()[tip]})
 
     def _on_track_timer(self) -> None:
         self._handle(self._policy.track_step(time.monotonic()))

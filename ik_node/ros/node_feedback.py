@@ -94,10 +94,10 @@ class NodeFeedback:
         q, success = self._solution
         self._solution = None
         policy = self._policy
+        model = policy.model_state.model
+        goals, reached = policy.goals_in_base(q), policy.tip_poses(q)
         self._marker_publisher.publish(
-            messages.solution_markers(
-                policy.model_state.model.base_link, policy.tips, policy.goals, policy.tip_poses(q), success
-            )
+            messages.solution_markers(model.base_link, policy.tips, goals, reached, success)
         )
 
     def _publish_collision_markers(self) -> None:

@@ -13,7 +13,8 @@ solves, their compile), :mod:`.priority` (task priority), :mod:`.batch` (``solve
 :meth:`IKSolver.solve_all`: closed form where the chain decomposes, read from the tree; else a
 search).
 Exported besides: the option list and its syntax (what the node's parameters and the CLI's
-options are made from), :func:`check_movable` (a tree the solver can work on), and what a branch
+options are made from), :func:`check_movable` (a tree the solver can work on),
+:func:`resolve_tasks` (the tips' tasks checked together), and what a branch
 label names and where there are any (:data:`BRANCH_ROOTS`, :func:`has_closed_form`).
 """
 
@@ -21,7 +22,7 @@ from .all_solutions import has_closed_form
 from .cartesian import CartesianPath
 from .closed_form import BRANCH_ROOTS
 from .ik_solver import IKSolver
-from .inputs import check_movable, limits_and_rest
+from .inputs import check_movable, limits_and_rest, resolve_tasks
 from .kernel_switch import kernels_prepared, prepare_kernels
 from .options import (
     KIND_SYNTAX,
@@ -60,6 +61,7 @@ __all__ = [
     "kernels_prepared",
     "limits_and_rest",
     "prepare_kernels",
+    "resolve_tasks",
     "task_kind",
     "task_offset",
 ]

@@ -1,10 +1,16 @@
-"""A gaze tip in the node, through real topics (issue 50, part 6 for gaze): the bundled mobile
-manipulator's pan/tilt camera (``tip_tasks.camera_link: gaze``, ``tip_gaze_axes.camera_link: [1,
-0, 0]``) beside its arm's tool. Points on ``~/camera_link/target_point`` (``PointStamped``, in the
-base frame or in a link's) and a pose's position on ``~/camera_link/target_pose`` are looked at
-(the published joints, by an independent FK: the camera's x axis within 1e-4 rad of the point);
-a point for the tool, whose task is a pose, is refused with a status naming the parameter, and
-the node keeps serving."""
+"""Tasks beyond a pose in the node, through real topics (issue 50, part 6 for gaze and relative
+tasks), checked on the published joints by an independent FK.
+
+A gaze: the bundled mobile manipulator's pan/tilt camera (``tip_tasks.camera_link: gaze``,
+``tip_gaze_axes.camera_link: [1, 0, 0]``) beside its arm's tool. Points on
+``~/camera_link/target_point`` (``PointStamped``, in the base frame or in a link's) and a pose's
+position on ``~/camera_link/target_pose`` are looked at (the camera's x axis within 1e-4 rad of the
+point); a point for the tool, whose task is a pose, is refused with a status naming the
+parameter, and the node keeps serving.
+
+A relative task: the bundled dual arm's right tool relative to its left
+(``tip_relative_to.right_tool0: left_tool0``): a goal for the right tool in the left tool's frame
+is kept as that relative pose, so that when the left tool moves to a new goal the right follows."""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from test_compute_ik import IndependentFK
 
 from ik_node import load_robot
 from ik_node.description.catalogue import URDF_DIR
+from ik_node.lie import inverse
 
 TIPS = ("camera_link", "tool0")
 ARGUMENTS = (
@@ -89,3 +96,39 @@ def test_points_and_poses_sent_to_a_gaze_tip_are_looked_at_and_a_point_for_a_pos
         send_point("camera_link", [2.0, 0.0, 1.2])
         command = client.wait_command(count)
         assert command is not None and looked_at(command, [2.0, 0.0, 1.2]) <= 1e-4
+
+
+def test_a_relative_tip_keeps_its_pose_in_its_reference_s_frame_as_the_reference_moves():
+    """The right tool's goal in the left tool's frame (``header.frame_id: left_tool0``), the left
+    at rest: the right reaches that relative pose and the left holds; a goal for the left tool
+    then moves it (its arm's joints 0.1 rad on) and the right follows, keeping the relative pose."""
+    robot = load_robot(URDF_DIR / "dual_arm.urdf")
+    fk = IndependentFK(URDF_DIR / "dual_arm.urdf", robot)
+    tips = ("left_tool0", "right_tool0")
+    arguments = ("--params-file", str(CONFIG_DIR / "dual_arm.yaml"))
+    arguments += ("-p", "tip_relative_to.right_tool0:=left_tool0")
+    names = robot.tree("base_link", list(tips)).joint_names
+    # the torso and the left arm at rest (the node's rest posture: every joint 0), the right arm not
+    drawn = dict(zip(names, [0.0] * 7 + [-0.3, -0.5, 0.8, -0.2, 0.6, 0.3]))
+    relative = inverse(fk(drawn, "left_tool0")) @ fk(drawn, "right_tool0")
+
+    def reached(command) -> tuple[np.ndarray, np.ndarray]:
+        values = dict(zip(command.name, command.position))
+        return fk(values, "left_tool0"), fk(values, "right_tool0")
+
+    with running_node(*arguments, tips=tips) as (process, client):
+        count = len(client.commands)
+        client.send_goal(relative, tip="right_tool0", frame_id="left_tool0")
+        command = client.wait_command(count)
+        assert command is not None, process.log()[-2000:]
+        now_left, now_right = reached(command)
+        np.testing.assert_allclose(now_left, fk(drawn, "left_tool0"), atol=2e-5)
+        np.testing.assert_allclose(inverse(now_left) @ now_right, relative, atol=2e-5)
+        moved = {name: value + (0.1 if name.startswith("left_") else 0.0) for name, value in drawn.items()}
+        count = len(client.commands)
+        client.send_goal(fk(moved, "left_tool0"), tip="left_tool0")
+        command = client.wait_command(count)
+        assert command is not None, process.log()[-2000:]
+        now_left, now_right = reached(command)
+        np.testing.assert_allclose(now_left, fk(moved, "left_tool0"), atol=2e-5)
+        np.testing.assert_allclose(inverse(now_left) @ now_right, relative, atol=2e-5)
