@@ -268,16 +268,43 @@ def dual_arm():
     return load_robot(URDF_DIR / "dual_arm.urdf")
 
 
-def test_several_tips_from_pose_stamped_vector_and_a_tip_left_out_holds_its_pose(dual_arm):
+def dual_arm_policy(dual_arm, **overrides) -> tuple[IKPolicy, object]:
+    """A ready policy of the dual arm's two tools, its parameters at their defaults but
+    ``overrides``, and its model."""
     tips = ["left_tool0", "right_tool0"]
     values = {spec.name: spec.default for spec in NODE_PARAMETERS}
     values.update(base_link="base_link", tip_links=tips)
     values.update(joint_parameter_defaults(dual_arm.tree("base_link", tips)))  # (as the node declares)
+    values.update(overrides)
     settings = NodeSettings.from_values(values)
     policy = IKPolicy(tips, settings)
     model = plan_model(dual_arm, settings)
     policy.install(model)
     policy.attach_solver(build_solver(model))
+    return policy, model
+
+
+def test_a_relative_tip_s_pose_is_its_link_s_made_relative_to_its_reference_s(dual_arm):
+    """With ``tip_relative_to.right_tool0: left_tool0`` the request's poses are still the links'
+    (MoveIt's meaning): both given, both reached; the right's alone, reached with the left held at
+    the seed (the rest posture: the goal drawn with the left arm there)."""
+    policy, model = dual_arm_policy(dual_arm, **{"tip_relative_to.right_tool0": "left_tool0"})
+    fk = IndependentFK(URDF_DIR / "dual_arm.urdf", dual_arm)
+    names = model.layout.names
+    q = np.array([0.0] * 7 + [-0.3, -0.5, 0.8, -0.2, 0.6, 0.3])  # (torso and left arm at rest)
+    goals = {tip: fk(dict(zip(names, q)), tip) for tip in ("left_tool0", "right_tool0")}
+    for links in (("left_tool0", "right_tool0"), ("right_tool0",)):
+        answer = answer_query(
+            policy, IKQuery(links=links, poses=tuple(pose(goals[tip]) for tip in links)), 0.0
+        )
+        assert answer.code == codes.SUCCESS, answer.message
+        for tip, goal in goals.items():
+            assert max(pose_errors(fk(dict(zip(names, answer.positions)), tip), goal)) < 2e-5
+
+
+def test_several_tips_from_pose_stamped_vector_and_a_tip_left_out_holds_its_pose(dual_arm):
+    tips = ["left_tool0", "right_tool0"]
+    policy, model = dual_arm_policy(dual_arm)
     fk = IndependentFK(URDF_DIR / "dual_arm.urdf", dual_arm)
     names = model.layout.names
     rng = np.random.default_rng(7)
