@@ -70,11 +70,11 @@ def test_points_and_poses_sent_to_a_gaze_tip_are_looked_at_and_a_point_for_a_pos
         # a point in the camera's own frame (the model's FK at the current state): 1 m ahead and
         # 0.5 m to its left, which the camera then turns to
         count = len(client.commands)
-        seen_from = fk(dict(zip(client.commands[-1].name, client.commands[-1].position)), "camera_link")
+        camera_pose = fk(dict(zip(client.commands[-1].name, client.commands[-1].position)), "camera_link")
         send_point("camera_link", [1.0, 0.5, 0.0], frame="camera_link")
         command = client.wait_command(count)
         assert command is not None, process.log()[-2000:]
-        assert looked_at(command, seen_from[:3, :3] @ [1.0, 0.5, 0.0] + seen_from[:3, 3]) <= 1e-4
+        assert looked_at(command, camera_pose[:3, :3] @ [1.0, 0.5, 0.0] + camera_pose[:3, 3]) <= 1e-4
         # a pose on target_pose: its position is the point
         goal = np.eye(4)
         goal[:3, 3] = [1.5, 1.0, 0.2]

@@ -429,7 +429,7 @@ class IKSolver:
     def task_jacobian(self, q, targets=None) -> np.ndarray:
         """The stacked, trimmed, weighted body Jacobian the solver inverts, at ``q`` (in
         :attr:`joint_names` order): one row per controlled tip-frame axis ``[v; w]``; a gaze tip's
-        two rows (:func:`~ik_node.compiled.tasks.gaze_rows`) toward its point in ``targets`` (as
+        two rows (docs/solver.md, gaze) toward its point in ``targets`` (as
         :meth:`solve` takes them; tips left out, or ``targets=None``: the base's origin)."""
         problem = self.problem
         stacked = None

@@ -197,7 +197,7 @@ TASK_KINDS = {
     "pose": (True,) * 6,
     "position": (True, True, True, False, False, False),
     "orientation": (False, False, False, True, True, True),
-    "gaze": (False, False, False, True, True, False),  # (its two rows: see compiled.tasks.gaze_error)
+    "gaze": (False, False, False, True, True, False),  # (its two rows: docs/solver.md, gaze)
 }
 #: Whose axes a task's rows are in: the tip's own, or the base's at the tip's controlled point.
 TASK_AXES = ("tip", "base")
