@@ -67,13 +67,14 @@ if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   # compile them; the Jazzy run below loads the same cache (__pycache__ beside the sources) where
   # its numba is the same.
   .venv/bin/python -m ik_node.solver
-  # (--durations: the slowest tests, where the suite's time goes, in every CI log)
-  run_pytest "$distribution" .venv -n 2 --durations=25 "$@"
+  # (--durations: the slowest tests, where the suite's time goes, in every CI log; --dist loadgroup:
+  # the tests of one xdist_group, which share one cold process, on one worker)
+  run_pytest "$distribution" .venv -n 2 --dist loadgroup --durations=25 "$@"
   status=$run_status
   if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
     # The core solver tests once more with the kernels as plain Python (numba's own switch), as
     # they run where numba is missing.
-    NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 -q -m plain_python || status=$?
+    NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 --dist loadgroup -q -m plain_python || status=$?
   fi
   summary+=("ROS 2 $distribution (.venv), the whole suite: exit $status")
 fi
@@ -97,7 +98,7 @@ if [ "$#" -eq 0 ] && [[ "$RUNS" == *" jazzy "* ]]; then
       tests+=("$path")
     fi
   done
-  run_pytest "$distribution" .venv-jazzy -n 2 "${tests[@]}"
+  run_pytest "$distribution" .venv-jazzy -n 2 --dist loadgroup "${tests[@]}"
   if [ "$status" -eq 0 ]; then
     status=$run_status
   fi
