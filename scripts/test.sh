@@ -65,8 +65,11 @@ if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   # Compile the IK kernels into numba's cache once, the default problem's and each feature's (the
   # warm-up of docs/install.md), before the workers and the node processes they start would each
   # compile them; the Jazzy run below loads the same cache (__pycache__ beside the sources) where
-  # its numba is the same.
+  # its numba is the same. Then a combination of features the warm-up leaves out that the suite
+  # uses (test_solver.py's limits and joint weights: a method with a posture pull), which each
+  # worker would compile at its first such solve.
   .venv/bin/python -m ik_node.solver
+  .venv/bin/python -m ik_node.solver --features method posture
   # (--durations: the slowest tests, where the suite's time goes, in every CI log; --dist loadgroup:
   # the tests of one xdist_group, which share one cold process, on one worker)
   run_pytest "$distribution" .venv -n 2 --dist loadgroup --durations=25 "$@"
