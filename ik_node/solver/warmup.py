@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from ..compiled import decompositions, nearest_branches, solution_sets
+from ..compiled.gjk import simplified_hull
 from ..compiled.jit import JIT_ENABLED
 from ..description import bundled_urdf, load_robot
 from . import kernels
@@ -98,15 +99,13 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
 
 def warm_mesh_hull() -> None:
     """Compile (or load) the kernel that thins a collision mesh's hull to ``HULL_VERTICES``
-    (:func:`~ik_node.collision.shape_fitting.enclosing_hull`), on points of a sphere (more than
-    that many); nothing where trimesh, which reads meshes, is missing."""
-    try:
-        from ..collision.shape_fitting import HULL_VERTICES, enclosing_hull
+    (:func:`~ik_node.compiled.gjk.simplified_hull`, as ``collision.shape_fitting`` calls it), on
+    points of a sphere (more than that many)."""
+    from ..collision import HULL_TOLERANCE, HULL_VERTICES
 
-        directions = np.random.default_rng(0).normal(size=(4 * HULL_VERTICES, 3))
-        enclosing_hull(directions / np.linalg.norm(directions, axis=1)[:, None], 0.0)
-    except ImportError:  # (no meshes to read)
-        return
+    directions = np.random.default_rng(0).normal(size=(4 * HULL_VERTICES, 3))
+    points = np.ascontiguousarray(directions / np.linalg.norm(directions, axis=1)[:, None])
+    simplified_hull(points, HULL_VERTICES, HULL_TOLERANCE, np.empty(HULL_VERTICES, dtype=np.int64))
 
 
 def warm_trees() -> tuple[float, bool]:
