@@ -17,7 +17,12 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ARM7 = PACKAGE_ROOT / "urdf" / "arm7.urdf"
 
-FIRST_START = """
+#: The kernels of the search (what the cache must hold for a process to answer compiled at once).
+SEARCH_KERNELS = ("search_many", "search_in", "run_attempt")
+
+FIRST_START = (
+    f"SEARCH_KERNELS = {SEARCH_KERNELS!r}\n"
+    + """
 import json, sys, time
 import numpy as np
 from numba.core import event
@@ -37,7 +42,7 @@ with event.install_listener("numba:compile", Compiles()):
     target = robot.forward(dict(zip(solver.joint_names, q)), "tool0", "base_link")
     first = solver.solve(target)
     compiled_at_first = solver.compiled
-    solver_compiles = [name for name in compiles if name in ("search_many", "search_in", "run_attempt")]
+    solver_compiles = [name for name in compiles if name in SEARCH_KERNELS]
     ready = solver.wait_for_kernels(900)
     again = solver.solve(target, seed=first.q)
 reached = robot.forward(dict(zip(solver.joint_names, first.q)), "tool0", "base_link")
@@ -47,10 +52,9 @@ print(json.dumps({
     "search_compiled_here": solver_compiles, "compiles": compiles, "package": ik_node.__file__,
 }))
 """
+)
 
 
-#: The kernels of the search (what the cache must hold for a process to answer compiled at once).
-SEARCH_KERNELS = ("search_many", "search_in", "run_attempt")
 #: The tests observing the one cold first start of :func:`cold_first_start` (one worker runs them
 #: all: scripts/test.sh passes ``--dist loadgroup``).
 observes_the_cold_start = pytest.mark.xdist_group("first_start_cold_start")
