@@ -50,30 +50,60 @@ run_pytest() {
 # pytest worker holds a ROS_DOMAIN_ID of its own (test/conftest.py, domain_coordinator).
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 if [ "${ROS_DISTRO:-}" = humble ]; then export ROS_LOCALHOST_ONLY=1; else unset ROS_LOCALHOST_ONLY; fi
+made_log_dir=
 if [ -z "${ROS_LOG_DIR:-}" ]; then
   ROS_LOG_DIR=$(mktemp -d -t ik_node_test_logs.XXXXXX)
-  trap 'rm -rf "$ROS_LOG_DIR"' EXIT
+  made_log_dir=$ROS_LOG_DIR
 fi
 export ROS_LOG_DIR
 status=0
 summary=()
+beside= # the PID of the plain-Python run while it runs beside the others (below)
+beside_log=
+
+# on_exit: stop the plain-Python run if the script ends before it (a failed lint or warm-up), and
+# remove the log directory this script made and the run's output.
+on_exit() {
+  if [ -n "$beside" ]; then
+    kill "$beside" 2>/dev/null || true
+  fi
+  rm -rf "$made_log_dir" "$beside_log"
+}
+trap on_exit EXIT
 
 if [ "$#" -gt 0 ] || [[ "$RUNS" == *" kilted "* ]]; then
   make_venv .venv ros,test
   .venv/bin/ruff check ik_node test benchmark scripts urdf launch
   distribution=$(ros_distribution .venv)
+  if [ "$#" -eq 0 ]; then
+    # The core solver tests once more with the kernels as plain Python (numba's own switch), as
+    # they run where numba is missing. They need no compiled kernel: one process beside the
+    # warm-up (one process too, on the other core), its output shown after the suite's.
+    beside_log=$(mktemp -t ik_node_plain_python.XXXXXX)
+    NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -q -m plain_python >"$beside_log" 2>&1 &
+    beside=$!
+  fi
   # Compile the IK kernels into numba's cache once, the default problem's and each feature's (the
   # warm-up of docs/install.md), before the workers and the node processes they start would each
   # compile them; the Jazzy run below loads the same cache (__pycache__ beside the sources) where
-  # its numba is the same.
+  # its numba is the same. Then a combination of features the warm-up leaves out that the suite
+  # uses (test_solver.py's limits and joint weights: a method with a posture pull), which each
+  # worker would compile at its first such solve.
   .venv/bin/python -m ik_node.solver
-  # (--durations: the slowest tests, where the suite's time goes, in every CI log)
-  run_pytest "$distribution" .venv -n 2 --durations=25 "$@"
+  .venv/bin/python -m ik_node.solver --features method posture
+  # (--durations: the slowest tests, where the suite's time goes, in every CI log; --dist loadgroup:
+  # the tests of one xdist_group, which share one cold process, on one worker)
+  run_pytest "$distribution" .venv -n 2 --dist loadgroup --durations=25 "$@"
   status=$run_status
-  if [ "$#" -eq 0 ] && [ "$status" -eq 0 ]; then
-    # The core solver tests once more with the kernels as plain Python (numba's own switch), as
-    # they run where numba is missing.
-    NUMBA_DISABLE_JIT=1 .venv/bin/python -m pytest -n 2 -q -m plain_python || status=$?
+  if [ -n "$beside" ]; then
+    beside_status=0
+    wait "$beside" || beside_status=$?
+    beside=
+    echo "===== ROS 2 $distribution (.venv), the kernels as plain Python: NUMBA_DISABLE_JIT=1 pytest -q -m plain_python ====="
+    cat "$beside_log"
+    if [ "$status" -eq 0 ]; then
+      status=$beside_status
+    fi
   fi
   summary+=("ROS 2 $distribution (.venv), the whole suite: exit $status")
 fi
@@ -97,7 +127,7 @@ if [ "$#" -eq 0 ] && [[ "$RUNS" == *" jazzy "* ]]; then
       tests+=("$path")
     fi
   done
-  run_pytest "$distribution" .venv-jazzy -n 2 "${tests[@]}"
+  run_pytest "$distribution" .venv-jazzy -n 2 --dist loadgroup "${tests[@]}"
   if [ "$status" -eq 0 ]; then
     status=$run_status
   fi

@@ -126,33 +126,51 @@ print(ik_node.__file__)
 """
 
 
-@pytest.fixture
-def read_only_package(tmp_path):
-    """A copy of the ik_node package (no compiled cache) bind-mounted read-only; skips where
-    this machine does not allow the mount."""
-    source, mount = tmp_path / "source", tmp_path / "read_only"
+#: The tests observing one cold process, in :func:`cold_install_run` (one worker runs them all:
+#: scripts/test.sh passes ``--dist loadgroup``).
+observes_the_cold_run = pytest.mark.xdist_group("compiled_core_cold_run")
+
+
+@pytest.fixture(scope="module")
+def installed_package(tmp_path_factory):
+    """(A copy of the ik_node package with no compiled cache, the reason it is not read-only or
+    None): bind-mounted read-only where this machine allows the mount, else the copy as it is."""
+    root = tmp_path_factory.mktemp("install")
+    source, mount = root / "source", root / "read_only"
     shutil.copytree(
         PACKAGE_ROOT / "ik_node", source / "ik_node", ignore=shutil.ignore_patterns("__pycache__")
     )
     mount.mkdir()
     mounted = subprocess.run(["mount", "--bind", str(source), str(mount)], capture_output=True, text=True)
     if mounted.returncode != 0:
-        pytest.skip(f"cannot bind-mount here ({mounted.stderr.strip()}); a read-only install needs it")
+        yield source, f"cannot bind-mount here ({mounted.stderr.strip()}); a read-only install needs it"
+        return
     try:
         remounted = subprocess.run(
             ["mount", "-o", "remount,ro,bind", str(mount)], capture_output=True, text=True
         )
-        if remounted.returncode != 0:
-            pytest.skip(f"cannot remount read-only here ({remounted.stderr.strip()})")
-        yield mount
+        yield (
+            mount,
+            (f"cannot remount read-only here ({remounted.stderr.strip()})" if remounted.returncode else None),
+        )
     finally:
         subprocess.run(["umount", str(mount)], check=False)
 
 
-def run_solve_once(package_parent: Path, environment: dict) -> subprocess.CompletedProcess:
+@pytest.fixture
+def read_only_package(installed_package):
+    """The copy of the package read-only; skips where this machine does not allow the mount."""
+    package, not_read_only = installed_package
+    if not_read_only:
+        pytest.skip(not_read_only)
+    return package
+
+
+def run_script(script: str, package_parent: Path, environment: dict) -> subprocess.CompletedProcess:
+    """``script`` in a fresh process importing ik_node from ``package_parent``, the kernel cache
+    and the compile helper as ``environment`` says (numba's own variables only from there)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
     env.update(environment, PYTHONPATH=str(package_parent))
-    script = SOLVE_ONCE.format(urdf=str(PACKAGE_ROOT / "urdf" / "arm7.urdf"))
     # cwd: not the source tree, whose ik_node would shadow the mounted one for "python -c"
     return subprocess.run(
         [sys.executable, "-c", script],
@@ -160,19 +178,28 @@ def run_solve_once(package_parent: Path, environment: dict) -> subprocess.Comple
         cwd=package_parent.parent,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=900,
     )
 
 
-def test_read_only_install_caches_elsewhere_or_solves_uncached_with_one_warning(read_only_package, tmp_path):
-    """A read-only package directory: with NUMBA_CACHE_DIR the kernels are cached there; with no
-    writable location at all they run uncached after one warning that says so."""
-    cache = tmp_path / "cache"
-    cached = run_solve_once(read_only_package, {"NUMBA_CACHE_DIR": str(cache)})
-    assert "solved True" in cached.stdout, cached.stderr
-    assert str(read_only_package) in cached.stdout  # the mounted copy, not the source tree
+def run_solve_once(package_parent: Path, environment: dict) -> subprocess.CompletedProcess:
+    return run_script(
+        SOLVE_ONCE.format(urdf=str(PACKAGE_ROOT / "urdf" / "arm7.urdf")), package_parent, environment
+    )
+
+
+@observes_the_cold_run
+def test_read_only_install_caches_elsewhere_or_solves_uncached_with_one_warning(
+    read_only_package, cold_install_run
+):
+    """A read-only package directory: with NUMBA_CACHE_DIR the kernels are compiled and cached
+    there (the cold run of :func:`cold_install_run`); with no writable location at all they run
+    uncached after one warning that says so."""
+    run, seen, cache = cold_install_run
+    assert seen["solved"], run.stderr
+    assert seen["package"].startswith(str(read_only_package))  # the mounted copy, not the source tree
     assert any(cache.rglob("*.nbi")), "nothing cached in NUMBA_CACHE_DIR"
-    assert "cannot cache" not in cached.stderr
+    assert "cannot cache" not in run.stderr
     nowhere = run_solve_once(
         read_only_package,
         {"HOME": str(read_only_package), "XDG_CACHE_HOME": str(read_only_package / "cache")},
@@ -215,7 +242,9 @@ def test_read_only_and_strided_inputs_reuse_the_compiled_kernels():
 
 
 EACH_KERNEL_ONCE = """
-import json, numpy as np
+import json, warnings, numpy as np
+warnings.simplefilter("always")
+import ik_node
 from ik_node import IKSolver, TipTask, load_robot
 from ik_node.compiled import (attempt, contacts, continuation, elementary, gjk, joints, linalg, manifold,
                               restarts, rotations, search, spatial, steps, table_search, tasks)
@@ -229,7 +258,7 @@ def compiled():
 task = TipTask("pose", weight=2, position_tolerance=1, orientation_tolerance=1)  # ints, not floats
 arm = IKSolver(load_robot({arm7!r}), "base_link", ["tool0"], posture_gain=0, max_joint_move=1,
                tasks={{"tool0": task}})
-arm.solve(arm.tree.forward(arm.rest_posture + 0.1, "tool0"))
+solved = arm.solve(arm.tree.forward(arm.rest_posture + 0.1, "tool0")).success
 arm.null_space_motion(arm.task_jacobian(arm.rest_posture), np.ones(7))
 pair = IKSolver(load_robot({dual_arm!r}), "base_link", ["left_tool0", "right_tool0"], min_damping=0)
 far = np.eye(4)
@@ -240,8 +269,25 @@ default = compiled()
 goal = arm.tree.forward(arm.rest_posture + 0.2, "tool0")
 checked = IKSolver(arm.robot, "base_link", ["tool0"], self_collision=True)
 answer = checked.solve(goal)
-print(json.dumps([default, compiled(), answer.success]))
+print(json.dumps({{"default": default, "after": compiled(), "collision_solved": answer.success,
+                  "solved": solved, "package": ik_node.__file__}}))
 """
+
+
+@pytest.fixture(scope="module")
+def cold_install_run(installed_package, tmp_path_factory):
+    """(the process, what it printed, its kernel cache) of ``EACH_KERNEL_ONCE`` run once on the
+    installed copy of the package (read-only where the machine allows) with an empty kernel
+    cache given by NUMBA_CACHE_DIR, compiling in its own process (no helper): so every kernel it
+    uses is compiled there, and shows a signature (one loaded from the cache holds its callees'
+    code and lists none)."""
+    cache = tmp_path_factory.mktemp("cold_cache")
+    script = EACH_KERNEL_ONCE.format(arm7=str(BY_NAME["arm7"].urdf), dual_arm=str(BY_NAME["dual_arm"].urdf))
+    run = run_script(
+        script, installed_package[0], {"NUMBA_CACHE_DIR": str(cache), "IK_NODE_COMPILE_HELPER": "0"}
+    )
+    assert run.returncode == 0, run.stderr
+    return run, json.loads(run.stdout.strip().splitlines()[-1]), cache
 
 
 def test_solves_leave_the_search_contexts_references_as_they_were():
@@ -270,21 +316,16 @@ def test_solves_leave_the_search_contexts_references_as_they_were():
     assert context._meminfo.refcount == references
 
 
-def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_it_works(tmp_path):
-    """A fresh process on an empty kernel cache (so that every kernel it uses is compiled, and
-    shows a signature: one loaded from the cache holds its callees' code and lists none) building
-    solvers with the default options (some given as ints, a task-priority solve, solve_many, the
-    Jacobian helpers) gets every kernel it uses for one signature (each more would be a whole
-    compile) and none of the collision (contacts, GJK), posture, CCD, transpose or solve-type
-    scoring kernels (the feature switches: see ik_node.compiled.bundles); a collision-aware
-    solver built afterwards in the same process compiles those and solves."""
-    script = EACH_KERNEL_ONCE.format(arm7=str(BY_NAME["arm7"].urdf), dual_arm=str(BY_NAME["dual_arm"].urdf))
-    run = subprocess.run(
-        [sys.executable, "-c", script], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=900,
-        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "IK_NODE_COMPILE_HELPER": "0"},
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    default, after, collision_solved = json.loads(run.stdout.strip().splitlines()[-1])
+@observes_the_cold_run
+def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_it_works(cold_install_run):
+    """A fresh process on an empty kernel cache (:func:`cold_install_run`) building solvers with
+    the default options (some given as ints, a task-priority solve, solve_many, the Jacobian
+    helpers) gets every kernel it uses for one signature (each more would be a whole compile) and
+    none of the collision (contacts, GJK), posture, CCD, transpose or solve-type scoring kernels
+    (the feature switches: see ik_node.compiled.bundles); a collision-aware solver built
+    afterwards in the same process compiles those and solves."""
+    _, seen, _ = cold_install_run
+    default, after = seen["default"], seen["after"]
     used = {name for name, count in default.items() if count}
     twice = {name: default[name] for name in used if default[name] > 1}
     assert not twice, f"kernels compiled for more than one signature: {twice}"
@@ -294,7 +335,7 @@ def test_the_default_problem_compiles_only_its_kernels_once_and_a_feature_after_
     }  # fmt: skip
     assert not {name for name in used if name.split(".", 2)[-1] in unused}, used
     assert "ik_node.compiled.search.search_many" in used
-    assert collision_solved
+    assert seen["collision_solved"]
     assert after["ik_node.compiled.contacts.contacts"] >= 1
     assert after["ik_node.compiled.gjk.hull_distance"] >= 1
     assert after["ik_node.compiled.attempt._task_restored"] == 0

@@ -17,10 +17,16 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ARM7 = PACKAGE_ROOT / "urdf" / "arm7.urdf"
 
-FIRST_START = """
+#: The kernels of the search (what the cache must hold for a process to answer compiled at once).
+SEARCH_KERNELS = ("search_many", "search_in", "run_attempt")
+
+FIRST_START = (
+    f"SEARCH_KERNELS = {SEARCH_KERNELS!r}\n"
+    + """
 import json, sys, time
 import numpy as np
 from numba.core import event
+import ik_node
 from ik_node import IKSolver, load_robot
 compiles = []
 class Compiles(event.Listener):
@@ -36,43 +42,71 @@ with event.install_listener("numba:compile", Compiles()):
     target = robot.forward(dict(zip(solver.joint_names, q)), "tool0", "base_link")
     first = solver.solve(target)
     compiled_at_first = solver.compiled
-    solver_compiles = [name for name in compiles if name in ("search_many", "search_in", "run_attempt")]
+    solver_compiles = [name for name in compiles if name in SEARCH_KERNELS]
     ready = solver.wait_for_kernels(900)
     again = solver.solve(target, seed=first.q)
 reached = robot.forward(dict(zip(solver.joint_names, first.q)), "tool0", "base_link")
 print(json.dumps({
     "first": [first.success, first.reason], "compiled_at_first": compiled_at_first,
     "residual": float(np.abs(reached - target).max()), "ready": ready, "again": again.success,
-    "search_compiled_here": solver_compiles, "compiles": compiles,
+    "search_compiled_here": solver_compiles, "compiles": compiles, "package": ik_node.__file__,
 }))
 """
+)
 
 
-def first_start(cache: Path, **options) -> dict:
-    """A fresh process on the kernel cache ``cache``: build a solver with ``options``, solve, wait
-    for the compiled kernels and solve again; what it saw (see ``FIRST_START``)."""
-    environment = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+#: The tests observing the one cold first start of :func:`cold_first_start` (one worker runs them
+#: all: scripts/test.sh passes ``--dist loadgroup``).
+observes_the_cold_start = pytest.mark.xdist_group("first_start_cold_start")
+
+
+def first_start(package: Path, cache: Path, helper: bool = True, **options) -> dict:
+    """A fresh process importing the ik_node of ``package`` (a directory holding it) on the kernel
+    cache ``cache``: build a solver with ``options``, solve, wait for the compiled kernels and
+    solve again; what it saw (see ``FIRST_START``). ``helper``: the helper process compiles
+    (the default outside the suite), else the solver's own process."""
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(package)}
     environment.pop("IK_NODE_COMPILE_HELPER", None)
+    if not helper:
+        environment["IK_NODE_COMPILE_HELPER"] = "0"
+    # cwd: not the source tree, whose ik_node "python -c" would import first
     run = subprocess.run(
         [sys.executable, "-c", FIRST_START, str(ARM7), json.dumps(options)],
-        cwd=PACKAGE_ROOT, env=environment, capture_output=True, text=True, timeout=1200,
+        cwd=package.parent, env=environment, capture_output=True, text=True, timeout=1200,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    return {**json.loads(run.stdout.strip().splitlines()[-1]), "stderr": run.stderr}
+    seen = {**json.loads(run.stdout.strip().splitlines()[-1]), "stderr": run.stderr}
+    assert seen["package"].startswith(str(package)), seen["package"]
+    return seen
 
 
-def test_the_first_solve_on_an_empty_cache_answers_as_plain_python_then_compiled(tmp_path):
-    """An empty kernel cache (a first start after an install): the solver answers its first goal
-    with the kernels as plain Python (correct by an independent FK), says once that they are
-    compiling, compiles none of the search in this process (a helper process does), and then
-    serves the compiled ones; a second process finds them in the cache."""
-    seen = first_start(tmp_path)
+@pytest.fixture(scope="module")
+def cold_first_start(tmp_path_factory):
+    """A copy of the package (no compiled cache) and an empty kernel cache (a first start after an
+    install): (the package, the cache, what the first process saw, what a second process saw).
+    The first process's helper process compiles the default problem's kernels into the cache:
+    ``python -m ik_node.solver --features none``, the warm-up."""
+    root = tmp_path_factory.mktemp("first_start")
+    package, cache = root / "site", root / "cache"
+    shutil.copytree(
+        PACKAGE_ROOT / "ik_node", package / "ik_node", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    cache.mkdir()
+    return package, cache, first_start(package, cache), first_start(package, cache)
+
+
+@observes_the_cold_start
+def test_the_first_solve_on_an_empty_cache_answers_as_plain_python_then_compiled(cold_first_start):
+    """An empty kernel cache (a first start after an install: :func:`cold_first_start`): the
+    solver answers its first goal with the kernels as plain Python (correct by an independent FK),
+    says once that they are compiling, compiles none of the search in this process (a helper
+    process does), and then serves the compiled ones; a second process finds them in the cache."""
+    _, _, seen, later = cold_first_start
     assert seen["first"] == [True, "success"] and seen["residual"] < 1e-4
     assert seen["compiled_at_first"] is False
     assert seen["search_compiled_here"] == [], seen["compiles"]
     assert seen["stderr"].count("compiling the IK kernels") == 1, seen["stderr"]
     assert seen["ready"] and seen["again"]
-    later = first_start(tmp_path)
     assert later["compiled_at_first"] is True and later["first"] == [True, "success"]
     assert "compiling the IK kernels" not in later["stderr"]
 
@@ -106,43 +140,33 @@ def read_only(*paths: Path):
                     os.chmod(directory, 0o755)
 
 
-def test_a_warmed_read_only_cache_and_package_answer_without_compiling(tmp_path):
-    """``ik_node warmup`` into a directory, then that directory and the package made read-only (a
+@observes_the_cold_start
+def test_a_warmed_read_only_cache_and_package_answer_without_compiling(cold_first_start):
+    """A cache the warm-up compiled into (the helper process of :func:`cold_first_start`: ``python
+    -m ik_node.solver``; no other process compiled any search kernel into it), which ``ik_node
+    warmup --cache-dir`` then finds warm, and that directory and the package made read-only (a
     container image run by another user): a new process loads the kernels from it and compiles
     none of the search; a feature the warm-up left out is compiled there (said once: not saved)
     and still solves."""
-    package = tmp_path / "site"
-    shutil.copytree(
-        PACKAGE_ROOT / "ik_node", package / "ik_node", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    package, cache, seen, later = cold_first_start
+    for process in (seen, later):
+        assert not set(SEARCH_KERNELS) & set(process["compiles"]), process["compiles"]
     environment = {**os.environ, "PYTHONPATH": str(package)}
     warm = subprocess.run(
         [sys.executable, "-m", "ik_node.solver", "--features", "none", "--cache-dir", str(cache)],
-        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=900,
+        cwd=package.parent, env=environment, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert warm.returncode == 0, warm.stderr
     assert str(cache) in warm.stdout and "CPU" in warm.stdout
+    assert "default: loaded from the cache" in warm.stdout, warm.stdout
     with read_only(package, cache):
-        probe = FIRST_START.replace("from ik_node import", "import ik_node\nfrom ik_node import")
-        script = probe + f"\nassert ik_node.__file__.startswith({str(package)!r}), ik_node.__file__\n"
-        command = [sys.executable, "-c", script, str(ARM7)]
-        environment["NUMBA_CACHE_DIR"] = str(cache)
-        run = subprocess.run(
-            command + ["{}"], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=900
-        )
-        assert run.returncode == 0, run.stderr
-        seen = json.loads(run.stdout.strip().splitlines()[-1])
+        seen = first_start(package, cache, helper=False)
         assert seen["compiled_at_first"] is True and seen["first"] == [True, "success"]
         assert seen["search_compiled_here"] == [], seen["compiles"]
-        posture = command + ['{"posture_gain": 0.2}']
-        other = subprocess.run(posture, cwd=tmp_path, env=environment, capture_output=True, text=True)
-        assert other.returncode == 0, other.stderr
-        seen = json.loads(other.stdout.strip().splitlines()[-1])
-        assert seen["first"] == [True, "success"] and seen["ready"] and seen["again"]
-        assert other.stderr.count("is read-only") == 1, other.stderr
-        assert "NUMBA_CACHE_DIR" in other.stderr
+        other = first_start(package, cache, helper=False, posture_gain=0.2)
+        assert other["first"] == [True, "success"] and other["ready"] and other["again"]
+        assert other["stderr"].count("is read-only") == 1, other["stderr"]
+        assert "NUMBA_CACHE_DIR" in other["stderr"]
 
 
 @pytest.mark.parametrize(

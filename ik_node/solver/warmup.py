@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from ..compiled import decompositions, nearest_branches, solution_sets
+from ..compiled.gjk import simplified_hull
 from ..compiled.jit import JIT_ENABLED
 from ..description import bundled_urdf, load_robot
 from . import kernels
@@ -26,13 +27,21 @@ from .kernel_switch import prepare_kernels
 
 __all__ = ["FEATURE_OPTIONS", "warm", "warm_closed_form", "warm_trees"]
 
+#: The sample robot's pairs of links left unchecked: the adjacent ones. Its one pair left, base /
+#: tip, never touches (which the pairs a robot without an SRDF gets would leave out too: then no
+#: pair, and no collision kernel in the search), but a solve moves them apart: it is checked.
+SAMPLE_SRDF = """<robot name="sample">
+  <disable_collisions link1="base" link2="a" reason="Adjacent"/>
+  <disable_collisions link1="a" link2="tip" reason="Adjacent"/>
+</robot>"""
+
 #: Options turning each feature on for the sample robot (any value of the option compiles the same
 #: specialisation: ``pinv``, ``transpose`` and ``ccd`` share one, as do the two solve types).
 FEATURE_OPTIONS = {
     "method": {"method": "pinv"},
     "solve_type": {"solve_type": "distance"},
     "posture": {"posture_gain": 0.1},
-    "collision": {"self_collision": True},
+    "collision": {"self_collision": True, "srdf": SAMPLE_SRDF},
 }
 
 #: Two revolute joints and a prismatic one (every joint type's branch of the kernels) with
@@ -67,8 +76,8 @@ TREE_SAMPLE_URDF = """<robot name="tree_sample">
 def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     """Compile (or load from numba's cache) the kernels of the combination ``key`` in this
     process, on the sample robot: the search, the seed table's and the task's kernels, and with
-    ``collision`` the ones collision queries call from Python. Returns (seconds, whether
-    anything was compiled)."""
+    ``collision`` the ones collision queries call from Python (a self pair's, and a mesh hull's:
+    :func:`warm_mesh_hull`). Returns (seconds, whether anything was compiled)."""
     began = time.perf_counter()
     options = {
         name: value for feature in feature_names(key) for name, value in FEATURE_OPTIONS[feature].items()
@@ -84,7 +93,19 @@ def warm(key: tuple[bool, ...]) -> tuple[float, bool]:
     solver.null_space_motion(solver.task_jacobian(solver.rest_posture), np.ones(3))
     if key[FEATURES.index("collision")]:
         solver.clearance(solver.rest_posture)
+        warm_mesh_hull()
     return time.perf_counter() - began, compiled
+
+
+def warm_mesh_hull() -> None:
+    """Compile (or load) the kernel that thins a collision mesh's hull to ``HULL_VERTICES``
+    (:func:`~ik_node.compiled.gjk.simplified_hull`, as ``collision.shape_fitting`` calls it), on
+    points of a sphere (more than that many)."""
+    from ..collision import HULL_TOLERANCE, HULL_VERTICES
+
+    directions = np.random.default_rng(0).normal(size=(4 * HULL_VERTICES, 3))
+    points = np.ascontiguousarray(directions / np.linalg.norm(directions, axis=1)[:, None])
+    simplified_hull(points, HULL_VERTICES, HULL_TOLERANCE, np.empty(HULL_VERTICES, dtype=np.int64))
 
 
 def warm_trees() -> tuple[float, bool]:
