@@ -360,12 +360,12 @@ class Problem:
         looking the way it looks); for a relative tip its pose in its reference's frame."""
         points = self.points(q)
         held = points.copy()
+        gaze_axes, relative_to = self.task[bundles.GAZE_AXES], self.task[bundles.RELATIVE_TO]
         for index, tip in enumerate(self.tips):
             if tip in self.gaze_tips:
-                axis = self.task[bundles.GAZE_AXES][index]
-                held[index, :3, 3] += GAZE_HOLD_DISTANCE * (points[index, :3, :3] @ axis)
-            if tip in self.relative_tips:
-                held[index] = inverse(points[self.tips.index(self.relative_tips[tip])]) @ points[index]
+                held[index, :3, 3] += GAZE_HOLD_DISTANCE * (points[index, :3, :3] @ gaze_axes[index])
+            if relative_to[index] >= 0:
+                held[index] = inverse(points[relative_to[index]]) @ points[index]
         return held
 
     def check_gaze_targets(self, targets: np.ndarray, q: np.ndarray) -> None:
